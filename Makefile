@@ -1,0 +1,58 @@
+# Thin wrapper over CMake.  `make check` is what CI runs (.ci/run).
+
+BUILD       ?= build
+ASAN_BUILD  ?= build-asan
+FUZZ_BUILD  ?= build-fuzz
+JOBS        ?= $(shell nproc)
+FUZZ_SECONDS ?= 300
+CHECK_FUZZ_SECONDS ?= 10
+CTEST = ctest --output-on-failure -j$(JOBS) --test-dir
+
+.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke demo clean
+
+all: build
+
+deps:
+	@./scripts/install-deps
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	$(CTEST) $(BUILD)
+
+asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRPCRDMA_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+asan-check: asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	$(CTEST) $(ASAN_BUILD) -E '^fuzz/'
+
+fuzz-build: deps
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
+	  -DRPCRDMA_FUZZ=ON -DRPCRDMA_FUZZ_SECONDS=$(SECONDS_PER_TARGET)
+	cmake --build $(FUZZ_BUILD) -j$(JOBS)
+
+# Short bounded fuzzing, part of `make check`.
+fuzz-smoke:
+	$(MAKE) fuzz-build SECONDS_PER_TARGET=$(CHECK_FUZZ_SECONDS)
+	$(CTEST) $(FUZZ_BUILD) -R '^fuzz/'
+
+# Longer fuzzing: FUZZ_SECONDS per target.
+fuzz:
+	$(MAKE) fuzz-build SECONDS_PER_TARGET=$(FUZZ_SECONDS)
+	$(CTEST) $(FUZZ_BUILD) -R '^fuzz/'
+
+check: test asan-check fuzz-smoke
+	@echo "make check: all test suites passed"
+
+demo:
+	@echo "make demo: the RPC transport (issue 4) has not landed yet; nothing to demo." >&2
+	@echo "Until then: make check, and rpcrdma-dump (see README)." >&2
+	@exit 1
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

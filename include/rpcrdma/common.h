@@ -1,0 +1,64 @@
+/*
+ * librpcrdma: symbols shared by every public header: the export macro and the
+ * library's error codes.
+ *
+ * Every function that can fail returns 0 (or a non-negative count) on success
+ * and a negative value on failure: either -errno for a system failure, or one
+ * of enum rpcrdma_errcode below for a protocol or encoding failure.
+ * rpcrdma_strerror() describes both.
+ */
+#ifndef RPCRDMA_COMMON_H
+#define RPCRDMA_COMMON_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(RPCRDMA_BUILDING)
+#define RPCRDMA_EXTERN __attribute__((visibility("default")))
+#else
+#define RPCRDMA_EXTERN
+#endif
+
+/*
+ * Library error codes.  They sit below -4095 so they never collide with a
+ * negated errno value.
+ */
+enum rpcrdma_errcode {
+	/** Input ended before the item being decoded.  Do not retry: the
+	 *  message is malformed. */
+	RPCRDMA_ERR_TRUNCATED = -5000,
+	/** A length or count exceeds the bound the caller allowed. */
+	RPCRDMA_ERR_TOO_LONG = -5001,
+	/** A value is outside what the protocol allows (a boolean that is not
+	 *  0 or 1, an unknown discriminant, an unaligned position...). */
+	RPCRDMA_ERR_BAD_VALUE = -5002,
+	/** The encoder's buffer is too small for the item.  Nothing after the
+	 *  last successful item was written; retry with a larger buffer. */
+	RPCRDMA_ERR_NOSPACE = -5003,
+	/** Arithmetic on wire values (offset + length, ...) would overflow. */
+	RPCRDMA_ERR_OVERFLOW = -5004,
+	/** A transport header carries a version this end does not support. */
+	RPCRDMA_ERR_VERSION = -5005,
+	/** A transport header is malformed (the peer gets ERR_CHUNK). */
+	RPCRDMA_ERR_BAD_HEADER = -5006,
+	/** A message was decoded but must be dropped without any answer. */
+	RPCRDMA_ERR_DROP = -5007,
+	/** An RDMA_OPTIONAL message names an option this end does not know. */
+	RPCRDMA_ERR_BAD_OPTION = -5008,
+	/** An RPC message is malformed. */
+	RPCRDMA_ERR_BAD_RPC = -5009,
+};
+
+/**
+ * rpcrdma_strerror - describe an error code returned by this library
+ * @err: a negative errno or an enum rpcrdma_errcode value
+ *
+ * Returns a static string; never NULL.
+ */
+RPCRDMA_EXTERN const char *rpcrdma_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RPCRDMA_COMMON_H */

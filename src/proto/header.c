@@ -1,0 +1,627 @@
+/*
+ * RPC-over-RDMA transport header codec: Version One (RFC 8166), the legacy
+ * RDMA_MSGP/RDMA_DONE forms, and Version Two (draft-cel-...-version-two-00).
+ *
+ * Decoding walks the header once with an XDR stream bounded by both the
+ * received length and the configured header size, checking each count
+ * before the items it announces.  Each refusal names the answer the
+ * specifications require:
+ *   - fewer than the four fixed words: drop (there is nothing to answer);
+ *   - an unsupported version: ERR_VERS (RFC 8166 section 4.5 / 5.5.1);
+ *   - any other malformation: ERR_CHUNK (RDMA_ERR_BADHEADER in the drafts);
+ *   - an RDMA_ERROR that cannot be decoded: drop (section 5.5), so two peers
+ *     never trade errors about errors.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rpcrdma/header.h"
+
+void rpcrdma_hdr_limits_default(struct rpcrdma_hdr_limits *lim)
+{
+	lim->vers_low = RPCRDMA_VERSION_ONE;
+	lim->vers_high = RPCRDMA_VERSION_TWO;
+	lim->max_reads = RPCRDMA_HDR_MAX_READS;
+	lim->max_write_chunks = RPCRDMA_HDR_MAX_WRITE_CHUNKS;
+	lim->max_chunk_segs = 16;
+	lim->max_optinfo = 1024;
+	lim->max_hdr_size = 4096;
+}
+
+const char *rpcrdma_proc_name(uint32_t proc)
+{
+	switch (proc) {
+	case RPCRDMA_PROC_MSG:
+		return "RDMA_MSG";
+	case RPCRDMA_PROC_NOMSG:
+		return "RDMA_NOMSG";
+	case RPCRDMA_PROC_MSGP:
+		return "RDMA_MSGP";
+	case RPCRDMA_PROC_DONE:
+		return "RDMA_DONE";
+	case RPCRDMA_PROC_ERROR:
+		return "RDMA_ERROR";
+	case RPCRDMA_PROC_OPTIONAL:
+		return "RDMA_OPTIONAL";
+	}
+	return NULL;
+}
+
+/* Decoding state: the stream plus the limits in force. */
+struct decoder {
+	struct rpcrdma_xdr_stream xdr;
+	const struct rpcrdma_hdr_limits *lim;
+	struct rpcrdma_hdr *hdr;
+	struct rpcrdma_hdr_fault *fault;
+	bool clipped; /* the message is longer than max_hdr_size */
+	const uint8_t *msg;
+	size_t msg_len;
+};
+
+static int refuse(struct decoder *d, enum rpcrdma_hdr_action action, const char *reason)
+{
+	d->fault->action = action;
+	d->fault->reason = reason;
+	d->fault->offset = rpcrdma_xdr_pos(&d->xdr);
+	switch (action) {
+	case RPCRDMA_HDR_REPLY_ERR_VERS:
+		return RPCRDMA_ERR_VERSION;
+	case RPCRDMA_HDR_REPLY_ERR_CHUNK:
+		return RPCRDMA_ERR_BAD_HEADER;
+	case RPCRDMA_HDR_REPLY_INVAL_OPTION:
+		return RPCRDMA_ERR_BAD_OPTION;
+	case RPCRDMA_HDR_DROP:
+	case RPCRDMA_HDR_ACCEPT:
+		break;
+	}
+	return RPCRDMA_ERR_DROP;
+}
+
+static int bad_chunk(struct decoder *d, const char *reason)
+{
+	return refuse(d, RPCRDMA_HDR_REPLY_ERR_CHUNK, reason);
+}
+
+/* The header ran out: either the message is short, or the header is longer
+ * than this end accepts. */
+static int truncated(struct decoder *d, const char *reason)
+{
+	return bad_chunk(d, d->clipped ? "header larger than the configured limit" : reason);
+}
+
+/* A list discriminator: XDR optional-data, so exactly 0 or 1. */
+static int decode_more(struct decoder *d, bool *more)
+{
+	int rc = rpcrdma_xdr_decode_optional(&d->xdr, more);
+
+	if (rc == RPCRDMA_ERR_TRUNCATED)
+		return truncated(d, "header truncated in a chunk list");
+	if (rc)
+		return bad_chunk(d, "list discriminator is neither 0 nor 1");
+	return 0;
+}
+
+static int decode_segment(struct decoder *d, struct rpcrdma_segment *seg)
+{
+	uint64_t end;
+
+	if (rpcrdma_xdr_decode_u32(&d->xdr, &seg->handle) ||
+	    rpcrdma_xdr_decode_u32(&d->xdr, &seg->length) ||
+	    rpcrdma_xdr_decode_u64(&d->xdr, &seg->offset))
+		return truncated(d, "header truncated in a segment");
+	if (__builtin_add_overflow(seg->offset, (uint64_t)seg->length, &end))
+		return bad_chunk(d, "segment offset + length overflows");
+	return 0;
+}
+
+static int decode_read_list(struct decoder *d)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+	bool more;
+	int rc;
+
+	for (;;) {
+		struct rpcrdma_read_segment *rs;
+
+		rc = decode_more(d, &more);
+		if (rc || !more)
+			return rc;
+		if (hdr->nreads >= d->lim->max_reads)
+			return bad_chunk(d, "too many Read list entries");
+		rs = &hdr->reads[hdr->nreads];
+		if (rpcrdma_xdr_decode_u32(&d->xdr, &rs->position))
+			return truncated(d, "header truncated in a read segment");
+		rc = decode_segment(d, &rs->target);
+		if (rc)
+			return rc;
+		hdr->nreads++;
+		if (rs->position % RPCRDMA_XDR_UNIT)
+			return bad_chunk(d, "read position not a multiple of 4");
+		/* Segments of one chunk share a position and chunks follow the
+		 * XDR stream's order, so positions never go backwards. */
+		if (hdr->nreads > 1 && rs->position < hdr->reads[hdr->nreads - 2].position)
+			return bad_chunk(d, "read positions out of order");
+	}
+}
+
+/* A counted array of segments, appended to hdr->segs. */
+static int decode_chunk(struct decoder *d, struct rpcrdma_chunk *chunk)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+	uint32_t count;
+	int rc;
+
+	rc = rpcrdma_xdr_decode_array_len(&d->xdr, d->lim->max_chunk_segs, RPCRDMA_SEGMENT_SIZE,
+					  &count);
+	if (rc == RPCRDMA_ERR_TOO_LONG)
+		return bad_chunk(d, "too many segments in a chunk");
+	if (rc)
+		return truncated(d, "header truncated in a chunk");
+	if (count > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
+		return bad_chunk(d, "too many segments in the header");
+	chunk->first = hdr->nsegs;
+	chunk->nsegs = 0;
+	for (uint32_t i = 0; i < count; i++) {
+		rc = decode_segment(d, &hdr->segs[hdr->nsegs]);
+		if (rc)
+			return rc;
+		hdr->nsegs++;
+		chunk->nsegs++;
+	}
+	return 0;
+}
+
+static int decode_write_list(struct decoder *d)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+	bool more;
+	int rc;
+
+	for (;;) {
+		rc = decode_more(d, &more);
+		if (rc || !more)
+			return rc;
+		if (hdr->nwrites >= d->lim->max_write_chunks)
+			return bad_chunk(d, "too many Write list entries");
+		rc = decode_chunk(d, &hdr->writes[hdr->nwrites]);
+		hdr->nwrites++;
+		if (rc)
+			return rc;
+	}
+}
+
+static int decode_reply_chunk(struct decoder *d)
+{
+	bool present;
+	int rc = decode_more(d, &present);
+
+	if (rc || !present)
+		return rc;
+	d->hdr->has_reply = true;
+	return decode_chunk(d, &d->hdr->reply);
+}
+
+static int decode_chunk_lists(struct decoder *d)
+{
+	int rc = decode_read_list(d);
+
+	if (!rc)
+		rc = decode_write_list(d);
+	if (!rc)
+		rc = decode_reply_chunk(d);
+	return rc;
+}
+
+/* RDMA_MSG and RDMA_MSGP: the payload is an RPC message with our XID. */
+static int check_payload_xid(struct decoder *d)
+{
+	struct rpcrdma_xdr_stream peek;
+	size_t at = rpcrdma_xdr_pos(&d->xdr);
+	uint32_t xid;
+
+	/* Read from the whole message: the payload may lie past the header
+	 * bound. */
+	rpcrdma_xdr_init_const(&peek, d->msg + at, d->msg_len - at);
+	if (rpcrdma_xdr_decode_u32(&peek, &xid))
+		return bad_chunk(d, "RDMA_MSG carries no RPC message");
+	if (xid != d->hdr->xid)
+		return bad_chunk(d, "RPC message XID differs from header XID");
+	return 0;
+}
+
+static int decode_error(struct decoder *d)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+
+	/* Section 5.5: an RDMA_ERROR that cannot be decoded is dropped. */
+	if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->err))
+		return refuse(d, RPCRDMA_HDR_DROP, "RDMA_ERROR truncated");
+	switch (hdr->err) {
+	case RPCRDMA_ERR_VERS:
+		if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->vers_low) ||
+		    rpcrdma_xdr_decode_u32(&d->xdr, &hdr->vers_high))
+			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS truncated");
+		if (hdr->vers_low > hdr->vers_high)
+			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS range is empty");
+		return 0;
+	case RPCRDMA_ERR_CHUNK:
+		return 0;
+	case RPCRDMA_ERR_INVAL_OPTION:
+		if (hdr->vers == RPCRDMA_VERSION_TWO)
+			return 0;
+		break;
+	}
+	return refuse(d, RPCRDMA_HDR_DROP, "unknown RDMA_ERROR code");
+}
+
+static int decode_optional(struct decoder *d)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+	const void *info;
+	int rc;
+
+	if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->opttype))
+		return truncated(d, "RDMA_OPTIONAL truncated");
+	rc = rpcrdma_xdr_decode_opaque_ref(&d->xdr, d->lim->max_optinfo, &info, &hdr->optinfo_len);
+	if (rc == RPCRDMA_ERR_TOO_LONG)
+		return bad_chunk(d, "rdma_optinfo too long");
+	if (rc)
+		return truncated(d, "RDMA_OPTIONAL truncated");
+	hdr->optinfo = info;
+	return 0;
+}
+
+static int decode_body(struct decoder *d)
+{
+	struct rpcrdma_hdr *hdr = d->hdr;
+	int rc;
+
+	switch (hdr->proc) {
+	case RPCRDMA_PROC_MSG:
+		rc = decode_chunk_lists(d);
+		return rc ? rc : check_payload_xid(d);
+	case RPCRDMA_PROC_NOMSG:
+		rc = decode_chunk_lists(d);
+		if (rc)
+			return rc;
+		/* The message travels in a chunk: a Position-Zero Read chunk
+		 * (a call) or the Reply chunk (a reply). */
+		if (hdr->nreads == 0 && !hdr->has_reply)
+			return bad_chunk(d, "RDMA_NOMSG without a Read list or Reply chunk");
+		return 0;
+	case RPCRDMA_PROC_MSGP:
+		if (hdr->vers != RPCRDMA_VERSION_ONE)
+			return 0; /* reserved, void body in Version Two */
+		if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->align) ||
+		    rpcrdma_xdr_decode_u32(&d->xdr, &hdr->thresh))
+			return truncated(d, "RDMA_MSGP truncated");
+		rc = decode_chunk_lists(d);
+		return rc ? rc : check_payload_xid(d);
+	case RPCRDMA_PROC_DONE:
+		return 0;
+	case RPCRDMA_PROC_ERROR:
+		return decode_error(d);
+	case RPCRDMA_PROC_OPTIONAL:
+		if (hdr->vers == RPCRDMA_VERSION_TWO)
+			return decode_optional(d);
+		break;
+	}
+	return bad_chunk(d, "unknown rdma_proc");
+}
+
+int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_limits *lim,
+		       struct rpcrdma_hdr *hdr, struct rpcrdma_hdr_fault *fault)
+{
+	struct rpcrdma_hdr_limits defaults;
+	struct decoder d;
+	size_t bound;
+	int rc;
+
+	if (!lim) {
+		rpcrdma_hdr_limits_default(&defaults);
+		lim = &defaults;
+	}
+	memset(hdr, 0, offsetof(struct rpcrdma_hdr, reads));
+	hdr->nwrites = 0;
+	hdr->has_reply = false;
+	hdr->nsegs = 0;
+	hdr->err = hdr->vers_low = hdr->vers_high = 0;
+	hdr->opttype = hdr->optinfo_len = 0;
+	hdr->optinfo = NULL;
+	hdr->hdr_len = hdr->payload_len = 0;
+
+	/* The header may not run past max_hdr_size; the payload may. */
+	bound = len < lim->max_hdr_size ? len : lim->max_hdr_size;
+	rpcrdma_xdr_init_const(&d.xdr, buf, bound);
+	d.lim = lim;
+	d.hdr = hdr;
+	d.fault = fault;
+	d.clipped = len > bound;
+	d.msg = buf;
+	d.msg_len = len;
+	fault->action = RPCRDMA_HDR_ACCEPT;
+	fault->reason = NULL;
+	fault->offset = 0;
+
+	if (rpcrdma_xdr_decode_u32(&d.xdr, &hdr->xid) ||
+	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->vers) ||
+	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->credit) ||
+	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->proc))
+		return refuse(&d, RPCRDMA_HDR_DROP, "shorter than the fixed header");
+
+	if (hdr->vers < lim->vers_low || hdr->vers > lim->vers_high) {
+		/* Never answer an error with an error; an ERR_VERS body is
+		 * the same in every version, so read it if it is one. */
+		if (hdr->proc == RPCRDMA_PROC_ERROR) {
+			rc = decode_error(&d);
+			if (rc)
+				return rc;
+			if (hdr->err != RPCRDMA_ERR_VERS)
+				return refuse(&d, RPCRDMA_HDR_DROP, "RDMA_ERROR of unknown version");
+			goto out_ok;
+		}
+		return refuse(&d, RPCRDMA_HDR_REPLY_ERR_VERS, "unsupported version");
+	}
+
+	rc = decode_body(&d);
+	if (rc)
+		return rc;
+
+out_ok:
+	/* The payload is everything after the header, in the full message. */
+	hdr->hdr_len = rpcrdma_xdr_pos(&d.xdr);
+	hdr->payload_len = len - hdr->hdr_len;
+	return 0;
+}
+
+/* Encoding. */
+
+static bool chunk_valid(const struct rpcrdma_hdr *hdr, const struct rpcrdma_chunk *c)
+{
+	return c->first <= hdr->nsegs && c->nsegs <= hdr->nsegs - c->first;
+}
+
+static bool lists_valid(const struct rpcrdma_hdr *hdr)
+{
+	if (hdr->nreads > RPCRDMA_HDR_MAX_READS || hdr->nwrites > RPCRDMA_HDR_MAX_WRITE_CHUNKS ||
+	    hdr->nsegs > RPCRDMA_HDR_MAX_SEGS)
+		return false;
+	for (uint32_t i = 0; i < hdr->nwrites; i++) {
+		if (!chunk_valid(hdr, &hdr->writes[i]))
+			return false;
+	}
+	return !hdr->has_reply || chunk_valid(hdr, &hdr->reply);
+}
+
+static size_t chunk_lists_size(const struct rpcrdma_hdr *hdr)
+{
+	size_t n = 4 + (size_t)hdr->nreads * (4 + RPCRDMA_READ_SEGMENT_SIZE);
+
+	n += 4;
+	for (uint32_t i = 0; i < hdr->nwrites; i++)
+		n += 4 + 4 + (size_t)hdr->writes[i].nsegs * RPCRDMA_SEGMENT_SIZE;
+	n += 4;
+	if (hdr->has_reply)
+		n += 4 + (size_t)hdr->reply.nsegs * RPCRDMA_SEGMENT_SIZE;
+	return n;
+}
+
+size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr)
+{
+	size_t n = RPCRDMA_HDR_PREFIX_SIZE;
+
+	switch (hdr->proc) {
+	case RPCRDMA_PROC_MSG:
+	case RPCRDMA_PROC_NOMSG:
+		return lists_valid(hdr) ? n + chunk_lists_size(hdr) : 0;
+	case RPCRDMA_PROC_MSGP:
+		if (hdr->vers != RPCRDMA_VERSION_ONE)
+			return n;
+		return lists_valid(hdr) ? n + 8 + chunk_lists_size(hdr) : 0;
+	case RPCRDMA_PROC_DONE:
+		return n;
+	case RPCRDMA_PROC_ERROR:
+		switch (hdr->err) {
+		case RPCRDMA_ERR_VERS:
+			return n + 12;
+		case RPCRDMA_ERR_CHUNK:
+		case RPCRDMA_ERR_INVAL_OPTION:
+			return n + 4;
+		}
+		return 0;
+	case RPCRDMA_PROC_OPTIONAL:
+		if (hdr->optinfo_len && !hdr->optinfo)
+			return 0;
+		return n + 8 + rpcrdma_xdr_align(hdr->optinfo_len);
+	}
+	return 0;
+}
+
+static void put_segment(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_segment *seg)
+{
+	rpcrdma_xdr_encode_u32(xdr, seg->handle);
+	rpcrdma_xdr_encode_u32(xdr, seg->length);
+	rpcrdma_xdr_encode_u64(xdr, seg->offset);
+}
+
+static void put_chunk(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_hdr *hdr,
+		      const struct rpcrdma_chunk *c)
+{
+	rpcrdma_xdr_encode_array_len(xdr, c->nsegs);
+	for (uint32_t i = 0; i < c->nsegs; i++)
+		put_segment(xdr, &hdr->segs[c->first + i]);
+}
+
+static void put_chunk_lists(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_hdr *hdr)
+{
+	for (uint32_t i = 0; i < hdr->nreads; i++) {
+		rpcrdma_xdr_encode_optional(xdr, true);
+		rpcrdma_xdr_encode_u32(xdr, hdr->reads[i].position);
+		put_segment(xdr, &hdr->reads[i].target);
+	}
+	rpcrdma_xdr_encode_optional(xdr, false);
+	for (uint32_t i = 0; i < hdr->nwrites; i++) {
+		rpcrdma_xdr_encode_optional(xdr, true);
+		put_chunk(xdr, hdr, &hdr->writes[i]);
+	}
+	rpcrdma_xdr_encode_optional(xdr, false);
+	rpcrdma_xdr_encode_optional(xdr, hdr->has_reply);
+	if (hdr->has_reply)
+		put_chunk(xdr, hdr, &hdr->reply);
+}
+
+int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr, struct rpcrdma_xdr_stream *xdr)
+{
+	size_t size = rpcrdma_hdr_encoded_size(hdr);
+
+	if (size == 0)
+		return -EINVAL;
+	if (size > INT32_MAX)
+		return -EINVAL;
+	/* Sized first, so every put below has room and none can fail. */
+	if (size > rpcrdma_xdr_remaining(xdr))
+		return RPCRDMA_ERR_NOSPACE;
+
+	rpcrdma_xdr_encode_u32(xdr, hdr->xid);
+	rpcrdma_xdr_encode_u32(xdr, hdr->vers);
+	rpcrdma_xdr_encode_u32(xdr, hdr->credit);
+	rpcrdma_xdr_encode_u32(xdr, hdr->proc);
+	switch (hdr->proc) {
+	case RPCRDMA_PROC_MSGP:
+		if (hdr->vers != RPCRDMA_VERSION_ONE)
+			break;
+		rpcrdma_xdr_encode_u32(xdr, hdr->align);
+		rpcrdma_xdr_encode_u32(xdr, hdr->thresh);
+		/* fall through */
+	case RPCRDMA_PROC_MSG:
+	case RPCRDMA_PROC_NOMSG:
+		put_chunk_lists(xdr, hdr);
+		break;
+	case RPCRDMA_PROC_ERROR:
+		rpcrdma_xdr_encode_u32(xdr, hdr->err);
+		if (hdr->err == RPCRDMA_ERR_VERS) {
+			rpcrdma_xdr_encode_u32(xdr, hdr->vers_low);
+			rpcrdma_xdr_encode_u32(xdr, hdr->vers_high);
+		}
+		break;
+	case RPCRDMA_PROC_OPTIONAL:
+		rpcrdma_xdr_encode_u32(xdr, hdr->opttype);
+		rpcrdma_xdr_encode_opaque(xdr, hdr->optinfo, hdr->optinfo_len);
+		break;
+	default:
+		break;
+	}
+	return (int)size;
+}
+
+int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, size_t cap)
+{
+	struct rpcrdma_xdr_stream xdr;
+
+	if (!buf && cap)
+		return -EINVAL;
+	rpcrdma_xdr_init(&xdr, buf, cap);
+	return rpcrdma_hdr_encode_xdr(hdr, &xdr);
+}
+
+/* Builders. */
+
+void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers, uint32_t credit,
+		      uint32_t proc)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->xid = xid;
+	hdr->vers = vers;
+	hdr->credit = credit;
+	hdr->proc = proc;
+}
+
+int rpcrdma_hdr_add_read(struct rpcrdma_hdr *hdr, uint32_t position,
+			 const struct rpcrdma_segment *seg)
+{
+	if (!seg)
+		return -EINVAL;
+	if (hdr->nreads >= RPCRDMA_HDR_MAX_READS)
+		return -ENOSPC;
+	hdr->reads[hdr->nreads].position = position;
+	hdr->reads[hdr->nreads].target = *seg;
+	hdr->nreads++;
+	return 0;
+}
+
+static int append_segs(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs, uint32_t n,
+		       struct rpcrdma_chunk *chunk)
+{
+	if (n && !segs)
+		return -EINVAL;
+	if (n > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
+		return -ENOSPC;
+	chunk->first = hdr->nsegs;
+	chunk->nsegs = n;
+	if (n)
+		memcpy(&hdr->segs[hdr->nsegs], segs, n * sizeof(*segs));
+	hdr->nsegs += n;
+	return 0;
+}
+
+int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs,
+			  uint32_t n)
+{
+	int rc;
+
+	if (hdr->nwrites >= RPCRDMA_HDR_MAX_WRITE_CHUNKS)
+		return -ENOSPC;
+	rc = append_segs(hdr, segs, n, &hdr->writes[hdr->nwrites]);
+	if (rc == 0)
+		hdr->nwrites++;
+	return rc;
+}
+
+int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs,
+			  uint32_t n)
+{
+	int rc;
+
+	if (hdr->has_reply)
+		return -EINVAL;
+	rc = append_segs(hdr, segs, n, &hdr->reply);
+	if (rc == 0)
+		hdr->has_reply = true;
+	return rc;
+}
+
+const struct rpcrdma_segment *rpcrdma_hdr_chunk_seg(const struct rpcrdma_hdr *hdr,
+						    const struct rpcrdma_chunk *chunk, uint32_t i)
+{
+	if (!chunk_valid(hdr, chunk) || i >= chunk->nsegs)
+		return NULL;
+	return &hdr->segs[chunk->first + i];
+}
+
+int rpcrdma_hdr_init_error(struct rpcrdma_hdr *hdr, const struct rpcrdma_hdr *bad,
+			   enum rpcrdma_hdr_action action, uint32_t vers_low, uint32_t vers_high,
+			   uint32_t credit)
+{
+	uint32_t err;
+
+	switch (action) {
+	case RPCRDMA_HDR_REPLY_ERR_VERS:
+		err = RPCRDMA_ERR_VERS;
+		break;
+	case RPCRDMA_HDR_REPLY_ERR_CHUNK:
+		err = RPCRDMA_ERR_CHUNK;
+		break;
+	case RPCRDMA_HDR_REPLY_INVAL_OPTION:
+		err = RPCRDMA_ERR_INVAL_OPTION;
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* Section 5.5: the error echoes the failing message's XID and
+	 * version. */
+	rpcrdma_hdr_init(hdr, bad->xid, bad->vers, credit, RPCRDMA_PROC_ERROR);
+	hdr->err = err;
+	hdr->vers_low = vers_low;
+	hdr->vers_high = vers_high;
+	return 0;
+}
