@@ -132,12 +132,19 @@ struct rpcrdma_rpc_msg {
  * rpcrdma_rpc_decode_msg - decode an RPC call or reply header
  *
  * On success the stream is at the first byte of the call's arguments or
- * the SUCCESS reply's results (or at the end of any other reply).  Returns
- * 0, RPCRDMA_ERR_TRUNCATED when the input ends early, RPCRDMA_ERR_TOO_LONG
- * for an auth body over 400 bytes, RPCRDMA_ERR_BAD_RPC for an unknown
- * msg_type, reply_stat, accept_stat or reject_stat.  A call whose rpcvers is
- * not 2 decodes (the server must answer RPC_MISMATCH, so it needs the XID);
- * check msg->u.call.rpcvers.
+ * the SUCCESS reply's results (or at the end of any other reply), and the
+ * fields the message does not carry are zero.  Returns 0, -EINVAL when an
+ * argument is NULL, RPCRDMA_ERR_TRUNCATED when the input ends early,
+ * RPCRDMA_ERR_TOO_LONG for an auth body over 400 bytes, RPCRDMA_ERR_BAD_RPC
+ * for an unknown msg_type, reply_stat, accept_stat or reject_stat.  On
+ * failure neither the stream nor @msg has changed; do not retry, the message
+ * is malformed.  Auth flavors and auth_stat are not checked: both are IANA
+ * registries that grow without changing the layout.
+ *
+ * A call whose rpcvers is not 2 decodes (the server must answer
+ * RPC_MISMATCH, so it needs the XID) but stops right after rpcvers, since
+ * the rest belongs to another version's layout: prog, vers, proc, cred and
+ * verf are zero (AUTH_NONE, empty).  Check msg->u.call.rpcvers.
  */
 RPCRDMA_EXTERN int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr,
 					  struct rpcrdma_rpc_msg *msg);
@@ -155,8 +162,9 @@ RPCRDMA_EXTERN int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint3
  * rpcrdma_rpc_encode_reply - encode a reply header
  *
  * Writes the fields @reply->stat and its sub-status call for; for SUCCESS
- * the results follow.  Returns 0, -EINVAL for an unknown status, or
- * RPCRDMA_ERR_NOSPACE (nothing written).
+ * the results follow.  auth_stat is written as given, unchecked.  Returns 0,
+ * -EINVAL for an unknown reply_stat, accept_stat or reject_stat or a verf
+ * body over 400 bytes, or RPCRDMA_ERR_NOSPACE (nothing written).
  */
 RPCRDMA_EXTERN int rpcrdma_rpc_encode_reply(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 					    const struct rpcrdma_rpc_reply *reply);
@@ -176,9 +184,12 @@ RPCRDMA_EXTERN int rpcrdma_auth_sys_encode(const struct rpcrdma_auth_sys *sys,
 /**
  * rpcrdma_auth_sys_decode - read an AUTH_SYS credential body
  *
- * Returns 0, -EINVAL when @auth is not AUTH_SYS, or an XDR error when the
- * body is malformed: too short, a machine name over 255 bytes or holding a
- * NUL, more than 16 gids, or bytes left over after the last gid.
+ * Returns 0, -EINVAL when @auth is not AUTH_SYS (or its len is over 400), or,
+ * when the body is malformed: RPCRDMA_ERR_TRUNCATED if it is too short,
+ * RPCRDMA_ERR_TOO_LONG for a machine name over 255 bytes or more than 16
+ * gids, RPCRDMA_ERR_BAD_VALUE for a machine name holding a NUL,
+ * RPCRDMA_ERR_BAD_RPC for bytes left over after the last gid.  @sys is
+ * untouched on failure; a server answers AUTH_ERROR / AUTH_BADCRED.
  */
 RPCRDMA_EXTERN int rpcrdma_auth_sys_decode(const struct rpcrdma_opaque_auth *auth,
 					   struct rpcrdma_auth_sys *sys);

@@ -1,0 +1,342 @@
+/*
+ * ONC RPC version 2 message headers (RFC 5531 section 9): the call header
+ * and every reply form, encoded and decoded through XDR streams, plus the
+ * names of the reply status codes for logs and tools.
+ *
+ * Decoding fills a private copy and hands it over only when the whole header
+ * decoded, and rewinds the stream on any failure, so a caller sees either a
+ * complete header with the stream at the arguments or results, or nothing
+ * changed at all.  Encoding validates the header, computes its exact size and
+ * refuses with RPCRDMA_ERR_NOSPACE before the first byte is written, so a
+ * caller can retry with a larger buffer over the same stream.
+ *
+ * What is checked on the way in, and why:
+ *   - msg_type, reply_stat, accept_stat and reject_stat must be values RFC
+ *     5531 defines: each selects the layout of what follows, so an unknown
+ *     one leaves the rest of the message unreadable (RPCRDMA_ERR_BAD_RPC).
+ *   - auth flavors and auth_stat pass through unchecked: both are IANA
+ *     registries that keep growing (AUTH_TLS, flavor 7, came after RFC 5531),
+ *     neither changes the layout, and a client must still see an AUTH_ERROR
+ *     it cannot name.
+ *   - a call whose rpcvers is not 2 stops right after rpcvers: the layout of
+ *     the rest belongs to that other version, and all the server needs to
+ *     answer RPC_MISMATCH is the XID.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "rpcrdma/rpc_msg.h"
+
+/* xid, msg_type, rpcvers, prog, vers, proc */
+#define CALL_FIXED_SIZE (6 * RPCRDMA_XDR_UNIT)
+/* xid, msg_type, reply_stat */
+#define REPLY_FIXED_SIZE (3 * RPCRDMA_XDR_UNIT)
+
+/*
+ * Enums travel as signed 32-bit words.  Values this module checks go through
+ * the signed decoder so a negative one is plainly out of range; the struct
+ * fields are unsigned, and int32_t -> uint32_t is well defined.
+ */
+static int decode_enum_u32(struct rpcrdma_xdr_stream *xdr, uint32_t *v)
+{
+	int32_t e;
+	int rc = rpcrdma_xdr_decode_enum(xdr, &e);
+
+	if (rc == 0)
+		*v = (uint32_t)e;
+	return rc;
+}
+
+static int decode_auth(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_opaque_auth *auth)
+{
+	int rc = decode_enum_u32(xdr, &auth->flavor);
+
+	if (rc)
+		return rc;
+	return rpcrdma_xdr_decode_opaque(xdr, auth->body, RPCRDMA_AUTH_BODY_MAX, &auth->len);
+}
+
+static int decode_call(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_call *call)
+{
+	int rc = rpcrdma_xdr_decode_u32(xdr, &call->rpcvers);
+
+	if (rc)
+		return rc;
+	if (call->rpcvers != RPCRDMA_RPC_VERSION)
+		return 0;
+	if ((rc = rpcrdma_xdr_decode_u32(xdr, &call->prog)) ||
+	    (rc = rpcrdma_xdr_decode_u32(xdr, &call->vers)) ||
+	    (rc = rpcrdma_xdr_decode_u32(xdr, &call->proc)) || (rc = decode_auth(xdr, &call->cred)))
+		return rc;
+	return decode_auth(xdr, &call->verf);
+}
+
+static int decode_mismatch(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
+{
+	int rc = rpcrdma_xdr_decode_u32(xdr, &reply->mismatch_low);
+
+	if (rc)
+		return rc;
+	return rpcrdma_xdr_decode_u32(xdr, &reply->mismatch_high);
+}
+
+static int decode_accepted(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
+{
+	int rc = decode_auth(xdr, &reply->verf);
+
+	if (rc || (rc = decode_enum_u32(xdr, &reply->accept_stat)))
+		return rc;
+	switch (reply->accept_stat) {
+	case RPCRDMA_RPC_SUCCESS:
+	case RPCRDMA_RPC_PROG_UNAVAIL:
+	case RPCRDMA_RPC_PROC_UNAVAIL:
+	case RPCRDMA_RPC_GARBAGE_ARGS:
+	case RPCRDMA_RPC_SYSTEM_ERR:
+		return 0;
+	case RPCRDMA_RPC_PROG_MISMATCH:
+		return decode_mismatch(xdr, reply);
+	}
+	return RPCRDMA_ERR_BAD_RPC;
+}
+
+static int decode_denied(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
+{
+	int rc = decode_enum_u32(xdr, &reply->reject_stat);
+
+	if (rc)
+		return rc;
+	switch (reply->reject_stat) {
+	case RPCRDMA_RPC_MISMATCH:
+		return decode_mismatch(xdr, reply);
+	case RPCRDMA_RPC_AUTH_ERROR:
+		return decode_enum_u32(xdr, &reply->auth_stat);
+	}
+	return RPCRDMA_ERR_BAD_RPC;
+}
+
+static int decode_reply(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
+{
+	int rc = decode_enum_u32(xdr, &reply->stat);
+
+	if (rc)
+		return rc;
+	switch (reply->stat) {
+	case RPCRDMA_RPC_MSG_ACCEPTED:
+		return decode_accepted(xdr, reply);
+	case RPCRDMA_RPC_MSG_DENIED:
+		return decode_denied(xdr, reply);
+	}
+	return RPCRDMA_ERR_BAD_RPC;
+}
+
+int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
+{
+	struct rpcrdma_xdr_stream save;
+	struct rpcrdma_rpc_msg m;
+	int rc;
+
+	if (!xdr || !msg)
+		return -EINVAL;
+	save = *xdr;
+	/*
+	 * Zero first: fields the message does not carry read as zero (AUTH_NONE
+	 * with an empty body), and two decodes of one header compare equal
+	 * byte for byte.
+	 */
+	memset(&m, 0, sizeof(m));
+	rc = rpcrdma_xdr_decode_u32(xdr, &m.xid);
+	if (rc || (rc = decode_enum_u32(xdr, &m.type)))
+		goto out_restore;
+	switch (m.type) {
+	case RPCRDMA_RPC_CALL:
+		rc = decode_call(xdr, &m.u.call);
+		break;
+	case RPCRDMA_RPC_REPLY:
+		rc = decode_reply(xdr, &m.u.reply);
+		break;
+	default:
+		rc = RPCRDMA_ERR_BAD_RPC;
+		break;
+	}
+	if (rc)
+		goto out_restore;
+	*msg = m;
+	return 0;
+
+out_restore:
+	*xdr = save;
+	return rc;
+}
+
+static size_t auth_size(const struct rpcrdma_opaque_auth *auth)
+{
+	return 2 * RPCRDMA_XDR_UNIT + rpcrdma_xdr_align(auth->len);
+}
+
+/*
+ * Flavors are written with the unsigned encoder: the same four bytes as the
+ * enum encoder, without converting a value above INT32_MAX to int32_t.
+ */
+static void encode_auth(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_opaque_auth *auth)
+{
+	rpcrdma_xdr_encode_u32(xdr, auth->flavor);
+	rpcrdma_xdr_encode_opaque(xdr, auth->body, auth->len);
+}
+
+int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
+			    const struct rpcrdma_rpc_call *call)
+{
+	if (!xdr || !call || call->cred.len > RPCRDMA_AUTH_BODY_MAX ||
+	    call->verf.len > RPCRDMA_AUTH_BODY_MAX)
+		return -EINVAL;
+	if (CALL_FIXED_SIZE + auth_size(&call->cred) + auth_size(&call->verf) >
+	    rpcrdma_xdr_remaining(xdr))
+		return RPCRDMA_ERR_NOSPACE;
+
+	/* The room is checked above, so none of these can fail. */
+	rpcrdma_xdr_encode_u32(xdr, xid);
+	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_CALL);
+	rpcrdma_xdr_encode_u32(xdr, RPCRDMA_RPC_VERSION);
+	rpcrdma_xdr_encode_u32(xdr, call->prog);
+	rpcrdma_xdr_encode_u32(xdr, call->vers);
+	rpcrdma_xdr_encode_u32(xdr, call->proc);
+	encode_auth(xdr, &call->cred);
+	encode_auth(xdr, &call->verf);
+	return 0;
+}
+
+/* Size of what follows reply_stat, or 0 when @reply cannot be encoded. */
+static size_t reply_body_size(const struct rpcrdma_rpc_reply *reply)
+{
+	switch (reply->stat) {
+	case RPCRDMA_RPC_MSG_ACCEPTED:
+		if (reply->verf.len > RPCRDMA_AUTH_BODY_MAX)
+			return 0;
+		switch (reply->accept_stat) {
+		case RPCRDMA_RPC_SUCCESS:
+		case RPCRDMA_RPC_PROG_UNAVAIL:
+		case RPCRDMA_RPC_PROC_UNAVAIL:
+		case RPCRDMA_RPC_GARBAGE_ARGS:
+		case RPCRDMA_RPC_SYSTEM_ERR:
+			return auth_size(&reply->verf) + RPCRDMA_XDR_UNIT;
+		case RPCRDMA_RPC_PROG_MISMATCH:
+			return auth_size(&reply->verf) + 3 * RPCRDMA_XDR_UNIT;
+		}
+		return 0;
+	case RPCRDMA_RPC_MSG_DENIED:
+		switch (reply->reject_stat) {
+		case RPCRDMA_RPC_MISMATCH:
+			return 3 * RPCRDMA_XDR_UNIT;
+		case RPCRDMA_RPC_AUTH_ERROR:
+			return 2 * RPCRDMA_XDR_UNIT;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int rpcrdma_rpc_encode_reply(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
+			     const struct rpcrdma_rpc_reply *reply)
+{
+	size_t body;
+
+	if (!xdr || !reply)
+		return -EINVAL;
+	body = reply_body_size(reply);
+	if (body == 0)
+		return -EINVAL;
+	if (REPLY_FIXED_SIZE + body > rpcrdma_xdr_remaining(xdr))
+		return RPCRDMA_ERR_NOSPACE;
+
+	/*
+	 * The statuses were checked to be known values, all small, so the
+	 * unsigned encoder writes the same bytes as the enum encoder.  The room
+	 * is checked above, so none of these can fail.
+	 */
+	rpcrdma_xdr_encode_u32(xdr, xid);
+	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_REPLY);
+	rpcrdma_xdr_encode_u32(xdr, reply->stat);
+	if (reply->stat == RPCRDMA_RPC_MSG_ACCEPTED) {
+		encode_auth(xdr, &reply->verf);
+		rpcrdma_xdr_encode_u32(xdr, reply->accept_stat);
+		if (reply->accept_stat == RPCRDMA_RPC_PROG_MISMATCH) {
+			rpcrdma_xdr_encode_u32(xdr, reply->mismatch_low);
+			rpcrdma_xdr_encode_u32(xdr, reply->mismatch_high);
+		}
+		return 0;
+	}
+	rpcrdma_xdr_encode_u32(xdr, reply->reject_stat);
+	if (reply->reject_stat == RPCRDMA_RPC_MISMATCH) {
+		rpcrdma_xdr_encode_u32(xdr, reply->mismatch_low);
+		rpcrdma_xdr_encode_u32(xdr, reply->mismatch_high);
+	} else {
+		/* auth_stat passes through unchecked, like the flavors. */
+		rpcrdma_xdr_encode_u32(xdr, reply->auth_stat);
+	}
+	return 0;
+}
+
+const char *rpcrdma_rpc_reply_stat_name(uint32_t stat)
+{
+	switch (stat) {
+	case RPCRDMA_RPC_MSG_ACCEPTED:
+		return "MSG_ACCEPTED";
+	case RPCRDMA_RPC_MSG_DENIED:
+		return "MSG_DENIED";
+	}
+	return NULL;
+}
+
+const char *rpcrdma_rpc_accept_stat_name(uint32_t stat)
+{
+	switch (stat) {
+	case RPCRDMA_RPC_SUCCESS:
+		return "SUCCESS";
+	case RPCRDMA_RPC_PROG_UNAVAIL:
+		return "PROG_UNAVAIL";
+	case RPCRDMA_RPC_PROG_MISMATCH:
+		return "PROG_MISMATCH";
+	case RPCRDMA_RPC_PROC_UNAVAIL:
+		return "PROC_UNAVAIL";
+	case RPCRDMA_RPC_GARBAGE_ARGS:
+		return "GARBAGE_ARGS";
+	case RPCRDMA_RPC_SYSTEM_ERR:
+		return "SYSTEM_ERR";
+	}
+	return NULL;
+}
+
+const char *rpcrdma_rpc_reject_stat_name(uint32_t stat)
+{
+	switch (stat) {
+	case RPCRDMA_RPC_MISMATCH:
+		return "RPC_MISMATCH";
+	case RPCRDMA_RPC_AUTH_ERROR:
+		return "AUTH_ERROR";
+	}
+	return NULL;
+}
+
+const char *rpcrdma_rpc_auth_stat_name(uint32_t stat)
+{
+	/* Indexed by value: RFC 5531 numbers them densely from zero. */
+	static const char *const names[] = {
+		[RPCRDMA_AUTH_OK] = "AUTH_OK",
+		[RPCRDMA_AUTH_BADCRED] = "AUTH_BADCRED",
+		[RPCRDMA_AUTH_REJECTEDCRED] = "AUTH_REJECTEDCRED",
+		[RPCRDMA_AUTH_BADVERF] = "AUTH_BADVERF",
+		[RPCRDMA_AUTH_REJECTEDVERF] = "AUTH_REJECTEDVERF",
+		[RPCRDMA_AUTH_TOOWEAK] = "AUTH_TOOWEAK",
+		[RPCRDMA_AUTH_INVALIDRESP] = "AUTH_INVALIDRESP",
+		[RPCRDMA_AUTH_FAILED] = "AUTH_FAILED",
+		[RPCRDMA_AUTH_KERB_GENERIC] = "AUTH_KERB_GENERIC",
+		[RPCRDMA_AUTH_TIMEEXPIRE] = "AUTH_TIMEEXPIRE",
+		[RPCRDMA_AUTH_TKT_FILE] = "AUTH_TKT_FILE",
+		[RPCRDMA_AUTH_DECODE] = "AUTH_DECODE",
+		[RPCRDMA_AUTH_NET_ADDR] = "AUTH_NET_ADDR",
+		[RPCRDMA_RPCSEC_GSS_CREDPROBLEM] = "RPCSEC_GSS_CREDPROBLEM",
+		[RPCRDMA_RPCSEC_GSS_CTXPROBLEM] = "RPCSEC_GSS_CTXPROBLEM",
+	};
+
+	return stat < sizeof(names) / sizeof(names[0]) ? names[stat] : NULL;
+}
