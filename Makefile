@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CHECK_FUZZ_SECONDS ?= 10
 CTEST = ctest --output-on-failure -j$(JOBS) --test-dir
 
-.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke demo clean
+.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo clean
 
 all: build
 
@@ -46,7 +46,16 @@ fuzz:
 	$(MAKE) fuzz-build SECONDS_PER_TARGET=$(FUZZ_SECONDS)
 	$(CTEST) $(FUZZ_BUILD) -R '^fuzz/'
 
-check: test asan-check fuzz-smoke
+# The RDMA lab: a qemu guest with Soft-RoCE and the kernel's NFS/RDMA
+# (tests/lab/README.md).  `make check` runs it where the machine can and
+# says exactly why not otherwise.
+lab-check: build
+	tests/lab/lab-check
+
+lab-check-if-possible:
+	@if tests/lab/can-run; then $(MAKE) lab-check; fi
+
+check: test asan-check fuzz-smoke lab-check-if-possible
 	@echo "make check: all test suites passed"
 
 demo:
