@@ -151,6 +151,9 @@ static int decode_chunk(struct decoder *d, struct rpcrdma_chunk *chunk)
 	uint32_t count;
 	int rc;
 
+	/* Valid even when the count below is refused. */
+	chunk->first = hdr->nsegs;
+	chunk->nsegs = 0;
 	rc = rpcrdma_xdr_decode_array_len(&d->xdr, d->lim->max_chunk_segs, RPCRDMA_SEGMENT_SIZE,
 					  &count);
 	if (rc == RPCRDMA_ERR_TOO_LONG)
@@ -159,8 +162,6 @@ static int decode_chunk(struct decoder *d, struct rpcrdma_chunk *chunk)
 		return truncated(d, "header truncated in a chunk");
 	if (count > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
 		return bad_chunk(d, "too many segments in the header");
-	chunk->first = hdr->nsegs;
-	chunk->nsegs = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		rc = decode_segment(d, &hdr->segs[hdr->nsegs]);
 		if (rc)
@@ -324,6 +325,7 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 	memset(hdr, 0, offsetof(struct rpcrdma_hdr, reads));
 	hdr->nwrites = 0;
 	hdr->has_reply = false;
+	hdr->reply.first = hdr->reply.nsegs = 0;
 	hdr->nsegs = 0;
 	hdr->err = hdr->vers_low = hdr->vers_high = 0;
 	hdr->opttype = hdr->optinfo_len = 0;

@@ -652,6 +652,34 @@ static void test_round_trip_random(void **state)
 	}
 }
 
+/* A failed decode leaves no descriptor from an earlier message behind. */
+static void test_failed_decode_leaves_no_stale_chunks(void **state)
+{
+	uint8_t buf[128];
+	struct rpcrdma_hdr_fault f;
+	size_t n;
+
+	(void)state;
+	n = WORDS(buf, XID, 1, 1, RPCRDMA_PROC_MSG, 0, 1, 2, H(0), L(0), OO(0), H(1), L(1), OO(1),
+		  0, 1, 1, H(2), L(2), OO(2), XID);
+	assert_int_equal(decode(buf, n, &f), 0);
+	assert_int_equal(hdr.reply.first, 2);
+
+	n = WORDS(buf, XID, 1, 1, RPCRDMA_PROC_MSG, 0, 1);
+	assert_int_equal(decode(buf, n, &f), RPCRDMA_ERR_BAD_HEADER);
+	assert_int_equal(hdr.nwrites, 1);
+	assert_int_equal(hdr.writes[0].first, 0);
+	assert_int_equal(hdr.writes[0].nsegs, 0);
+	assert_false(hdr.has_reply);
+	assert_int_equal(hdr.reply.nsegs, 0);
+
+	n = WORDS(buf, XID, 1, 1, RPCRDMA_PROC_MSG, 0, 0, 1);
+	assert_int_equal(decode(buf, n, &f), RPCRDMA_ERR_BAD_HEADER);
+	assert_true(hdr.has_reply);
+	assert_int_equal(hdr.reply.first, 0);
+	assert_int_equal(hdr.reply.nsegs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -673,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_encode_errors),
 		cmocka_unit_test(test_encode_scatter),
 		cmocka_unit_test(test_round_trip_random),
+		cmocka_unit_test(test_failed_decode_leaves_no_stale_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
