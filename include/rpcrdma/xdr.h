@@ -41,6 +41,38 @@ static inline size_t rpcrdma_xdr_align(size_t n)
 	return (n + (RPCRDMA_XDR_UNIT - 1)) & ~(size_t)(RPCRDMA_XDR_UNIT - 1);
 }
 
+struct rpcrdma_xdr_ddp;
+
+/**
+ * struct rpcrdma_xdr_ddp_ops - how a transport places DDP-eligible items
+ *
+ * A transport that can move bulk data by direct data placement (RPC-over-
+ * RDMA Read and Write chunks) attaches a struct rpcrdma_xdr_ddp to the stream
+ * it hands to the upper layer's XDR functions.  Without one, DDP-eligible
+ * items are ordinary variable-length opaques.
+ */
+struct rpcrdma_xdr_ddp_ops {
+	/*
+	 * Called by rpcrdma_xdr_encode_ddp() after the length word, at XDR
+	 * position @pos.  Return 1 when the transport takes the @len bytes at
+	 * @data (they then leave the stream, padding included: rfc5666bis
+	 * 4.4.5.1), 0 to encode them inline, or a negative error.
+	 */
+	int (*encode)(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len);
+	/*
+	 * Called by rpcrdma_xdr_decode_ddp() after the length word @len, at
+	 * XDR position @pos.  Return 1 when the item's bytes were already
+	 * placed in @buf (they are then absent from the stream), 0 when they
+	 * follow inline, or a negative error (the item cannot be matched with
+	 * what the peer placed).
+	 */
+	int (*decode)(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len);
+};
+
+struct rpcrdma_xdr_ddp {
+	const struct rpcrdma_xdr_ddp_ops *ops;
+};
+
 /**
  * struct rpcrdma_xdr_stream - a cursor over one buffer or a scatter list
  *
@@ -55,6 +87,7 @@ struct rpcrdma_xdr_stream {
 	size_t pos;        /* XDR position: bytes consumed or produced */
 	size_t len;        /* bytes in all elements together */
 	struct iovec single;
+	struct rpcrdma_xdr_ddp *ddp; /* NULL: DDP-eligible items go inline */
 };
 
 /** Start a stream over @len bytes at @buf (encode or decode). */
@@ -185,6 +218,35 @@ RPCRDMA_EXTERN int rpcrdma_xdr_encode_opaque(struct rpcrdma_xdr_stream *xdr, con
 RPCRDMA_EXTERN int rpcrdma_xdr_encode_string(struct rpcrdma_xdr_stream *xdr, const char *s,
 					     uint32_t len);
 RPCRDMA_EXTERN int rpcrdma_xdr_encode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t count);
+
+/* Direct data placement. */
+
+/** Attach a transport's DDP context (NULL detaches). */
+static inline void rpcrdma_xdr_set_ddp(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_xdr_ddp *ddp)
+{
+	xdr->ddp = ddp;
+}
+
+/**
+ * rpcrdma_xdr_encode_ddp - a DDP-eligible variable-length opaque
+ *
+ * Encodes like rpcrdma_xdr_encode_opaque(), except that a transport with a
+ * DDP context may take the bytes out of the stream and move them by RDMA
+ * straight from @data, which must then stay untouched until the call
+ * completes.
+ */
+RPCRDMA_EXTERN int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data,
+					  uint32_t len);
+
+/**
+ * rpcrdma_xdr_decode_ddp - a DDP-eligible variable-length opaque into @buf
+ *
+ * Decodes like rpcrdma_xdr_decode_opaque(); when the transport placed the
+ * bytes by RDMA (into @buf, which the caller offered for that), nothing is
+ * copied.
+ */
+RPCRDMA_EXTERN int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf,
+					  uint32_t max, uint32_t *lenp);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,7 @@ void rpcrdma_xdr_init(struct rpcrdma_xdr_stream *xdr, void *buf, size_t len)
 	xdr->seg_off = 0;
 	xdr->pos = 0;
 	xdr->len = xdr->single.iov_len;
+	xdr->ddp = NULL;
 	settle(xdr);
 }
 
@@ -60,6 +61,7 @@ int rpcrdma_xdr_init_iov(struct rpcrdma_xdr_stream *xdr, const struct iovec *iov
 	xdr->seg_off = 0;
 	xdr->pos = 0;
 	xdr->len = total;
+	xdr->ddp = NULL;
 	settle(xdr);
 	return 0;
 }
@@ -405,4 +407,57 @@ int rpcrdma_xdr_encode_string(struct rpcrdma_xdr_stream *xdr, const char *s, uin
 int rpcrdma_xdr_encode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t count)
 {
 	return rpcrdma_xdr_encode_u32(xdr, count);
+}
+
+int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uint32_t len)
+{
+	struct rpcrdma_xdr_stream save = *xdr;
+	int rc;
+
+	if (!xdr->ddp)
+		return rpcrdma_xdr_encode_opaque(xdr, data, len);
+	if (len && !data)
+		return -EINVAL;
+	rc = rpcrdma_xdr_encode_u32(xdr, len);
+	if (rc)
+		return rc;
+	rc = xdr->ddp->ops->encode(xdr->ddp, rpcrdma_xdr_pos(xdr), data, len);
+	if (rc == 1)
+		return 0;
+	if (rc == 0)
+		rc = rpcrdma_xdr_encode_fixed_opaque(xdr, data, len);
+	if (rc)
+		*xdr = save;
+	return rc;
+}
+
+int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t max,
+			   uint32_t *lenp)
+{
+	struct rpcrdma_xdr_stream save = *xdr;
+	uint32_t len;
+	int rc;
+
+	if (!xdr->ddp)
+		return rpcrdma_xdr_decode_opaque(xdr, buf, max, lenp);
+	rc = rpcrdma_xdr_decode_u32(xdr, &len);
+	if (rc)
+		return rc;
+	if (len > max) {
+		rc = RPCRDMA_ERR_TOO_LONG;
+		goto out_restore;
+	}
+	rc = xdr->ddp->ops->decode(xdr->ddp, rpcrdma_xdr_pos(xdr), buf, len);
+	if (rc == 0)
+		rc = rpcrdma_xdr_decode_fixed_opaque(xdr, buf, len);
+	else if (rc == 1)
+		rc = 0;
+	if (rc)
+		goto out_restore;
+	*lenp = len;
+	return 0;
+
+out_restore:
+	*xdr = save;
+	return rc;
 }

@@ -287,6 +287,94 @@ static void test_init_iov_overflow(void **state)
 	assert_int_equal(rpcrdma_xdr_decode_u32(&x, &(uint32_t){0}), RPCRDMA_ERR_TRUNCATED);
 }
 
+/* A fake transport: takes items of 8 bytes or more, remembering where. */
+struct fake_ddp {
+	struct rpcrdma_xdr_ddp base;
+	size_t pos;
+	const void *data;
+	uint32_t len;
+	const char *placed; /* decode: what the "RDMA Write" delivered */
+};
+
+static int fake_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	struct fake_ddp *f = (struct fake_ddp *)ddp;
+
+	if (len < 8)
+		return 0;
+	f->pos = pos;
+	f->data = data;
+	f->len = len;
+	return 1;
+}
+
+static int fake_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	struct fake_ddp *f = (struct fake_ddp *)ddp;
+
+	if (!f->placed)
+		return 0;
+	if (len != strlen(f->placed))
+		return RPCRDMA_ERR_BAD_VALUE;
+	f->pos = pos;
+	memcpy(buf, f->placed, len);
+	return 1;
+}
+
+static const struct rpcrdma_xdr_ddp_ops fake_ops = {fake_encode, fake_decode};
+
+static void test_ddp_items(void **state)
+{
+	uint8_t buf[64];
+	char out[16];
+	struct fake_ddp f = {.base = {&fake_ops}};
+	struct rpcrdma_xdr_stream x;
+	uint32_t len;
+
+	(void)state;
+	/* Without a context a DDP item is a plain opaque. */
+	rpcrdma_xdr_init(&x, buf, sizeof(buf));
+	assert_int_equal(rpcrdma_xdr_encode_ddp(&x, "0123456789", 10), 0);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 16);
+
+	/* With one, a large item leaves the stream (padding too) and the
+	 * position after its length word is reported; a small one stays. */
+	rpcrdma_xdr_init(&x, buf, sizeof(buf));
+	rpcrdma_xdr_set_ddp(&x, &f.base);
+	assert_int_equal(rpcrdma_xdr_encode_u32(&x, 7), 0);
+	assert_int_equal(rpcrdma_xdr_encode_ddp(&x, "0123456789", 10), 0);
+	assert_int_equal(f.pos, 8);
+	assert_int_equal(f.len, 10);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 8);
+	assert_int_equal(rpcrdma_xdr_encode_ddp(&x, "abc", 3), 0);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 16);
+	assert_int_equal(rpcrdma_xdr_encode_ddp(&x, NULL, 9), -EINVAL);
+
+	/* Decoding: placed bytes are not in the stream; inline ones are. */
+	rpcrdma_xdr_init(&x, buf, 16);
+	f.placed = "0123456789";
+	rpcrdma_xdr_set_ddp(&x, &f.base);
+	assert_int_equal(rpcrdma_xdr_decode_u32(&x, &len), 0);
+	assert_int_equal(rpcrdma_xdr_decode_ddp(&x, out, sizeof(out), &len), 0);
+	assert_int_equal(len, 10);
+	assert_memory_equal(out, "0123456789", 10);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 8);
+	f.placed = NULL;
+	assert_int_equal(rpcrdma_xdr_decode_ddp(&x, out, sizeof(out), &len), 0);
+	assert_int_equal(len, 3);
+	assert_memory_equal(out, "abc", 3);
+	/* A length the transport cannot match, or over the bound, fails and
+	 * leaves the stream as it was. */
+	rpcrdma_xdr_init(&x, buf, 16);
+	rpcrdma_xdr_set_ddp(&x, &f.base);
+	f.placed = "short";
+	assert_int_equal(rpcrdma_xdr_skip(&x, 4), 0);
+	assert_int_equal(rpcrdma_xdr_decode_ddp(&x, out, sizeof(out), &len), RPCRDMA_ERR_BAD_VALUE);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 4);
+	assert_int_equal(rpcrdma_xdr_decode_ddp(&x, out, 9, &len), RPCRDMA_ERR_TOO_LONG);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 4);
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -308,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_scatter_list_every_split),
 		cmocka_unit_test(test_inline_and_ref_across_elements),
 		cmocka_unit_test(test_init_iov_overflow),
+		cmocka_unit_test(test_ddp_items),
 		cmocka_unit_test(test_strerror),
 	};
 

@@ -1,0 +1,68 @@
+/*
+ * librpcrdma: the event loop.
+ *
+ * One loop per thread, shared-nothing: every client, server connection and
+ * provider instance belongs to exactly one loop and is touched only from
+ * that loop's thread.  The only thread-safe call is rpcrdma_loop_wake().
+ *
+ * A loop is driven either by rpcrdma_loop_run() / rpcrdma_loop_run_once(),
+ * or by the application's own epoll: put rpcrdma_loop_fd() in it, and call
+ * rpcrdma_loop_run_once(loop, 0) whenever it is readable.
+ */
+#ifndef RPCRDMA_LOOP_H
+#define RPCRDMA_LOOP_H
+
+#include <stdint.h>
+
+#include "rpcrdma/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rpcrdma_loop;
+
+/** Create a loop.  Returns 0, -ENOMEM, or -errno from epoll/eventfd. */
+RPCRDMA_EXTERN int rpcrdma_loop_create(struct rpcrdma_loop **out);
+
+/**
+ * rpcrdma_loop_destroy - free a loop
+ *
+ * Every client and server on the loop must have been destroyed first;
+ * returns -EBUSY (and frees nothing) otherwise.
+ */
+RPCRDMA_EXTERN int rpcrdma_loop_destroy(struct rpcrdma_loop *loop);
+
+/** A file descriptor that is readable whenever the loop has work to do. */
+RPCRDMA_EXTERN int rpcrdma_loop_fd(struct rpcrdma_loop *loop);
+
+/**
+ * rpcrdma_loop_run_once - process what is ready, waiting at most @timeout_ms
+ * (-1: without limit; 0: do not wait)
+ *
+ * Returns the number of events handled (0 on time-out) or -errno.
+ */
+RPCRDMA_EXTERN int rpcrdma_loop_run_once(struct rpcrdma_loop *loop, int timeout_ms);
+
+/** Run until rpcrdma_loop_stop() is called.  Returns 0 or -errno. */
+RPCRDMA_EXTERN int rpcrdma_loop_run(struct rpcrdma_loop *loop);
+
+/** Make rpcrdma_loop_run() return after the current iteration. */
+RPCRDMA_EXTERN void rpcrdma_loop_stop(struct rpcrdma_loop *loop);
+
+/**
+ * rpcrdma_loop_wake - wake the loop from another thread
+ *
+ * The one call that is safe from any thread.  @cb, when not NULL, runs on
+ * the loop's thread during its next iteration.  Returns 0 or -ENOMEM.
+ */
+RPCRDMA_EXTERN int rpcrdma_loop_wake(struct rpcrdma_loop *loop, void (*cb)(void *arg),
+				     void *arg);
+
+/** Monotonic time in milliseconds, as the loop sees it. */
+RPCRDMA_EXTERN uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RPCRDMA_LOOP_H */

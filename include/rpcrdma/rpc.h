@@ -1,0 +1,221 @@
+/*
+ * librpcrdma: ONC RPC clients and servers over RDMA or TCP.
+ *
+ * The same API runs over RPC-over-RDMA (providers "ofi" and "verbs") and
+ * over TCP with record marking (RFC 5531 section 11), chosen by
+ * rpcrdma_transport in the options.
+ *
+ * Arguments and results are described by XDR functions (rpcrdma_xdr_fn)
+ * that both encode and decode through struct rpcrdma_xdr_stream.  Bulk data
+ * goes through rpcrdma_xdr_encode_ddp() / rpcrdma_xdr_decode_ddp(): over
+ * RDMA such an item travels in a Read chunk (arguments) or a Write chunk
+ * (results), placed straight from / into the caller's buffer; over TCP it is
+ * an ordinary opaque.  Upper layers never see chunks.
+ */
+#ifndef RPCRDMA_RPC_H
+#define RPCRDMA_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rpcrdma/common.h"
+#include "rpcrdma/loop.h"
+#include "rpcrdma/rpc_msg.h"
+#include "rpcrdma/xdr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * rpcrdma_xdr_fn - encode or decode one procedure's arguments or results
+ * @xdr: the stream, positioned at the item
+ * @obj: the caller's structure
+ *
+ * Returns 0 or an XDR error.  On the server, a decode error answers
+ * GARBAGE_ARGS.
+ */
+typedef int (*rpcrdma_xdr_fn)(struct rpcrdma_xdr_stream *xdr, void *obj);
+
+enum rpcrdma_transport {
+	RPCRDMA_TRANSPORT_RDMA = 0, /* RPC-over-RDMA through a provider */
+	RPCRDMA_TRANSPORT_TCP = 1,  /* ONC RPC record marking on TCP */
+};
+
+/** Library-level call failures (besides -errno and enum rpcrdma_errcode). */
+enum rpcrdma_call_errcode {
+	/** The server answered with a non-SUCCESS accept_stat or MSG_DENIED;
+	 *  the reply is in the call's reply field.  Do not retry. */
+	RPCRDMA_ERR_RPC_REJECTED = -5100,
+	/** The peer answered with RDMA_ERROR (ERR_CHUNK, or ERR_VERS that
+	 *  could not be resolved).  Do not retry the same call. */
+	RPCRDMA_ERR_TRANSPORT_ERROR = -5101,
+	/** No reply before the call's time-out. */
+	RPCRDMA_ERR_TIMEDOUT = -5102,
+	/** The client was destroyed or the call cancelled. */
+	RPCRDMA_ERR_CANCELLED = -5103,
+};
+
+struct rpcrdma_client_opts {
+	enum rpcrdma_transport transport;
+	const char *provider;          /* "ofi" (default) or "verbs" */
+	uint32_t inline_send;          /* our largest inline Send; 0: 4096 */
+	uint32_t inline_recv;          /* our receive buffers; 0: 4096 */
+	uint32_t credits;              /* credits to request; 0: 128 */
+	uint32_t max_vers;             /* RPC-over-RDMA version to offer; 0: 1 */
+	int timeout_ms;                /* per call; 0: 30000, -1: none */
+	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
+	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
+};
+
+/** Fill @opts with the defaults documented above. */
+RPCRDMA_EXTERN void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts);
+
+struct rpcrdma_client;
+
+/**
+ * rpcrdma_client_create - a client for one program/version on one server
+ * @host, @service: numeric address or name, and port number or service
+ *	name; only loopback and lab addresses are used by the tests
+ *
+ * The connection is made on the first call (or now: see
+ * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM, -ENOENT for an
+ * unknown provider, or a name-resolution failure as -EHOSTUNREACH.
+ */
+RPCRDMA_EXTERN int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host,
+					 const char *service, uint32_t prog, uint32_t vers,
+					 const struct rpcrdma_client_opts *opts,
+					 struct rpcrdma_client **out);
+
+/** Connect now and wait for it.  Returns 0 or -errno (-ECONNREFUSED, ...). */
+RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
+
+/** Fail every outstanding call with RPCRDMA_ERR_CANCELLED and free. */
+RPCRDMA_EXTERN void rpcrdma_client_destroy(struct rpcrdma_client *clnt);
+
+/**
+ * struct rpcrdma_call - one RPC, owned by the caller until it completes
+ *
+ * Set the inputs; the library fills the outputs before the completion
+ * callback (or before rpcrdma_client_call() returns).
+ */
+struct rpcrdma_call {
+	/* Inputs. */
+	uint32_t proc;
+	rpcrdma_xdr_fn encode_args; /* NULL: no arguments */
+	void *args;
+	rpcrdma_xdr_fn decode_res;  /* NULL: no results */
+	void *res;
+	/* Largest reply this procedure can produce, in bytes, or 0 when
+	 * unknown: over RDMA a Reply chunk is offered exactly when this can
+	 * exceed the inline receive size. */
+	size_t max_reply;
+	/* Where a DDP-eligible result (rpcrdma_xdr_decode_ddp) is to land:
+	 * over RDMA it is offered as a Write chunk, placed without a copy. */
+	void *ddp_buf;
+	size_t ddp_len;
+	int timeout_ms; /* 0: the client's */
+
+	/* Outputs. */
+	int status;                     /* 0 or a negative error */
+	struct rpcrdma_rpc_reply reply; /* the reply header, when one came */
+	uint32_t xid;
+
+	/* Completion for rpcrdma_client_call_async(). */
+	void (*done)(struct rpcrdma_call *call, void *ctx);
+	void *ctx;
+
+	/* Library-private. */
+	void *priv[8];
+};
+
+/**
+ * rpcrdma_client_call - make a call and wait for it (runs the loop)
+ *
+ * Returns @call->status: 0 when the results decoded, RPCRDMA_ERR_RPC_REJECTED
+ * (see @call->reply), RPCRDMA_ERR_TIMEDOUT, RPCRDMA_ERR_TRANSPORT_ERROR,
+ * a decode error for results that do not parse, or -errno.
+ */
+RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrdma_call *call);
+
+/**
+ * rpcrdma_client_call_async - start a call; @call->done runs on the loop
+ *
+ * Returns 0 (done will run exactly once) or a negative error (done will
+ * not run).
+ */
+RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
+					     struct rpcrdma_call *call);
+
+/* Servers. */
+
+struct rpcrdma_server;
+struct rpcrdma_svc_req;
+
+/**
+ * rpcrdma_svc_fn - a procedure's implementation
+ *
+ * Called on the loop with decoded arguments.  Return 0 to send @res encoded
+ * by the procedure's encode_res, or a negative accept_stat
+ * (-RPCRDMA_RPC_SYSTEM_ERR, -RPCRDMA_RPC_GARBAGE_ARGS) to send that instead.
+ * Return RPCRDMA_SVC_DEFERRED to answer later with rpcrdma_svc_reply().
+ */
+typedef int (*rpcrdma_svc_fn)(struct rpcrdma_svc_req *req, void *args, void *res);
+#define RPCRDMA_SVC_DEFERRED 1
+
+struct rpcrdma_svc_proc {
+	rpcrdma_svc_fn fn;
+	rpcrdma_xdr_fn decode_args;
+	size_t args_size; /* bytes the library allocates for args */
+	rpcrdma_xdr_fn encode_res;
+	size_t res_size;
+	void (*free_res)(void *res); /* after the reply is sent; may be NULL */
+};
+
+struct rpcrdma_server_opts {
+	enum rpcrdma_transport transport;
+	const char *provider;      /* "ofi" (default) or "verbs" */
+	uint32_t inline_send;      /* 0: 4096 */
+	uint32_t inline_recv;      /* 0: 4096 */
+	uint32_t credits;          /* credits granted; 0: 32 */
+	uint32_t min_vers, max_vers; /* RPC-over-RDMA versions; 0: 1..1 */
+	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
+	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
+};
+
+RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);
+
+/** Create a server listening on @host:@service ("0" for any free port). */
+RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host,
+					 const char *service,
+					 const struct rpcrdma_server_opts *opts,
+					 struct rpcrdma_server **out);
+
+/**
+ * rpcrdma_server_register - serve @prog/@vers with @nprocs procedures
+ * (@procs[i] serves procedure i; a NULL fn answers PROC_UNAVAIL)
+ */
+RPCRDMA_EXTERN int rpcrdma_server_register(struct rpcrdma_server *srv, uint32_t prog,
+					   uint32_t vers, const struct rpcrdma_svc_proc *procs,
+					   uint32_t nprocs);
+
+/** The port the server listens on (for service "0"). */
+RPCRDMA_EXTERN int rpcrdma_server_port(struct rpcrdma_server *srv);
+
+/** Stop accepting, finish calls in progress, close connections, free. */
+RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
+
+/** The credential of a request, as the client sent it. */
+RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
+
+/** XID, program, version and procedure of a request. */
+RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);
+
+/** Answer a deferred request: @status as the fn's return value. */
+RPCRDMA_EXTERN int rpcrdma_svc_reply(struct rpcrdma_svc_req *req, int status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RPCRDMA_RPC_H */
