@@ -148,6 +148,44 @@ RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrd
 RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 					     struct rpcrdma_call *call);
 
+/*
+ * Counters of one connection (a client's, or all of a server's), in the
+ * spirit of the kernel's mountstats "xprt: rdma" line.  Listed once; a
+ * test checks the X-macro covers every field.
+ */
+#define RPCRDMA_XPRT_STATS(X)                                                                  \
+	X(calls_sent)          /* calls (client) or replies (server) sent */                  \
+	X(calls_received)      /* calls (server) or replies (client) received */              \
+	X(inline_msgs)         /* RDMA_MSG with no chunks */                                  \
+	X(read_chunk_msgs)     /* calls with Read chunks for DDP items */                     \
+	X(long_calls)          /* RDMA_NOMSG calls through a Position-Zero Read chunk */      \
+	X(write_chunk_msgs)    /* calls offering, or replies using, a Write list */           \
+	X(reply_chunk_msgs)    /* calls offering, or replies using, the Reply chunk */        \
+	X(long_replies)        /* RDMA_NOMSG replies through the Reply chunk */               \
+	X(rdma_read_bytes)                                                                     \
+	X(rdma_write_bytes)                                                                    \
+	X(inline_send_bytes)                                                                   \
+	X(inline_recv_bytes)                                                                   \
+	X(bad_msgs)            /* headers refused or replies matching no call */              \
+	X(credits_granted)     /* last credit value granted by the server */                  \
+	X(credits_in_use_max)  /* most calls outstanding at once */                           \
+	X(reconnects)                                                                          \
+	X(retransmits)                                                                         \
+	X(timeouts)                                                                            \
+	X(rdma_errors_sent)                                                                    \
+	X(rdma_errors_received)                                                                \
+	X(remote_invalidations) /* handles the peer invalidated with Send With Invalidate */
+
+struct rpcrdma_xprt_stats {
+#define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
+	RPCRDMA_XPRT_STATS(RPCRDMA_XPRT_STATS_FIELD)
+#undef RPCRDMA_XPRT_STATS_FIELD
+};
+
+/** Counters of the client's transport.  Returns 0 or -EINVAL. */
+RPCRDMA_EXTERN int rpcrdma_client_stats(struct rpcrdma_client *clnt,
+					struct rpcrdma_xprt_stats *out);
+
 /* Servers. */
 
 struct rpcrdma_server;
@@ -202,6 +240,10 @@ RPCRDMA_EXTERN int rpcrdma_server_register(struct rpcrdma_server *srv, uint32_t 
 
 /** The port the server listens on (for service "0"). */
 RPCRDMA_EXTERN int rpcrdma_server_port(struct rpcrdma_server *srv);
+
+/** Counters summed over the server's connections.  Returns 0 or -EINVAL. */
+RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv,
+					struct rpcrdma_xprt_stats *out);
 
 /** Stop accepting, finish calls in progress, close connections, free. */
 RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);

@@ -1,0 +1,138 @@
+/*
+ * The contract between the transport-neutral RPC core (src/rpc/clnt.c,
+ * svc.c) and a transport: TCP with record marking (src/rpc/tcp.c) or
+ * RPC-over-RDMA (src/xprt/).
+ *
+ * The core owns calls, XIDs, retransmission, time-outs, authentication,
+ * program dispatch and the duplicate request cache.  A transport owns
+ * connections, buffers, framing and (RDMA) chunks, credits and memory
+ * registration.  Neither knows the other's internals.
+ *
+ * Client, normal operation:
+ *   1. core: t->ops->call_begin(t, req) -> the transport gives req an XDR
+ *      stream to encode into (req->send), with a DDP context attached when
+ *      it can place DDP-eligible arguments (Read chunks).
+ *   2. core encodes the RPC call header and the arguments into req->send.
+ *   3. core: t->ops->call_send(t, req) -> the transport chooses how the call
+ *      travels (inline, Read chunks, Long Call; Write chunk for req->ddp_buf;
+ *      Reply chunk when req->max_reply exceeds its inline receive size) and
+ *      sends it, within its credits (queueing otherwise).
+ *   4. transport, on a reply: req = cb->find(cb_ctx, xid) (NULL: count and
+ *      drop).  It makes every remote access granted for req unreachable
+ *      (revoke, or the peer's Send With Invalidate), then calls
+ *      cb->reply(cb_ctx, req, stream) with the reply message (RPC reply
+ *      header first) and a DDP context that resolves rpcrdma_xdr_decode_ddp()
+ *      against the Write chunk.  The core decodes during that call; the
+ *      stream is invalid after it returns.
+ *   5. transport, on RDMA_ERROR for req: revoke as above, then
+ *      cb->failed(cb_ctx, req, RPCRDMA_ERR_TRANSPORT_ERROR).
+ *
+ * Client, recovery: when the connection is lost, the transport revokes every
+ * outstanding req's remote access (closing the connection fences it, RFC 8166
+ * 5.5.4), forgets them, and calls cb->disconnected(cb_ctx, err).  The core
+ * then reconnects (t->ops->connect) and sends each unfinished call again
+ * from step 1 with the same XID, or fails it when retries run out.
+ *
+ * Server: the transport accepts connections; for each valid call it calls
+ * cb->call(cb_ctx, sreq, stream) with the call message rebuilt as one XDR
+ * stream (Read chunks already pulled and inserted at their positions,
+ * round-up added).  The core dispatches; to answer it calls
+ * t->ops->reply_begin(sreq) -> a stream for the reply (with a DDP context
+ * that places DDP-eligible results into the call's Write chunks), encodes,
+ * then t->ops->reply_send(sreq).  The transport sends it inline, with Write
+ * chunks, or through the Reply chunk, or answers ERR_CHUNK when it fits
+ * neither; then it releases sreq.  A transport error that loses a reply
+ * closes the connection.  t->ops->reply_drop(sreq) releases a call without
+ * answering (duplicate in progress).
+ *
+ * All callbacks run on the loop's thread; no callback may destroy the
+ * transport it was called from (defer with rpcrdma_loop_wake()).
+ */
+#ifndef RPCRDMA_RPC_TRANSPORT_H
+#define RPCRDMA_RPC_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/xdr.h"
+
+struct rpcrdma__clnt_transport;
+struct rpcrdma__svc_transport;
+
+/* One outgoing call as the transport sees it. */
+struct rpcrdma__creq {
+	uint32_t xid;
+	const void *ddp_buf; /* offer as a Write chunk (may be NULL) */
+	size_t ddp_len;
+	size_t max_reply;    /* 0: unknown; the transport then assumes inline */
+	struct rpcrdma_xdr_stream send; /* set by call_begin */
+	void *core;          /* the core's call */
+	void *tpriv;         /* the transport's per-call state */
+};
+
+struct rpcrdma__clnt_cb {
+	struct rpcrdma__creq *(*find)(void *ctx, uint32_t xid);
+	void (*reply)(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg);
+	void (*failed)(void *ctx, struct rpcrdma__creq *req, int err);
+	void (*connected)(void *ctx);
+	void (*disconnected)(void *ctx, int err);
+	/* Credits or queue space freed: calls held back may go now. */
+	void (*writable)(void *ctx);
+};
+
+struct rpcrdma__clnt_transport_ops {
+	const char *name;
+	int (*create)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_client_opts *opts, const struct rpcrdma__clnt_cb *cb,
+		      void *cb_ctx, struct rpcrdma__clnt_transport **out);
+	/* Start connecting; cb->connected or cb->disconnected follows. */
+	int (*connect)(struct rpcrdma__clnt_transport *t);
+	int (*call_begin)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
+	/* Returns 0 (sent or queued), -EAGAIN (no credit or buffer: wait for
+	 * cb->writable, then call_begin again), or an error for this call. */
+	int (*call_send)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
+	/* Forget a call (time-out, cancel): revoke its remote access first. */
+	void (*call_abort)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
+	/* Drop the connection now (tests, and the core after a fatal error). */
+	void (*disconnect)(struct rpcrdma__clnt_transport *t);
+	void (*destroy)(struct rpcrdma__clnt_transport *t);
+	/* Counters for rpcrdma_client_stats(). */
+	void (*stats)(struct rpcrdma__clnt_transport *t, struct rpcrdma_xprt_stats *out);
+};
+
+/* One incoming call as the transport hands it over. */
+struct rpcrdma__sreq {
+	struct rpcrdma_xdr_stream reply; /* set by reply_begin */
+	void *core;
+	void *tpriv;
+	const struct sockaddr *peer;
+};
+
+struct rpcrdma__svc_cb {
+	void (*call)(void *ctx, struct rpcrdma__sreq *req, struct rpcrdma_xdr_stream *msg);
+	void (*conn_closed)(void *ctx, void *conn);
+};
+
+struct rpcrdma__svc_transport_ops {
+	const char *name;
+	int (*listen)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		      void *cb_ctx, struct rpcrdma__svc_transport **out);
+	int (*port)(struct rpcrdma__svc_transport *t);
+	int (*reply_begin)(struct rpcrdma__sreq *req);
+	int (*reply_send)(struct rpcrdma__sreq *req);
+	void (*reply_drop)(struct rpcrdma__sreq *req);
+	/* Stop listening, finish replies in progress, close, free. */
+	void (*destroy)(struct rpcrdma__svc_transport *t);
+	void (*stats)(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out);
+};
+
+extern const struct rpcrdma__clnt_transport_ops rpcrdma__tcp_clnt_ops;
+extern const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops;
+extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_clnt_ops;
+extern const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops;
+
+#endif /* RPCRDMA_RPC_TRANSPORT_H */
