@@ -32,7 +32,9 @@ struct rpcrdma_inline {
  *
  * send_max = min(our_send, peer->recv_size); recv_max = our_recv.
  * The peer's own send size only bounds what it will send us, which our
- * receive size already covers.
+ * receive size already covers.  A NULL @peer, or a recv_size below 1024,
+ * counts as 1024: every receiver must take that much (RFC 8166 4.3.3),
+ * and the private data cannot express less.
  */
 void rpcrdma__inline_negotiate(const struct rpcrdma_cm_private *peer, uint32_t our_send,
 			       uint32_t our_recv, struct rpcrdma_inline *out);
@@ -50,8 +52,9 @@ struct rpcrdma_call_shape {
 	uint32_t nddp;      /* DDP items taken out (0: reduced == full) */
 	uint32_t ddp_segs;  /* Read segments those items need in all */
 	bool write_chunk;   /* a Write chunk will be offered (DDP result) */
-	uint32_t write_segs;
+	uint32_t write_segs; /* its segments (>= 1 when write_chunk, else 0) */
 	size_t max_reply;   /* largest reply, Write chunk data excluded; 0: small */
+	uint32_t reply_segs; /* segments a Reply chunk would take; 0 counts as 1 */
 };
 
 struct rpcrdma_call_plan {
@@ -73,8 +76,31 @@ struct rpcrdma_call_plan {
  *    threshold: DDP pays only for data that would not fit.
  *  - Read chunks when the header plus the reduced call fit.
  *  - Otherwise a Long Call: the whole call in a Position-Zero Read chunk.
- * Returns 0, or -EMSGSIZE when even a Long Call's header does not fit
- * (too many Write or Reply segments for the threshold).
+ *
+ * Header sizes are exact, the bytes rpcrdma_hdr_encoded_size() gives:
+ *  - the call: 16 fixed bytes; the Read list (4 per terminator, 24 per
+ *    entry): empty inline, shape->ddp_segs entries for Read chunks, ONE
+ *    entry for a Long Call (the engine registers the full call, DDP items
+ *    inline, as one region); the Write list (4, plus 8 + 16 * write_segs
+ *    for the Write chunk); the Reply chunk (4 absent, 8 + 16 * reply_segs
+ *    present).
+ *  - the reply as a responder following rpcrdma__plan_reply() sends it:
+ *    16 + 4 (no Read list) + the Write list echoed with the same segment
+ *    counts + 4 (no Reply chunk) when inline; with the Reply chunk echoed
+ *    (8 + 16 * reply_segs instead of 4) for a Long reply.  "Fits" means
+ *    header + message <= threshold (rfc5666bis 5.2.4: the Send "MUST NOT
+ *    exceed" the receiver's threshold).
+ * A Long Call always carries the full call in its one Position-Zero
+ * segment, never a reduced call with more Read chunks: its header is then
+ * the smallest possible, so it is the form of last resort.
+ *
+ * Returns 0; -EMSGSIZE when even a Long Call's header does not fit
+ * send_max, when the reply's header (inline or Long) cannot fit recv_max
+ * (too many Write or Reply segments for the threshold), or when the
+ * segments exceed what struct rpcrdma_hdr holds; -EINVAL for an
+ * inconsistent shape (reduced_len > full_len, fewer ddp_segs than nddp,
+ * DDP segments without DDP items, a Write chunk of no segments or
+ * write_segs without a Write chunk).  Do not retry the same shape.
  */
 int rpcrdma__plan_call(const struct rpcrdma_call_shape *shape, const struct rpcrdma_inline *thr,
 		       struct rpcrdma_call_plan *plan);
@@ -92,10 +118,23 @@ enum rpcrdma_reply_form {
  *	chunk may carry the reply)
  * @reply_len: the reply's RPC message with Write chunk data taken out
  * @thr: the connection's thresholds (send_max is the requester's receive)
+ * @hdr_len: out (may be NULL), the reply header's exact encoded size
  *
  * Inline when header + reply fit send_max; else the Reply chunk when the
  * call offered one at least @reply_len long; else ERR_CHUNK (RFC 8166
- * 4.5.3 / 5.5.3).  Sets *hdr_len to the reply header's size.
+ * 4.5.3 / 5.5.3).  The reply header of each form:
+ *  - INLINE: RDMA_MSG, empty Read list, every Write chunk of the call
+ *    echoed with its segment count (lengths rewritten by
+ *    rpcrdma__write_chunk_fill(), zero when unused), Reply chunk ABSENT
+ *    even when the call offered one: an unused Reply chunk returns nothing,
+ *    and the Linux client refuses an RDMA_MSG reply whose Reply chunk
+ *    carries bytes.
+ *  - LONG: RDMA_NOMSG, the same Write list, the Reply chunk echoed with
+ *    its segment count and lengths rewritten to the reply's.  Its header
+ *    must itself fit send_max, else ERR_CHUNK.
+ *  - ERR_CHUNK: RDMA_ERROR / ERR_CHUNK, 20 bytes.  Also the answer when
+ *    @call is not an RDMA_MSG/RDMA_NOMSG header or its chunks are not
+ *    within its segs[] (a header the decoder did not accept).
  */
 enum rpcrdma_reply_form rpcrdma__plan_reply(const struct rpcrdma_hdr *call, size_t reply_len,
 					    const struct rpcrdma_inline *thr, size_t *hdr_len);
@@ -106,12 +145,18 @@ enum rpcrdma_reply_form rpcrdma__plan_reply(const struct rpcrdma_hdr *call, size
  * @lens: out, the length to return for each segment
  *
  * Fills segments in array order; unused segments get 0 (RFC 8166 4.4.6).
- * Returns 0, or -EMSGSIZE when the chunk is smaller than @len.
+ * @len is the data item without XDR round-up: a responder never writes
+ * pad bytes into a Write chunk (4.4.6.1).  Returns 0, -EMSGSIZE when the
+ * chunk is smaller than @len (@lens then holds every segment full: answer
+ * ERR_CHUNK), or -EINVAL when @segs or @lens is NULL with @nsegs > 0.
  */
 int rpcrdma__write_chunk_fill(const struct rpcrdma_segment *segs, uint32_t nsegs, uint64_t len,
 			      uint32_t *lens);
 
-/* One piece of a rebuilt call: either inline bytes or one Read chunk. */
+/*
+ * One piece of a rebuilt call: either inline bytes or (part of) one Read
+ * chunk.  The pieces, in order, are the whole XDR stream.
+ */
 struct rpcrdma_rebuild_piece {
 	bool chunk;        /* false: inline bytes; true: a Read chunk */
 	size_t inline_off; /* inline: offset in the received payload */
@@ -119,6 +164,13 @@ struct rpcrdma_rebuild_piece {
 	uint32_t first;    /* chunk: index of its first read segment */
 	uint32_t nsegs;    /* chunk: number of read segments */
 	uint32_t pad;      /* zero bytes to add after a chunk (round-up) */
+	/*
+	 * chunk: where in the chunk's data this piece starts.  Always 0
+	 * except for a Position-Zero chunk that other chunks split: its
+	 * parts are pieces of that one chunk at increasing chunk_off, each
+	 * @len bytes long (read that byte range across its segments).
+	 */
+	size_t chunk_off;
 };
 
 #define RPCRDMA_REBUILD_MAX_PIECES (2 * RPCRDMA_HDR_MAX_READS + 1)
@@ -126,7 +178,8 @@ struct rpcrdma_rebuild_piece {
 /**
  * rpcrdma__plan_rebuild - lay out a call's XDR stream from its Read list
  * @hdr: the decoded call header (RDMA_MSG or RDMA_NOMSG)
- * @payload_len: bytes of RPC message that came inline
+ * @payload_len: bytes of RPC message that came inline (ignored for
+ *	RDMA_NOMSG: nothing after its header belongs to the message)
  * @pieces: out, at most RPCRDMA_REBUILD_MAX_PIECES
  * @max_total: largest rebuilt stream accepted
  *
@@ -135,10 +188,25 @@ struct rpcrdma_rebuild_piece {
  * minus the (padded) chunks before it.  Round-up is added after a chunk
  * whose length is not a multiple of 4 (4.4.5.1).  A Position-Zero chunk is
  * allowed only with RDMA_NOMSG and then holds the whole message (and other
- * chunks may follow it).  Returns the number of pieces, or
- * RPCRDMA_ERR_BAD_HEADER when the chunks do not fit the payload (the
- * responder answers GARBAGE_ARGS or ERR_CHUNK), or -EMSGSIZE over
- * @max_total.
+ * chunks may follow it).
+ *
+ * With RDMA_NOMSG the Position-Zero chunk plays the part of the inline
+ * payload: with no other chunk it is the only piece; other chunks split it
+ * into parts (pieces with chunk_off, see above), and positions count in
+ * the rebuilt stream exactly as with RDMA_MSG.  It gets no round-up of its
+ * own, like an inline payload: it is a whole RPC message.
+ *
+ * Returns the number of pieces (0 only for an RDMA_MSG with no payload
+ * and no chunks), or RPCRDMA_ERR_BAD_HEADER when the chunks do not fit
+ * the payload (the responder answers GARBAGE_ARGS or ERR_CHUNK): a
+ * position before the end of the previous chunk, past the end of the
+ * inline data, not a multiple of 4 or going backwards; Position Zero with
+ * RDMA_MSG; RDMA_NOMSG without a Position-Zero chunk or with one shorter
+ * than an XID; any other proc; more reads than struct rpcrdma_hdr holds.
+ * Otherwise -EMSGSIZE when the rebuilt stream exceeds @max_total (checked
+ * after the structure, so a malformed header is always BAD_HEADER);
+ * -EINVAL for a NULL argument.  On error the contents of @pieces are
+ * undefined.
  */
 int rpcrdma__plan_rebuild(const struct rpcrdma_hdr *hdr, size_t payload_len,
 			  struct rpcrdma_rebuild_piece *pieces, size_t max_total);
@@ -154,6 +222,7 @@ struct rpcrdma_credits {
 	uint32_t max_in_flight_seen;
 };
 
+/** Start a connection: 1 credit (4.3.3), nothing in flight; @requested 0 counts as 1. */
 void rpcrdma__credits_init(struct rpcrdma_credits *c, uint32_t requested);
 /** True when one more call may be sent now: in_flight < min(granted, requested). */
 bool rpcrdma__credits_available(const struct rpcrdma_credits *c);
@@ -162,16 +231,24 @@ void rpcrdma__credits_sent(struct rpcrdma_credits *c);
 /**
  * A reply (or RDMA_ERROR) arrived carrying @credit_field: it ends one call
  * and updates the grant, clamped to 1..requested (a grant of 0 would
- * deadlock: treat as 1).
+ * deadlock: treat as 1).  Call it only for a reply that matched a call in
+ * flight; with none in flight the count stays 0 (never wraps).
  */
 void rpcrdma__credits_reply(struct rpcrdma_credits *c, uint32_t credit_field);
-/** A call ended without a reply (connection loss resets to 1 credit). */
+/**
+ * The connection was lost: every call in flight ended without a reply and
+ * the new connection starts from 1 credit (4.3.3).  @requested and
+ * max_in_flight_seen are kept.
+ */
 void rpcrdma__credits_reset(struct rpcrdma_credits *c);
 
 /**
  * Responder side: the grant to put in a reply.  @configured is the server's
- * credit limit, @requested the requester's value; the result is at least 1
- * and at most @configured.  The engine must have posted that many receives
+ * credit limit, @requested the requester's value; the result is
+ * min(@configured, @requested), at least 1 (even for a @configured of 0:
+ * a grant of 0 deadlocks).  Granting more than was requested buys nothing
+ * (the requester uses the lower value) and would oblige us to keep more
+ * receives posted.  The engine must have posted that many receives
  * (plus those for replies in flight) before sending the reply.
  */
 uint32_t rpcrdma__credits_grant(uint32_t configured, uint32_t requested);
