@@ -359,7 +359,8 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 			if (rc)
 				return rc;
 			if (hdr->err != RPCRDMA_ERR_VERS)
-				return refuse(&d, RPCRDMA_HDR_DROP, "RDMA_ERROR of unknown version");
+				return refuse(&d, RPCRDMA_HDR_DROP,
+					      "RDMA_ERROR of unknown version");
 			goto out_ok;
 		}
 		return refuse(&d, RPCRDMA_HDR_REPLY_ERR_VERS, "unsupported version");
@@ -566,8 +567,7 @@ static int append_segs(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *se
 	return 0;
 }
 
-int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs,
-			  uint32_t n)
+int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs, uint32_t n)
 {
 	int rc;
 
@@ -579,8 +579,7 @@ int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment 
 	return rc;
 }
 
-int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs,
-			  uint32_t n)
+int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs, uint32_t n)
 {
 	int rc;
 

@@ -116,8 +116,8 @@ void *rpcrdma_xdr_inline(struct rpcrdma_xdr_stream *xdr, size_t n)
 		return NULL;
 	if (n == 0)
 		return xdr->seg < xdr->iovcnt
-			       ? (uint8_t *)xdr->iov[xdr->seg].iov_base + xdr->seg_off
-			       : (void *)zero_pad;
+			   ? (uint8_t *)xdr->iov[xdr->seg].iov_base + xdr->seg_off
+			   : (void *)zero_pad;
 	if (xdr->iov[xdr->seg].iov_len - xdr->seg_off < n)
 		return NULL;
 	p = (uint8_t *)xdr->iov[xdr->seg].iov_base + xdr->seg_off;
@@ -256,8 +256,8 @@ int rpcrdma_xdr_decode_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, uint32_
 	return 0;
 }
 
-int rpcrdma_xdr_decode_opaque_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max,
-				  const void **datap, uint32_t *lenp)
+int rpcrdma_xdr_decode_opaque_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, const void **datap,
+				  uint32_t *lenp)
 {
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t len;
@@ -299,8 +299,8 @@ int rpcrdma_xdr_decode_string(struct rpcrdma_xdr_stream *xdr, char *dst, size_t 
 	return 0;
 }
 
-int rpcrdma_xdr_decode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t max,
-				 size_t min_elem_size, uint32_t *countp)
+int rpcrdma_xdr_decode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, size_t min_elem_size,
+				 uint32_t *countp)
 {
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t count;
@@ -431,8 +431,7 @@ int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uin
 	return rc;
 }
 
-int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t max,
-			   uint32_t *lenp)
+int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t max, uint32_t *lenp)
 {
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t len;
