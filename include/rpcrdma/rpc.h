@@ -67,6 +67,7 @@ struct rpcrdma_client_opts {
 	int timeout_ms;                /* per call; 0: 30000, -1: none */
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
 	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
+	uint32_t max_record;           /* TCP: largest reply record; 0: 1 MiB + 64 KiB */
 };
 
 /** Fill @opts with the defaults documented above. */
@@ -91,7 +92,15 @@ RPCRDMA_EXTERN int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *
 /** Connect now and wait for it.  Returns 0 or -errno (-ECONNREFUSED, ...). */
 RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
 
-/** Fail every outstanding call with RPCRDMA_ERR_CANCELLED and free. */
+/**
+ * rpcrdma_client_destroy - fail every outstanding call with
+ * RPCRDMA_ERR_CANCELLED and free
+ *
+ * The completions run before it returns; calls they start on this client
+ * fail with -ESHUTDOWN.  Called from inside one of this client's own
+ * callbacks, the memory is released at the loop's next iteration (until
+ * then rpcrdma_loop_destroy() returns -EBUSY).
+ */
 RPCRDMA_EXTERN void rpcrdma_client_destroy(struct rpcrdma_client *clnt);
 
 /**
@@ -142,8 +151,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrd
 /**
  * rpcrdma_client_call_async - start a call; @call->done runs on the loop
  *
- * Returns 0 (done will run exactly once) or a negative error (done will
- * not run).
+ * Returns 0 (done will run exactly once, never from inside this call) or a
+ * negative error (done will not run): -EINVAL, -ENOMEM, or -ESHUTDOWN when
+ * the client is being destroyed.
  */
 RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 					     struct rpcrdma_call *call);
@@ -220,11 +230,17 @@ struct rpcrdma_server_opts {
 	uint32_t min_vers, max_vers; /* RPC-over-RDMA versions; 0: 1..1 */
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
+	uint32_t max_record;       /* TCP: largest call record; 0: 1 MiB + 64 KiB */
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);
 
-/** Create a server listening on @host:@service ("0" for any free port). */
+/**
+ * Create a server listening on @host:@service ("0" for any free port; @host
+ * NULL for every local address).  Returns 0, -EINVAL, -ENOMEM,
+ * -EHOSTUNREACH when @host does not resolve, -EPROTONOSUPPORT for a
+ * transport this build lacks, or -errno from the socket (-EADDRINUSE, ...).
+ */
 RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service,
 					 const struct rpcrdma_server_opts *opts,
@@ -241,11 +257,23 @@ RPCRDMA_EXTERN int rpcrdma_server_register(struct rpcrdma_server *srv, uint32_t 
 /** The port the server listens on (for service "0"). */
 RPCRDMA_EXTERN int rpcrdma_server_port(struct rpcrdma_server *srv);
 
-/** Counters summed over the server's connections.  Returns 0 or -EINVAL. */
+/**
+ * Counters summed over the server's connections, closed ones included;
+ * retransmits counts duplicate calls the duplicate request cache caught.
+ * Returns 0 or -EINVAL.
+ */
 RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv,
 					struct rpcrdma_xprt_stats *out);
 
-/** Stop accepting, finish calls in progress, close connections, free. */
+/**
+ * rpcrdma_server_destroy - stop accepting, finish calls in progress, close
+ * connections, free
+ *
+ * Deferred requests not yet answered are answered with SYSTEM_ERR (their
+ * free_res runs); their struct rpcrdma_svc_req must not be used afterwards.
+ * Called from inside one of the server's procedures, the memory is released
+ * at the loop's next iteration.
+ */
 RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
 
 /** The credential of a request, as the client sent it. */
@@ -254,7 +282,12 @@ RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct r
 /** XID, program, version and procedure of a request. */
 RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);
 
-/** Answer a deferred request: @status as the fn's return value. */
+/**
+ * Answer a deferred request: @status as the fn's return value.  Returns 0,
+ * or -EINVAL when @req is not waiting for a deferred answer (answer only
+ * after the procedure returned RPCRDMA_SVC_DEFERRED; @req is gone once
+ * answered).
+ */
 RPCRDMA_EXTERN int rpcrdma_svc_reply(struct rpcrdma_svc_req *req, int status);
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rpcrdma/common.h"
+#include "rpcrdma/rpc.h"
 
 const char *rpcrdma_strerror(int err)
 {
@@ -31,6 +32,14 @@ const char *rpcrdma_strerror(int err)
 		return "unknown RPC-over-RDMA optional feature";
 	case RPCRDMA_ERR_BAD_RPC:
 		return "malformed RPC message";
+	case RPCRDMA_ERR_RPC_REJECTED:
+		return "the server refused the call (see the reply status)";
+	case RPCRDMA_ERR_TRANSPORT_ERROR:
+		return "the peer answered with RDMA_ERROR";
+	case RPCRDMA_ERR_TIMEDOUT:
+		return "no reply before the time-out";
+	case RPCRDMA_ERR_CANCELLED:
+		return "call cancelled";
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err);

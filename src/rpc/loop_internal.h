@@ -7,7 +7,14 @@
  * before-sleep hook; a hook that returns non-zero means "I still have work,
  * do not block", and the loop then polls its fds without waiting, (3) waits
  * on epoll (bounded by the next timer), (4) runs the callbacks of ready fds,
- * (5) runs the callbacks queued by rpcrdma_loop_wake().
+ * (5) runs the callbacks queued by rpcrdma_loop_wake(), (6) runs the timers
+ * that came due while it waited, so that rpcrdma_loop_run_once(loop, -1)
+ * never returns having only slept until a timer without running it.
+ *
+ * Callbacks may start and stop any watch, timer or hook, including their
+ * own, and may run the loop again (a synchronous call made from a
+ * callback); hooks must not run the loop.  A watch stopped while its event
+ * is pending in the current batch does not get that event.
  *
  * The hook exists for libfabric's manual progress: a provider must be
  * polled until empty and fi_trywait() must succeed before the thread may
@@ -54,6 +61,7 @@ struct rpcrdma__timer {
 	/* loop-private */
 	struct rpcrdma_loop *loop;
 	struct rpcrdma__timer *next;
+	struct rpcrdma__timer *prev; /* loop-private: O(1) stop */
 	bool armed;
 };
 

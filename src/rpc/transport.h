@@ -68,6 +68,11 @@ struct rpcrdma__creq {
 	const void *ddp_buf; /* offer as a Write chunk (may be NULL) */
 	size_t ddp_len;
 	size_t max_reply;    /* 0: unknown; the transport then assumes inline */
+	/* Room the core asks call_begin for, in bytes; 0: the transport's
+	 * default.  When an encode runs out of room the core calls call_abort,
+	 * raises the hint and calls call_begin again; a transport that cannot
+	 * offer more returns the same room and the call fails. */
+	size_t send_hint;
 	struct rpcrdma_xdr_stream send; /* set by call_begin */
 	void *core;          /* the core's call */
 	void *tpriv;         /* the transport's per-call state */
@@ -83,6 +88,19 @@ struct rpcrdma__clnt_cb {
 	void (*writable)(void *ctx);
 };
 
+/*
+ * Who releases what (client):
+ *   - call_begin that fails has set up nothing; -EAGAIN from it means the
+ *     same as from call_send.
+ *   - call_send that fails (-EAGAIN included) has released what call_begin
+ *     set up; the core starts again from call_begin.
+ *   - call_abort releases a req at any point after call_begin, sent or not
+ *     (time-out, cancel, or an encode that failed before call_send).
+ *   - connect that returns an error has started nothing and no callback
+ *     follows; 0 means cb->connected or cb->disconnected will follow.
+ *   - stats fills *out; the core then sets reconnects, retransmits and
+ *     timeouts itself (it owns them), whatever the transport wrote there.
+ */
 struct rpcrdma__clnt_transport_ops {
 	const char *name;
 	int (*create)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
@@ -106,6 +124,10 @@ struct rpcrdma__clnt_transport_ops {
 /* One incoming call as the transport hands it over. */
 struct rpcrdma__sreq {
 	struct rpcrdma_xdr_stream reply; /* set by reply_begin */
+	/* Room the core asks reply_begin for; 0: the transport's default.
+	 * As send_hint: after an encode ran out of room the core raises it and
+	 * calls reply_begin again, which replaces the stream it gave before. */
+	size_t reply_hint;
 	void *core;
 	void *tpriv;
 	const struct sockaddr *peer;
@@ -116,6 +138,18 @@ struct rpcrdma__svc_cb {
 	void (*conn_closed)(void *ctx, void *conn);
 };
 
+/*
+ * Who releases what (server):
+ *   - reply_begin may be called more than once for one req (a larger
+ *     reply_hint, or the core starting over to answer SYSTEM_ERR); each
+ *     call replaces the stream.  When it fails the core calls reply_drop.
+ *   - reply_send releases the req whatever it returns (an error means the
+ *     reply was lost, e.g. the connection is gone).
+ *   - A req stays valid after its connection closed (cb->conn_closed),
+ *     until reply_send or reply_drop; a reply to it is then discarded.
+ *   - stats: the core adds its own counts (bad_msgs for calls it could not
+ *     parse; retransmits: duplicate calls its DRC caught).
+ */
 struct rpcrdma__svc_transport_ops {
 	const char *name;
 	int (*listen)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,

@@ -1,0 +1,791 @@
+/*
+ * The RPC client, transport-neutral: XIDs, the table of calls in flight,
+ * credentials, time-outs, reconnection and retransmission, and decoding of
+ * reply headers and results.  A transport (transport.h) moves the bytes.
+ *
+ * Normal operation.  rpcrdma_client_call_async() gives the call an XID
+ * (random start per client, then +1), files it in the table, arms its
+ * time-out and queues it; a zero-delay "kick" timer then connects if need
+ * be and sends everything queued in one go, so calls started together
+ * leave together and no completion ever runs inside the call that started
+ * it.  Sending is call_begin, encode (header, then arguments), call_send.
+ * A reply is matched by XID (find), its header and results decoded while
+ * the transport holds the stream (reply), and the call completes: removed
+ * from the table, its timer stopped, its memory freed, then done() runs,
+ * so done() may reuse or free its struct rpcrdma_call.
+ *
+ * Recovery.  When the connection is lost every call in flight goes back to
+ * the head of the queue, in order, and one more loss is counted against
+ * it; a call that has lost more than opts.retries connections fails with
+ * the transport's error.  The rest are sent again with the same XID on a
+ * new connection (a server's duplicate request cache then answers those it
+ * already executed).  After an established connection breaks the client
+ * reconnects at once; after a failed attempt it waits, doubling the delay
+ * from RECONNECT_MIN_MS up to RECONNECT_MAX_MS.  A time-out is final: over
+ * a stream transport a call is never resent on the same connection.
+ *
+ * Destruction.  rpcrdma_client_destroy() fails every call in flight with
+ * RPCRDMA_ERR_CANCELLED.  Called from inside one of the client's own
+ * callbacks (a done() or anything below the transport), the memory is
+ * released from a timer at the loop's next iteration, because the
+ * transport may still be on the stack.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc/core.h"
+#include "rpc/loop_internal.h"
+
+#define TABLE_SIZE 1024u /* XIDs are sequential: xid & mask spreads evenly */
+#define RECONNECT_MIN_MS 100u
+#define RECONNECT_MAX_MS 3000u
+#define DEFAULT_TIMEOUT_MS 30000
+#define DEFAULT_RETRIES 3u
+#define HINT_SLOTS 64u /* procedures whose large calls we remember */
+
+enum conn_state {
+	CONN_DOWN,
+	CONN_CONNECTING,
+	CONN_UP,
+};
+
+enum ccall_state {
+	CC_QUEUED, /* waiting to be sent (again) */
+	CC_SENT,   /* the transport has it; a reply may come */
+};
+
+struct ccall {
+	struct rpcrdma__creq req;
+	struct rpcrdma_call *call;
+	struct rpcrdma_client *clnt;
+	struct rpcrdma__timer timer;
+	struct ccall *hnext;       /* table chain */
+	struct ccall *prev, *next; /* queue or sent list */
+	enum ccall_state state;
+	unsigned int losses; /* connections lost while in flight */
+	bool sent_once;
+	size_t hint; /* room the last encode needed */
+};
+
+struct clist {
+	struct ccall *head, *tail;
+};
+
+struct rpcrdma_client {
+	struct rpcrdma_loop *loop;
+	const struct rpcrdma__clnt_transport_ops *ops;
+	struct rpcrdma__clnt_transport *t;
+	uint32_t prog, vers;
+	struct rpcrdma_client_opts opts;
+	struct rpcrdma_opaque_auth cred, verf;
+	uint32_t next_xid;
+	/* Room the last large call of procedure p needed (slot p % HINT_SLOTS),
+	 * so a stream of large writes does not rediscover it each time. */
+	size_t proc_hint[HINT_SLOTS];
+	struct ccall *table[TABLE_SIZE];
+	struct clist queued, sent;
+	unsigned int nsent, nsent_max;
+
+	enum conn_state conn;
+	bool blocked;  /* the transport said -EAGAIN: wait for writable */
+	bool flushing; /* flush_queue() is on the stack */
+	bool ever_up;
+	unsigned int backoff_ms;
+	unsigned int conn_events; /* connected + disconnected, for client_connect */
+	int last_err;
+	struct rpcrdma__timer kick_timer;
+	struct rpcrdma__timer reconnect_timer;
+	struct rpcrdma__timer disc_timer; /* a loss reported while flushing */
+	bool disc_pending;
+	int disc_err;
+
+	uint64_t reconnects, retransmits, timeouts;
+
+	unsigned int busy; /* client code on the stack */
+	bool destroying;
+	struct rpcrdma__timer free_timer;
+};
+
+void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->transport = RPCRDMA_TRANSPORT_RDMA;
+	opts->provider = "ofi";
+	opts->inline_send = 4096;
+	opts->inline_recv = 4096;
+	opts->credits = 128;
+	opts->max_vers = 1;
+	opts->timeout_ms = DEFAULT_TIMEOUT_MS;
+	opts->retries = DEFAULT_RETRIES;
+	opts->cred = NULL;
+	opts->max_record = 0;
+}
+
+/* Lists and the table. */
+
+static void clist_append(struct clist *l, struct ccall *cc)
+{
+	cc->next = NULL;
+	cc->prev = l->tail;
+	if (l->tail)
+		l->tail->next = cc;
+	else
+		l->head = cc;
+	l->tail = cc;
+}
+
+static void clist_remove(struct clist *l, struct ccall *cc)
+{
+	if (cc->prev)
+		cc->prev->next = cc->next;
+	else
+		l->head = cc->next;
+	if (cc->next)
+		cc->next->prev = cc->prev;
+	else
+		l->tail = cc->prev;
+	cc->prev = cc->next = NULL;
+}
+
+static struct ccall *table_find(struct rpcrdma_client *c, uint32_t xid)
+{
+	struct ccall *cc;
+
+	for (cc = c->table[xid & (TABLE_SIZE - 1)]; cc; cc = cc->hnext) {
+		if (cc->req.xid == xid)
+			return cc;
+	}
+	return NULL;
+}
+
+static void table_remove(struct rpcrdma_client *c, struct ccall *cc)
+{
+	struct ccall **pp = &c->table[cc->req.xid & (TABLE_SIZE - 1)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == cc) {
+			*pp = cc->hnext;
+			break;
+		}
+	}
+	cc->hnext = NULL;
+}
+
+static uint32_t new_xid(struct rpcrdma_client *c)
+{
+	/* After 2^32 calls an XID may come round while still in flight. */
+	while (table_find(c, c->next_xid))
+		c->next_xid++;
+	return c->next_xid++;
+}
+
+/* Life cycle helpers. */
+
+static void finalize(struct rpcrdma_client *c)
+{
+	rpcrdma__timer_stop(&c->free_timer);
+	rpcrdma__timer_stop(&c->kick_timer);
+	rpcrdma__timer_stop(&c->reconnect_timer);
+	rpcrdma__timer_stop(&c->disc_timer);
+	c->ops->destroy(c->t);
+	rpcrdma__loop_unref(c->loop);
+	free(c);
+}
+
+static void free_cb(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_client *c = tm->ctx;
+
+	if (c->busy == 0)
+		finalize(c);
+}
+
+static void enter(struct rpcrdma_client *c)
+{
+	c->busy++;
+}
+
+static void leave(struct rpcrdma_client *c)
+{
+	if (--c->busy == 0 && c->destroying)
+		rpcrdma__timer_start(c->loop, &c->free_timer, 0, free_cb, c);
+}
+
+/*
+ * Take @cc out of the client: table, lists, timer, and (@abort) the
+ * transport, which already forgot it when it reported a reply or a failure.
+ * The caller then completes it with finish().
+ */
+static void detach(struct rpcrdma_client *c, struct ccall *cc, bool abort)
+{
+	table_remove(c, cc);
+	if (cc->state == CC_SENT) {
+		clist_remove(&c->sent, cc);
+		c->nsent--;
+		if (abort)
+			c->ops->call_abort(c->t, &cc->req);
+	} else {
+		clist_remove(&c->queued, cc);
+	}
+	rpcrdma__timer_stop(&cc->timer);
+}
+
+/* Fill the outputs, free our state, run done().  @cc is detached. */
+static void finish(struct ccall *cc, int status)
+{
+	struct rpcrdma_call *call = cc->call;
+
+	call->status = status;
+	call->xid = cc->req.xid;
+	call->priv[0] = NULL;
+	free(cc);
+	call->done(call, call->ctx);
+}
+
+static void fail_call(struct rpcrdma_client *c, struct ccall *cc, int status)
+{
+	detach(c, cc, true);
+	finish(cc, status);
+}
+
+/* Sending. */
+
+static int encode_call(struct rpcrdma_client *c, struct ccall *cc)
+{
+	struct rpcrdma_call *call = cc->call;
+	struct rpcrdma_rpc_call hdr;
+	int rc;
+
+	hdr.rpcvers = RPCRDMA_RPC_VERSION;
+	hdr.prog = c->prog;
+	hdr.vers = c->vers;
+	hdr.proc = call->proc;
+	hdr.cred = c->cred;
+	hdr.verf = c->verf;
+	rc = rpcrdma_rpc_encode_call(&cc->req.send, cc->req.xid, &hdr);
+	if (rc == 0 && call->encode_args)
+		rc = call->encode_args(&cc->req.send, call->args);
+	return rc;
+}
+
+/*
+ * Hand @cc (at the head of the queue) to the transport.  Returns 0 when it
+ * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued.
+ */
+static int transmit(struct rpcrdma_client *c, struct ccall *cc)
+{
+	size_t prev_room = 0;
+	int rc;
+
+	for (;;) {
+		size_t room;
+
+		cc->req.send_hint = cc->hint;
+		rc = c->ops->call_begin(c->t, &cc->req);
+		if (rc == -EAGAIN || rc == -ENOTCONN)
+			goto out_wait;
+		if (rc)
+			goto out_fail;
+		room = cc->req.send.len;
+		rc = encode_call(c, cc);
+		if (rc == RPCRDMA_ERR_NOSPACE && room > prev_room) {
+			/* Ask for four times the room; the transport caps it. */
+			c->ops->call_abort(c->t, &cc->req);
+			prev_room = room;
+			cc->hint = room > SIZE_MAX / 4 ? SIZE_MAX : room * 4;
+			continue;
+		}
+		if (rc) {
+			c->ops->call_abort(c->t, &cc->req);
+			goto out_fail;
+		}
+		break;
+	}
+	/* Remember a room that had to grow; forget it once calls are small again. */
+	if (prev_room)
+		c->proc_hint[cc->call->proc % HINT_SLOTS] = cc->req.send.len;
+	else if (cc->hint && rpcrdma_xdr_pos(&cc->req.send) < cc->hint / 8)
+		c->proc_hint[cc->call->proc % HINT_SLOTS] = 0;
+	rc = c->ops->call_send(c->t, &cc->req);
+	if (rc == -EAGAIN || rc == -ENOTCONN)
+		goto out_wait;
+	if (rc)
+		goto out_fail;
+	clist_remove(&c->queued, cc);
+	clist_append(&c->sent, cc);
+	cc->state = CC_SENT;
+	if (cc->sent_once)
+		c->retransmits++;
+	cc->sent_once = true;
+	if (++c->nsent > c->nsent_max)
+		c->nsent_max = c->nsent;
+	return 0;
+
+out_wait:
+	if (rc == -EAGAIN)
+		c->blocked = true;
+	return rc;
+out_fail:
+	fail_call(c, cc, rc);
+	return 0;
+}
+
+static void flush_queue(struct rpcrdma_client *c)
+{
+	if (c->flushing)
+		return;
+	c->flushing = true;
+	while (!c->destroying && c->conn == CONN_UP && !c->blocked && !c->disc_pending &&
+	       c->queued.head) {
+		if (transmit(c, c->queued.head))
+			break;
+	}
+	c->flushing = false;
+}
+
+static void on_disconnected(void *ctx, int err);
+
+static void begin_connect(struct rpcrdma_client *c)
+{
+	int rc;
+
+	if (c->conn != CONN_DOWN)
+		return;
+	rpcrdma__timer_stop(&c->reconnect_timer);
+	if (c->ever_up)
+		c->reconnects++;
+	c->conn = CONN_CONNECTING;
+	rc = c->ops->connect(c->t);
+	if (rc)
+		on_disconnected(c, rc);
+}
+
+static void kick_cb(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_client *c = tm->ctx;
+
+	enter(c);
+	if (c->conn == CONN_UP)
+		flush_queue(c);
+	else if (c->conn == CONN_DOWN && !c->reconnect_timer.armed && c->queued.head)
+		begin_connect(c);
+	leave(c);
+}
+
+static void kick(struct rpcrdma_client *c)
+{
+	if (!c->kick_timer.armed)
+		rpcrdma__timer_start(c->loop, &c->kick_timer, 0, kick_cb, c);
+}
+
+static void reconnect_cb(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_client *c = tm->ctx;
+
+	enter(c);
+	if (c->queued.head)
+		begin_connect(c);
+	leave(c);
+}
+
+static void on_timeout(struct rpcrdma__timer *tm)
+{
+	struct ccall *cc = tm->ctx;
+	struct rpcrdma_client *c = cc->clnt;
+
+	enter(c);
+	c->timeouts++;
+	fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
+	leave(c);
+}
+
+/* Transport callbacks. */
+
+static struct rpcrdma__creq *on_find(void *ctx, uint32_t xid)
+{
+	struct ccall *cc = table_find(ctx, xid);
+
+	return cc && cc->state == CC_SENT ? &cc->req : NULL;
+}
+
+static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_client *c = ctx;
+	struct ccall *cc = req->core;
+	struct rpcrdma_call *call = cc->call;
+	struct rpcrdma_rpc_msg m;
+	int rc;
+
+	enter(c);
+	detach(c, cc, false);
+	rc = rpcrdma_rpc_decode_msg(msg, &m);
+	if (rc == 0 && m.type != RPCRDMA_RPC_REPLY)
+		rc = RPCRDMA_ERR_BAD_RPC;
+	if (rc == 0) {
+		call->reply = m.u.reply;
+		if (m.u.reply.stat != RPCRDMA_RPC_MSG_ACCEPTED ||
+		    m.u.reply.accept_stat != RPCRDMA_RPC_SUCCESS)
+			rc = RPCRDMA_ERR_RPC_REJECTED;
+		else if (call->decode_res)
+			rc = call->decode_res(msg, call->res);
+	}
+	finish(cc, rc);
+	leave(c);
+}
+
+static void on_failed(void *ctx, struct rpcrdma__creq *req, int err)
+{
+	struct rpcrdma_client *c = ctx;
+
+	enter(c);
+	detach(c, req->core, false);
+	finish(req->core, err);
+	leave(c);
+}
+
+static void on_connected(void *ctx)
+{
+	struct rpcrdma_client *c = ctx;
+
+	enter(c);
+	c->conn = CONN_UP;
+	c->ever_up = true;
+	c->backoff_ms = 0;
+	c->blocked = false;
+	c->last_err = 0;
+	c->conn_events++;
+	flush_queue(c);
+	leave(c);
+}
+
+static void disc_cb(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_client *c = tm->ctx;
+
+	c->disc_pending = false;
+	on_disconnected(c, c->disc_err);
+}
+
+static void on_disconnected(void *ctx, int err)
+{
+	struct rpcrdma_client *c = ctx;
+	bool was_up = c->conn == CONN_UP;
+	struct clist doomed = {NULL, NULL};
+	struct ccall *cc, *next;
+	unsigned int delay;
+
+	if (c->flushing) {
+		/*
+		 * Reported from inside call_begin/call_send: transmit() still
+		 * holds the call at the head of the queue, so handle it once
+		 * that call is back in our hands.
+		 */
+		c->disc_pending = true;
+		c->disc_err = err;
+		rpcrdma__timer_start(c->loop, &c->disc_timer, 0, disc_cb, c);
+		return;
+	}
+	enter(c);
+	c->conn = CONN_DOWN;
+	c->blocked = false;
+	c->last_err = err ? err : -ECONNRESET;
+	c->conn_events++;
+
+	/* Calls in flight go back in front of those never sent, in order. */
+	while ((cc = c->sent.tail)) {
+		clist_remove(&c->sent, cc);
+		c->nsent--;
+		cc->state = CC_QUEUED;
+		cc->next = c->queued.head;
+		cc->prev = NULL;
+		if (c->queued.head)
+			c->queued.head->prev = cc;
+		else
+			c->queued.tail = cc;
+		c->queued.head = cc;
+	}
+	/* Every call waiting on this connection has lost one. */
+	for (cc = c->queued.head; cc; cc = next) {
+		next = cc->next;
+		if (++cc->losses > c->opts.retries) {
+			detach(c, cc, false);
+			clist_append(&doomed, cc);
+		}
+	}
+	/* Complete them only now: done() may start calls or destroy us. */
+	while ((cc = doomed.head)) {
+		clist_remove(&doomed, cc);
+		finish(cc, c->last_err);
+	}
+	if (!c->destroying && c->queued.head && !c->reconnect_timer.armed) {
+		if (was_up) {
+			delay = 0;
+		} else {
+			delay = c->backoff_ms ? c->backoff_ms : RECONNECT_MIN_MS;
+			c->backoff_ms = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
+		}
+		rpcrdma__timer_start(c->loop, &c->reconnect_timer, delay, reconnect_cb, c);
+	}
+	leave(c);
+}
+
+static void on_writable(void *ctx)
+{
+	struct rpcrdma_client *c = ctx;
+
+	enter(c);
+	c->blocked = false;
+	flush_queue(c);
+	leave(c);
+}
+
+static const struct rpcrdma__clnt_cb clnt_cb = {
+    .find = on_find,
+    .reply = on_reply,
+    .failed = on_failed,
+    .connected = on_connected,
+    .disconnected = on_disconnected,
+    .writable = on_writable,
+};
+
+/* Public API. */
+
+static uint32_t random_xid(const void *salt)
+{
+	struct timespec ts;
+	uint32_t x;
+
+	if (getrandom(&x, sizeof(x), GRND_NONBLOCK) == (ssize_t)sizeof(x))
+		return x;
+	/* No entropy yet (early boot): still differ between clients. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint32_t)ts.tv_nsec * 2654435761u) ^ (uint32_t)getpid() ^
+	       (uint32_t)(uintptr_t)salt;
+}
+
+int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const char *service,
+			  uint32_t prog, uint32_t vers, const struct rpcrdma_client_opts *opts,
+			  struct rpcrdma_client **out)
+{
+	const struct rpcrdma__clnt_transport_ops *ops;
+	struct rpcrdma_client_opts o;
+	struct sockaddr_storage ss;
+	struct rpcrdma_client *c;
+	socklen_t sslen;
+	int rc;
+
+	if (!loop || !host || !service || !out)
+		return -EINVAL;
+	if (opts)
+		o = *opts;
+	else
+		rpcrdma_client_opts_default(&o);
+	if ((o.cred && o.cred->len > RPCRDMA_AUTH_BODY_MAX) || o.timeout_ms < -1)
+		return -EINVAL;
+	rc = rpcrdma__clnt_ops_for(o.transport, &ops);
+	if (rc)
+		return rc;
+	rc = rpcrdma__resolve(host, service, false, &ss, &sslen);
+	if (rc)
+		return rc;
+	if (o.timeout_ms == 0)
+		o.timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (o.retries == 0)
+		o.retries = DEFAULT_RETRIES;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->ops = ops;
+	c->prog = prog;
+	c->vers = vers;
+	if (o.cred)
+		c->cred = *o.cred;
+	else
+		rpcrdma_auth_none(&c->cred);
+	rpcrdma_auth_none(&c->verf);
+	o.cred = NULL; /* ours is c->cred; the caller's may go away */
+	c->opts = o;
+	c->next_xid = random_xid(c);
+	rc = ops->create(loop, (struct sockaddr *)&ss, sslen, &c->opts, &clnt_cb, c, &c->t);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	rpcrdma__loop_ref(loop);
+	*out = c;
+	return 0;
+}
+
+int rpcrdma_client_connect(struct rpcrdma_client *c)
+{
+	unsigned int seen;
+	int rc = 0;
+
+	if (!c)
+		return -EINVAL;
+	if (c->destroying)
+		return -ESHUTDOWN;
+	if (c->conn == CONN_UP)
+		return 0;
+	enter(c);
+	seen = c->conn_events;
+	if (c->conn == CONN_DOWN)
+		begin_connect(c);
+	while (rc >= 0 && c->conn_events == seen && !c->destroying)
+		rc = rpcrdma_loop_run_once(c->loop, -1);
+	if (rc >= 0)
+		rc = c->destroying ? -ESHUTDOWN : c->conn == CONN_UP ? 0 : c->last_err;
+	leave(c);
+	return rc;
+}
+
+void rpcrdma_client_destroy(struct rpcrdma_client *c)
+{
+	struct clist doomed = {NULL, NULL};
+	struct ccall *cc;
+
+	if (!c || c->destroying)
+		return;
+	c->destroying = true;
+	enter(c);
+	rpcrdma__timer_stop(&c->kick_timer);
+	rpcrdma__timer_stop(&c->reconnect_timer);
+	rpcrdma__timer_stop(&c->disc_timer);
+	while ((cc = c->sent.head ? c->sent.head : c->queued.head)) {
+		detach(c, cc, true);
+		clist_append(&doomed, cc);
+	}
+	while ((cc = doomed.head)) {
+		clist_remove(&doomed, cc);
+		finish(cc, RPCRDMA_ERR_CANCELLED);
+	}
+	if (c->busy == 1) {
+		/* Nothing of ours below us on the stack: free now. */
+		finalize(c);
+		return;
+	}
+	leave(c);
+}
+
+int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *call)
+{
+	struct ccall *cc;
+	int timeout;
+
+	if (!c || !call || !call->done || call->timeout_ms < -1 ||
+	    (call->ddp_len && !call->ddp_buf))
+		return -EINVAL;
+	if (c->destroying)
+		return -ESHUTDOWN;
+	cc = calloc(1, sizeof(*cc));
+	if (!cc)
+		return -ENOMEM;
+	cc->call = call;
+	cc->clnt = c;
+	cc->req.xid = new_xid(c);
+	cc->req.ddp_buf = call->ddp_buf;
+	cc->req.ddp_len = call->ddp_buf ? call->ddp_len : 0;
+	cc->req.max_reply = call->max_reply;
+	cc->req.core = cc;
+	cc->hint = c->proc_hint[call->proc % HINT_SLOTS];
+	cc->state = CC_QUEUED;
+	call->status = -EINPROGRESS;
+	call->xid = cc->req.xid;
+	memset(&call->reply, 0, sizeof(call->reply));
+	call->priv[0] = cc;
+
+	cc->hnext = c->table[cc->req.xid & (TABLE_SIZE - 1)];
+	c->table[cc->req.xid & (TABLE_SIZE - 1)] = cc;
+	clist_append(&c->queued, cc);
+	timeout = call->timeout_ms ? call->timeout_ms : c->opts.timeout_ms;
+	if (timeout > 0)
+		rpcrdma__timer_start(c->loop, &cc->timer, (uint64_t)timeout, on_timeout, cc);
+	kick(c);
+	return 0;
+}
+
+struct sync_wait {
+	bool done;
+};
+
+static void sync_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct sync_wait *w = ctx;
+
+	(void)call;
+	w->done = true;
+}
+
+int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
+{
+	void (*user_done)(struct rpcrdma_call *, void *);
+	struct sync_wait w = {false};
+	void *user_ctx;
+	int rc;
+
+	if (!c || !call)
+		return -EINVAL;
+	user_done = call->done;
+	user_ctx = call->ctx;
+	call->done = sync_done;
+	call->ctx = &w;
+	rc = rpcrdma_client_call_async(c, call);
+	if (rc) {
+		call->done = user_done;
+		call->ctx = user_ctx;
+		call->status = rc;
+		return rc;
+	}
+	/*
+	 * Until our call completes the client exists: destroying it would
+	 * have completed the call with RPCRDMA_ERR_CANCELLED.
+	 */
+	while (!w.done) {
+		rc = rpcrdma_loop_run_once(c->loop, -1);
+		if (rc < 0 && !w.done) {
+			struct ccall *cc = call->priv[0];
+
+			enter(c);
+			fail_call(c, cc, rc);
+			leave(c);
+		}
+	}
+	call->done = user_done;
+	call->ctx = user_ctx;
+	return call->status;
+}
+
+int rpcrdma_client_stats(struct rpcrdma_client *c, struct rpcrdma_xprt_stats *out)
+{
+	if (!c || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	c->ops->stats(c->t, out);
+	/* The core owns reconnection, retransmission and time-outs. */
+	out->reconnects = c->reconnects;
+	out->retransmits = c->retransmits;
+	out->timeouts = c->timeouts;
+	/* Without credits of its own, a transport leaves this to us. */
+	if (out->credits_in_use_max == 0)
+		out->credits_in_use_max = c->nsent_max;
+	return 0;
+}
+
+void rpcrdma__client_disconnect(struct rpcrdma_client *c)
+{
+	if (c && !c->destroying)
+		c->ops->disconnect(c->t);
+}
+
+struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *c)
+{
+	return c ? c->t : NULL;
+}

@@ -1,0 +1,309 @@
+/*
+ * The duplicate request cache (drc.h): a fixed pool of entries, a hash
+ * table over their keys, and a least-recently-used list of answered
+ * entries with a byte budget for their replies.
+ *
+ * Entries move free -> in progress -> done -> free.  Only done entries are
+ * on the LRU list, so eviction can never take a call that is executing:
+ * losing that entry would let its retransmission run it a second time.
+ * When the pool is exhausted by calls in progress, a new call is simply not
+ * cached (it still executes); refusing it instead would let a client with
+ * many slow calls shut everyone else out.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/drc.h"
+
+enum entry_state {
+	E_FREE,
+	E_IN_PROGRESS,
+	E_DONE,
+};
+
+struct rpcrdma__drc_entry {
+	struct rpcrdma__drc_key key;
+	enum entry_state state;
+	struct rpcrdma__drc_entry *hnext;       /* hash chain */
+	struct rpcrdma__drc_entry *prev, *next; /* LRU (done) or free list */
+	void *reply;
+	size_t reply_len;
+	void *owner;
+};
+
+struct rpcrdma__drc {
+	struct rpcrdma__drc_entry *pool;
+	unsigned int nentries;
+	struct rpcrdma__drc_entry **buckets;
+	unsigned int nbuckets; /* a power of two */
+	struct rpcrdma__drc_entry *free_list;
+	struct rpcrdma__drc_entry *lru_head, *lru_tail; /* oldest first */
+	size_t max_bytes;
+	struct rpcrdma__drc_counts n;
+};
+
+int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__drc **out)
+{
+	struct rpcrdma__drc *drc;
+
+	if (!out)
+		return -EINVAL;
+	if (entries == 0)
+		entries = RPCRDMA__DRC_DEFAULT_ENTRIES;
+	if (entries > (1u << 24))
+		return -EINVAL;
+	drc = calloc(1, sizeof(*drc));
+	if (!drc)
+		return -ENOMEM;
+	drc->nentries = entries;
+	drc->max_bytes = max_bytes ? max_bytes : RPCRDMA__DRC_DEFAULT_BYTES;
+	for (drc->nbuckets = 16; drc->nbuckets < entries; drc->nbuckets <<= 1)
+		;
+	drc->pool = calloc(entries, sizeof(*drc->pool));
+	drc->buckets = calloc(drc->nbuckets, sizeof(*drc->buckets));
+	if (!drc->pool || !drc->buckets) {
+		free(drc->pool);
+		free(drc->buckets);
+		free(drc);
+		return -ENOMEM;
+	}
+	for (unsigned int i = entries; i-- > 0;) {
+		drc->pool[i].next = drc->free_list;
+		drc->free_list = &drc->pool[i];
+	}
+	*out = drc;
+	return 0;
+}
+
+void rpcrdma__drc_destroy(struct rpcrdma__drc *drc)
+{
+	if (!drc)
+		return;
+	for (unsigned int i = 0; i < drc->nentries; i++)
+		free(drc->pool[i].reply);
+	free(drc->pool);
+	free(drc->buckets);
+	free(drc);
+}
+
+/* FNV-1a: cheap, and the checksum only guards against XID reuse, not attacks. */
+static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+void rpcrdma__drc_key_init(struct rpcrdma__drc_key *key, uint32_t xid, uint32_t prog, uint32_t vers,
+			   uint32_t proc, const struct sockaddr *peer,
+			   const struct rpcrdma_xdr_stream *args)
+{
+	uint8_t head[RPCRDMA__DRC_CSUM_LEN];
+	struct rpcrdma_xdr_stream copy;
+	size_t n = 0;
+
+	memset(key, 0, sizeof(*key));
+	key->xid = xid;
+	key->prog = prog;
+	key->vers = vers;
+	key->proc = proc;
+	if (args) {
+		/* A copy of the cursor, so the caller's stream does not move. */
+		copy = *args;
+		copy.ddp = NULL;
+		n = rpcrdma_xdr_remaining(&copy);
+		key->args_len = n;
+		if (n > sizeof(head))
+			n = sizeof(head);
+		if (rpcrdma_xdr_decode_fixed_opaque(&copy, head, n) != 0)
+			n = 0;
+	}
+	key->csum = fnv1a(2166136261u, head, n);
+	if (peer && peer->sa_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)peer;
+
+		key->family = AF_INET;
+		memcpy(key->addr, &sin->sin_addr, 4);
+	} else if (peer && peer->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)peer;
+
+		if (IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr)) {
+			key->family = AF_INET;
+			memcpy(key->addr, &sin6->sin6_addr.s6_addr[12], 4);
+		} else {
+			key->family = AF_INET6;
+			memcpy(key->addr, &sin6->sin6_addr, 16);
+		}
+	}
+}
+
+static bool key_equal(const struct rpcrdma__drc_key *a, const struct rpcrdma__drc_key *b)
+{
+	return a->xid == b->xid && a->prog == b->prog && a->vers == b->vers && a->proc == b->proc &&
+	       a->csum == b->csum && a->args_len == b->args_len && a->family == b->family &&
+	       memcmp(a->addr, b->addr, sizeof(a->addr)) == 0;
+}
+
+static unsigned int bucket_of(const struct rpcrdma__drc *drc, const struct rpcrdma__drc_key *k)
+{
+	uint32_t h = fnv1a(2166136261u, &k->xid, sizeof(k->xid));
+
+	h = fnv1a(h, k->addr, sizeof(k->addr));
+	return h & (drc->nbuckets - 1);
+}
+
+static void lru_remove(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		drc->lru_head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		drc->lru_tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_append(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
+{
+	e->next = NULL;
+	e->prev = drc->lru_tail;
+	if (drc->lru_tail)
+		drc->lru_tail->next = e;
+	else
+		drc->lru_head = e;
+	drc->lru_tail = e;
+}
+
+/* Back to the free list, whatever the state. */
+static void release(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
+{
+	struct rpcrdma__drc_entry **pp = &drc->buckets[bucket_of(drc, &e->key)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	}
+	e->hnext = NULL;
+	if (e->state == E_DONE) {
+		lru_remove(drc, e);
+		drc->n.done--;
+		drc->n.bytes -= e->reply_len;
+	} else if (e->state == E_IN_PROGRESS) {
+		drc->n.in_progress--;
+	}
+	free(e->reply);
+	e->reply = NULL;
+	e->reply_len = 0;
+	e->owner = NULL;
+	e->state = E_FREE;
+	e->prev = NULL;
+	e->next = drc->free_list;
+	drc->free_list = e;
+}
+
+enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
+					      const struct rpcrdma__drc_key *key,
+					      struct rpcrdma__drc_entry **entry)
+{
+	unsigned int b = bucket_of(drc, key);
+	struct rpcrdma__drc_entry *e;
+
+	for (e = drc->buckets[b]; e; e = e->hnext) {
+		if (!key_equal(&e->key, key))
+			continue;
+		*entry = e;
+		if (e->state == E_IN_PROGRESS) {
+			drc->n.hits_in_progress++;
+			return RPCRDMA__DRC_IN_PROGRESS;
+		}
+		drc->n.hits_done++;
+		lru_remove(drc, e);
+		lru_append(drc, e);
+		return RPCRDMA__DRC_DONE;
+	}
+	if (!drc->free_list && drc->lru_head) {
+		drc->n.evictions++;
+		release(drc, drc->lru_head);
+	}
+	e = drc->free_list;
+	if (!e) {
+		drc->n.uncached++;
+		*entry = NULL;
+		return RPCRDMA__DRC_NEW;
+	}
+	drc->free_list = e->next;
+	e->next = NULL;
+	e->key = *key;
+	e->state = E_IN_PROGRESS;
+	e->hnext = drc->buckets[b];
+	drc->buckets[b] = e;
+	drc->n.in_progress++;
+	*entry = e;
+	return RPCRDMA__DRC_NEW;
+}
+
+int rpcrdma__drc_complete(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void *reply,
+			  size_t len)
+{
+	void *copy;
+
+	if (e->state != E_IN_PROGRESS)
+		return -EINVAL;
+	if (len > drc->max_bytes) {
+		release(drc, e);
+		return -EMSGSIZE;
+	}
+	copy = malloc(len ? len : 1);
+	if (!copy) {
+		release(drc, e);
+		return -ENOMEM;
+	}
+	memcpy(copy, reply, len);
+	while (drc->n.bytes + len > drc->max_bytes && drc->lru_head) {
+		drc->n.evictions++;
+		release(drc, drc->lru_head);
+	}
+	e->reply = copy;
+	e->reply_len = len;
+	e->state = E_DONE;
+	e->owner = NULL;
+	drc->n.in_progress--;
+	drc->n.done++;
+	drc->n.bytes += len;
+	lru_append(drc, e);
+	return 0;
+}
+
+void rpcrdma__drc_forget(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
+{
+	if (e && e->state != E_FREE)
+		release(drc, e);
+}
+
+void rpcrdma__drc_reply(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void **reply,
+			size_t *len)
+{
+	(void)drc;
+	*reply = e->reply;
+	*len = e->reply_len;
+}
+
+void **rpcrdma__drc_owner(struct rpcrdma__drc_entry *e)
+{
+	return &e->owner;
+}
+
+void rpcrdma__drc_counts(const struct rpcrdma__drc *drc, struct rpcrdma__drc_counts *out)
+{
+	*out = drc->n;
+}

@@ -1,0 +1,103 @@
+/*
+ * The server's duplicate request cache.  A client that lost its connection
+ * sends its calls again with the same XIDs; the cache makes sure a call the
+ * server has already executed is answered from the reply it produced, not
+ * executed twice, and that a call still being executed is not started again.
+ *
+ * A call is identified by its XID, the client's address (without the port:
+ * a reconnecting client comes from a new one), program, version, procedure,
+ * the length of its arguments and a checksum of their first
+ * RPCRDMA__DRC_CSUM_LEN bytes (an XID reused by another call of the same
+ * client after a wrap or a restart must not get the old reply).
+ *
+ * The cache holds a fixed number of entries and a byte budget for cached
+ * replies.  Entries of calls in progress are never evicted; answered ones
+ * go least recently used first.  When every entry is in progress, a new
+ * call runs uncached.  No I/O and no loop: the server core drives it.
+ */
+#ifndef RPCRDMA_RPC_DRC_H
+#define RPCRDMA_RPC_DRC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "rpcrdma/xdr.h"
+
+#define RPCRDMA__DRC_CSUM_LEN 256u
+#define RPCRDMA__DRC_DEFAULT_ENTRIES 512u
+#define RPCRDMA__DRC_DEFAULT_BYTES (32u << 20)
+
+struct rpcrdma__drc;
+struct rpcrdma__drc_entry;
+
+struct rpcrdma__drc_key {
+	uint32_t xid;
+	uint32_t prog, vers, proc;
+	uint32_t csum;
+	uint64_t args_len;
+	uint16_t family; /* AF_INET or AF_INET6 (v4-mapped addresses are AF_INET) */
+	uint8_t addr[16];
+};
+
+enum rpcrdma__drc_verdict {
+	RPCRDMA__DRC_NEW,         /* not seen: execute (entry in progress, or NULL: uncached) */
+	RPCRDMA__DRC_IN_PROGRESS, /* executing now: do not execute again */
+	RPCRDMA__DRC_DONE,        /* answered: send the cached reply */
+};
+
+/**
+ * rpcrdma__drc_create - a cache of @entries calls holding at most
+ * @max_bytes of replies (0: the defaults above)
+ */
+int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__drc **out);
+/** Free the cache.  Whatever the entries' owner slots point to is the caller's. */
+void rpcrdma__drc_destroy(struct rpcrdma__drc *drc);
+
+/**
+ * rpcrdma__drc_key_init - the key of a call
+ * @args: the stream positioned at the arguments; it does not move
+ */
+void rpcrdma__drc_key_init(struct rpcrdma__drc_key *key, uint32_t xid, uint32_t prog, uint32_t vers,
+			   uint32_t proc, const struct sockaddr *peer,
+			   const struct rpcrdma_xdr_stream *args);
+
+/**
+ * rpcrdma__drc_lookup - look a call up, adding it when new
+ *
+ * NEW: *@entry is a fresh entry in progress (complete or forget it), or NULL
+ * when no entry could be taken.  IN_PROGRESS and DONE: *@entry is the
+ * existing entry; for DONE read it with rpcrdma__drc_reply().
+ */
+enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
+					      const struct rpcrdma__drc_key *key,
+					      struct rpcrdma__drc_entry **entry);
+
+/**
+ * rpcrdma__drc_complete - the call of @e was answered with @len bytes
+ *
+ * Copies the reply.  Returns 0, or -ENOMEM / -EMSGSIZE (larger than the
+ * whole budget) after which the entry is gone, as after forget.
+ */
+int rpcrdma__drc_complete(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void *reply,
+			  size_t len);
+
+/** Drop an entry in progress whose call produced no reply. */
+void rpcrdma__drc_forget(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e);
+
+/** The cached reply of a DONE entry; marks the entry recently used. */
+void rpcrdma__drc_reply(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void **reply,
+			size_t *len);
+
+/** One pointer the owner may keep with an entry in progress (NULL at first). */
+void **rpcrdma__drc_owner(struct rpcrdma__drc_entry *e);
+
+/** Counts, for tests and stats. */
+struct rpcrdma__drc_counts {
+	unsigned int in_progress, done;
+	size_t bytes;
+	uint64_t hits_in_progress, hits_done, evictions, uncached;
+};
+void rpcrdma__drc_counts(const struct rpcrdma__drc *drc, struct rpcrdma__drc_counts *out);
+
+#endif /* RPCRDMA_RPC_DRC_H */

@@ -1,0 +1,579 @@
+/*
+ * The event loop: one epoll set per loop, an eventfd for cross-thread
+ * wake-ups, a sorted list of one-shot timers, and before-sleep hooks for
+ * providers that need manual progress (loop_internal.h gives the order of
+ * one iteration).  Everything but rpcrdma_loop_wake() runs on the loop's
+ * thread, so the only lock guards the wake queue.
+ *
+ * Timers are a doubly linked list sorted by due time.  Nearly every timer
+ * the library arms is "now + a fixed time-out", which lands at the tail, so
+ * insertion scans from the tail and is O(1) in practice; stopping is O(1).
+ *
+ * External epoll: rpcrdma_loop_fd() returns the epoll fd itself, which is
+ * readable whenever one of its fds is.  So that timers and busy hooks also
+ * make it readable, the loop then keeps a timerfd (in the set) armed at the
+ * next timer, and kicks its own eventfd when a hook still has work or a
+ * wake callback is queued.  Loops driven by rpcrdma_loop_run() skip both.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpc/loop_internal.h"
+
+#define EVENT_BATCH 64
+
+struct wake_item {
+	struct wake_item *next;
+	void (*cb)(void *arg);
+	void *arg;
+};
+
+/*
+ * The events of one epoll_wait() still being dispatched.  Iterations nest
+ * (a synchronous call made from a callback runs the loop), so each keeps its
+ * own batch and rpcrdma__watch_stop() clears a stopped watch from all.
+ */
+struct batch {
+	struct epoll_event *ev;
+	int n;
+	struct batch *up;
+};
+
+struct rpcrdma_loop {
+	int epfd;
+	int evfd;
+	int tfd;
+	struct rpcrdma__watch ev_watch;
+	struct rpcrdma__watch tfd_watch;
+
+	struct rpcrdma__timer *timers; /* soonest first */
+	struct rpcrdma__timer *timers_tail;
+
+	struct rpcrdma__hook *hooks;
+	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
+
+	struct batch *batches;
+	int depth;   /* iterations in progress (nesting) */
+	bool in_run; /* inside rpcrdma_loop_run() */
+	bool stop;
+	bool external;    /* rpcrdma_loop_fd() was asked for */
+	uint64_t tfd_due; /* what the timerfd is armed at; 0: disarmed */
+	int refs;
+
+	pthread_mutex_t wake_lock;
+	struct wake_item *wake_head, *wake_tail; /* wake_lock */
+	bool wake_pending;                       /* wake_lock */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop)
+{
+	(void)loop;
+	return now_ms();
+}
+
+static void arm_timerfd(struct rpcrdma_loop *loop);
+static void kick(struct rpcrdma_loop *loop);
+
+/* Watches. */
+
+int rpcrdma__watch_start(struct rpcrdma_loop *loop, struct rpcrdma__watch *w, int fd,
+			 uint32_t events, rpcrdma__watch_fn fn, void *ctx)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+
+	if (!loop || !w || fd < 0 || !fn)
+		return -EINVAL;
+	if (w->active && w->loop == loop && w->fd == fd) {
+		w->fn = fn;
+		w->ctx = ctx;
+		return rpcrdma__watch_modify(w, events);
+	}
+	if (w->active)
+		return -EBUSY;
+	if (epoll_ctl(loop->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	w->fd = fd;
+	w->events = events;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->loop = loop;
+	w->active = true;
+	return 0;
+}
+
+int rpcrdma__watch_modify(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = w};
+
+	if (!w || !w->active)
+		return -EINVAL;
+	if (w->events == events)
+		return 0;
+	if (epoll_ctl(w->loop->epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
+		return -errno;
+	w->events = events;
+	return 0;
+}
+
+void rpcrdma__watch_stop(struct rpcrdma__watch *w)
+{
+	struct epoll_event dummy;
+
+	if (!w || !w->active)
+		return;
+	/* EBADF/ENOENT: the fd was closed first; the kernel dropped it then. */
+	(void)epoll_ctl(w->loop->epfd, EPOLL_CTL_DEL, w->fd, &dummy);
+	for (struct batch *b = w->loop->batches; b; b = b->up) {
+		for (int i = 0; i < b->n; i++) {
+			if (b->ev[i].data.ptr == w)
+				b->ev[i].data.ptr = NULL;
+		}
+	}
+	w->active = false;
+}
+
+/* Timers. */
+
+static void timer_unlink(struct rpcrdma_loop *loop, struct rpcrdma__timer *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		loop->timers = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		loop->timers_tail = t->prev;
+	t->next = t->prev = NULL;
+	t->armed = false;
+}
+
+void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, uint64_t after_ms,
+			  rpcrdma__timer_fn fn, void *ctx)
+{
+	struct rpcrdma__timer *at;
+	uint64_t now = now_ms();
+
+	if (!loop || !t || !fn)
+		return;
+	if (t->armed)
+		timer_unlink(t->loop, t);
+	t->due_ms = after_ms > UINT64_MAX - now ? UINT64_MAX : now + after_ms;
+	t->fn = fn;
+	t->ctx = ctx;
+	t->loop = loop;
+	/* Behind every timer due at the same time or sooner: FIFO among equals. */
+	for (at = loop->timers_tail; at && at->due_ms > t->due_ms; at = at->prev)
+		;
+	t->prev = at;
+	t->next = at ? at->next : loop->timers;
+	if (t->prev)
+		t->prev->next = t;
+	else
+		loop->timers = t;
+	if (t->next)
+		t->next->prev = t;
+	else
+		loop->timers_tail = t;
+	t->armed = true;
+	/* Armed from outside an iteration: the application's epoll must see it. */
+	if (loop->external && loop->depth == 0 && loop->timers == t)
+		arm_timerfd(loop);
+}
+
+void rpcrdma__timer_stop(struct rpcrdma__timer *t)
+{
+	if (t && t->armed)
+		timer_unlink(t->loop, t);
+}
+
+/*
+ * Run the timers that are due now.  Only as many as were due on entry: a
+ * callback that re-arms itself with 0 runs again next iteration, not in an
+ * endless loop here.
+ */
+static int run_timers(struct rpcrdma_loop *loop)
+{
+	uint64_t now = now_ms();
+	unsigned int due = 0;
+	int ran = 0;
+
+	for (struct rpcrdma__timer *t = loop->timers; t && t->due_ms <= now; t = t->next)
+		due++;
+	while (due-- > 0 && loop->timers && loop->timers->due_ms <= now) {
+		struct rpcrdma__timer *t = loop->timers;
+
+		timer_unlink(loop, t);
+		t->fn(t);
+		ran++;
+	}
+	return ran;
+}
+
+/* Hooks. */
+
+void rpcrdma__hook_start(struct rpcrdma_loop *loop, struct rpcrdma__hook *h, rpcrdma__hook_fn fn,
+			 void *ctx)
+{
+	if (!loop || !h || !fn)
+		return;
+	h->fn = fn;
+	h->ctx = ctx;
+	if (h->active)
+		return;
+	h->loop = loop;
+	h->next = loop->hooks;
+	loop->hooks = h;
+	h->active = true;
+	if (loop->external && loop->depth == 0)
+		kick(loop);
+}
+
+void rpcrdma__hook_stop(struct rpcrdma__hook *h)
+{
+	struct rpcrdma__hook **pp;
+
+	if (!h || !h->active)
+		return;
+	for (pp = &h->loop->hooks; *pp; pp = &(*pp)->next) {
+		if (*pp == h) {
+			*pp = h->next;
+			break;
+		}
+	}
+	if (h->loop->hook_cursor == h)
+		h->loop->hook_cursor = h->next;
+	h->next = NULL;
+	h->active = false;
+}
+
+static bool run_hooks(struct rpcrdma_loop *loop)
+{
+	bool busy = false;
+
+	for (struct rpcrdma__hook *h = loop->hooks; h; h = loop->hook_cursor) {
+		loop->hook_cursor = h->next;
+		if (h->fn(h))
+			busy = true;
+	}
+	loop->hook_cursor = NULL;
+	return busy;
+}
+
+/* Wake-ups. */
+
+static void kick(struct rpcrdma_loop *loop)
+{
+	uint64_t one = 1;
+
+	/* EAGAIN: the counter is saturated, so the fd is readable anyway. */
+	(void)!write(loop->evfd, &one, sizeof(one));
+}
+
+int rpcrdma_loop_wake(struct rpcrdma_loop *loop, void (*cb)(void *arg), void *arg)
+{
+	struct wake_item *it = NULL;
+
+	if (!loop)
+		return -EINVAL;
+	if (cb) {
+		it = malloc(sizeof(*it));
+		if (!it)
+			return -ENOMEM;
+		it->next = NULL;
+		it->cb = cb;
+		it->arg = arg;
+	}
+	pthread_mutex_lock(&loop->wake_lock);
+	if (it) {
+		if (loop->wake_tail)
+			loop->wake_tail->next = it;
+		else
+			loop->wake_head = it;
+		loop->wake_tail = it;
+	}
+	loop->wake_pending = true;
+	pthread_mutex_unlock(&loop->wake_lock);
+	kick(loop);
+	return 0;
+}
+
+static int run_wakes(struct rpcrdma_loop *loop)
+{
+	struct wake_item *list;
+	int ran = 0;
+
+	pthread_mutex_lock(&loop->wake_lock);
+	list = loop->wake_head;
+	loop->wake_head = loop->wake_tail = NULL;
+	loop->wake_pending = false;
+	pthread_mutex_unlock(&loop->wake_lock);
+	while (list) {
+		struct wake_item *it = list;
+
+		list = it->next;
+		it->cb(it->arg);
+		free(it);
+		ran++;
+	}
+	return ran;
+}
+
+static bool wakes_queued(struct rpcrdma_loop *loop)
+{
+	bool q;
+
+	pthread_mutex_lock(&loop->wake_lock);
+	q = loop->wake_head != NULL;
+	pthread_mutex_unlock(&loop->wake_lock);
+	return q;
+}
+
+static void on_eventfd(struct rpcrdma__watch *w, uint32_t events)
+{
+	uint64_t v;
+
+	(void)events;
+	(void)!read(w->fd, &v, sizeof(v));
+}
+
+static void on_timerfd(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct rpcrdma_loop *loop = w->ctx;
+	uint64_t v;
+
+	(void)events;
+	(void)!read(w->fd, &v, sizeof(v));
+	loop->tfd_due = 0;
+}
+
+/* External mode: make the epoll fd readable when the next timer is due. */
+static void arm_timerfd(struct rpcrdma_loop *loop)
+{
+	struct itimerspec its;
+	uint64_t due = loop->timers ? loop->timers->due_ms : 0;
+
+	if (due == loop->tfd_due)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (due) {
+		its.it_value.tv_sec = (time_t)(due / 1000u);
+		its.it_value.tv_nsec = (long)(due % 1000u) * 1000000L;
+	}
+	if (timerfd_settime(loop->tfd, due ? TFD_TIMER_ABSTIME : 0, &its, NULL) == 0)
+		loop->tfd_due = due;
+}
+
+/* Loop life cycle. */
+
+int rpcrdma_loop_create(struct rpcrdma_loop **out)
+{
+	struct rpcrdma_loop *loop;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	loop = calloc(1, sizeof(*loop));
+	if (!loop)
+		return -ENOMEM;
+	loop->evfd = loop->tfd = -1;
+	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop->epfd < 0)
+		goto out_errno;
+	loop->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (loop->evfd < 0)
+		goto out_errno;
+	loop->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (loop->tfd < 0)
+		goto out_errno;
+	rc = pthread_mutex_init(&loop->wake_lock, NULL);
+	if (rc) {
+		rc = -rc;
+		goto out_close;
+	}
+	rc = rpcrdma__watch_start(loop, &loop->ev_watch, loop->evfd, EPOLLIN, on_eventfd, loop);
+	if (!rc)
+		rc = rpcrdma__watch_start(loop, &loop->tfd_watch, loop->tfd, EPOLLIN, on_timerfd,
+					  loop);
+	if (rc) {
+		pthread_mutex_destroy(&loop->wake_lock);
+		goto out_close;
+	}
+	*out = loop;
+	return 0;
+
+out_errno:
+	rc = -errno;
+out_close:
+	if (loop->tfd >= 0)
+		close(loop->tfd);
+	if (loop->evfd >= 0)
+		close(loop->evfd);
+	if (loop->epfd >= 0)
+		close(loop->epfd);
+	free(loop);
+	return rc;
+}
+
+int rpcrdma_loop_destroy(struct rpcrdma_loop *loop)
+{
+	struct wake_item *it;
+
+	if (!loop)
+		return -EINVAL;
+	if (loop->refs > 0 || loop->depth > 0)
+		return -EBUSY;
+	/* Queued wake callbacks never run: their owners are gone with the loop. */
+	while ((it = loop->wake_head)) {
+		loop->wake_head = it->next;
+		free(it);
+	}
+	pthread_mutex_destroy(&loop->wake_lock);
+	close(loop->tfd);
+	close(loop->evfd);
+	close(loop->epfd);
+	free(loop);
+	return 0;
+}
+
+int rpcrdma_loop_fd(struct rpcrdma_loop *loop)
+{
+	if (!loop)
+		return -EINVAL;
+	if (!loop->external) {
+		loop->external = true;
+		arm_timerfd(loop);
+		if (loop->hooks)
+			kick(loop);
+	}
+	return loop->epfd;
+}
+
+void rpcrdma__loop_ref(struct rpcrdma_loop *loop)
+{
+	loop->refs++;
+}
+
+void rpcrdma__loop_unref(struct rpcrdma_loop *loop)
+{
+	loop->refs--;
+}
+
+/* Wait at most @timeout_ms, but no longer than until the next timer. */
+static int wait_time(struct rpcrdma_loop *loop, int timeout_ms)
+{
+	uint64_t now, left;
+
+	if (!loop->timers)
+		return timeout_ms;
+	now = now_ms();
+	left = loop->timers->due_ms > now ? loop->timers->due_ms - now : 0;
+	if (left > INT_MAX)
+		left = INT_MAX;
+	if (timeout_ms < 0 || (uint64_t)timeout_ms > left)
+		return (int)left;
+	return timeout_ms;
+}
+
+static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
+{
+	struct epoll_event ev[EVENT_BATCH];
+	struct batch b = {.ev = ev};
+	bool busy, wakes;
+	int handled, n;
+
+	handled = run_timers(loop);
+	busy = run_hooks(loop);
+	pthread_mutex_lock(&loop->wake_lock);
+	wakes = loop->wake_pending;
+	pthread_mutex_unlock(&loop->wake_lock);
+	if (busy || wakes || handled)
+		timeout_ms = 0;
+
+	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_time(loop, timeout_ms));
+	if (n < 0) {
+		if (errno != EINTR)
+			return -errno;
+		n = 0;
+	}
+	b.n = n;
+	b.up = loop->batches;
+	loop->batches = &b;
+	for (int i = 0; i < n; i++) {
+		struct rpcrdma__watch *w = ev[i].data.ptr;
+
+		/* NULL: stopped by an earlier callback of this batch. */
+		if (!w)
+			continue;
+		w->fn(w, ev[i].events);
+		if (w != &loop->tfd_watch && w != &loop->ev_watch)
+			handled++;
+	}
+	loop->batches = b.up;
+	handled += run_wakes(loop);
+	handled += run_timers(loop);
+
+	/* Only the application's own epoll needs the fd to stay readable. */
+	if (loop->external && !loop->in_run && loop->depth == 1) {
+		if (busy || wakes_queued(loop))
+			kick(loop);
+		arm_timerfd(loop);
+	}
+	return handled;
+}
+
+int rpcrdma_loop_run_once(struct rpcrdma_loop *loop, int timeout_ms)
+{
+	int rc;
+
+	if (!loop)
+		return -EINVAL;
+	loop->depth++;
+	rc = iterate(loop, timeout_ms < 0 ? -1 : timeout_ms);
+	loop->depth--;
+	return rc;
+}
+
+int rpcrdma_loop_run(struct rpcrdma_loop *loop)
+{
+	bool outer;
+	int rc = 0;
+
+	if (!loop)
+		return -EINVAL;
+	outer = !loop->in_run;
+	loop->in_run = true;
+	loop->depth++;
+	while (rc >= 0) {
+		rc = iterate(loop, -1);
+		if (loop->stop)
+			break;
+	}
+	loop->depth--;
+	loop->stop = false;
+	if (outer)
+		loop->in_run = false;
+	return rc < 0 ? rc : 0;
+}
+
+void rpcrdma_loop_stop(struct rpcrdma_loop *loop)
+{
+	if (loop)
+		loop->stop = true;
+}

@@ -1,0 +1,742 @@
+/*
+ * The RPC server, transport-neutral: the program/version/procedure
+ * registry, call dispatch and every reply form of RFC 5531, credential
+ * checks, deferred replies, and the duplicate request cache (drc.h).  A
+ * transport (transport.h) accepts connections and moves the bytes.
+ *
+ * Normal operation.  For each call the transport hands over, the header is
+ * decoded and checked in the order the RFC's reply forms imply:
+ *   - not a parsable call header: dropped (there is nothing to answer to;
+ *     counted in bad_msgs), except an over-long credential, which gets
+ *     AUTH_ERROR / AUTH_BADCRED since the XID is known;
+ *   - rpcvers other than 2: MSG_DENIED / RPC_MISMATCH (2, 2);
+ *   - credential: AUTH_NONE with an empty body, or AUTH_SYS whose body
+ *     parses, else AUTH_BADCRED; a verifier other than an empty AUTH_NONE
+ *     is AUTH_BADVERF;
+ *   - program unknown: PROG_UNAVAIL; known but not this version:
+ *     PROG_MISMATCH with the lowest and highest registered versions;
+ *     procedure number or slot empty: PROC_UNAVAIL;
+ *   - the duplicate request cache (below); then the arguments are decoded
+ *     into a zeroed buffer of args_size bytes (failure: GARBAGE_ARGS) and
+ *     the procedure runs with a zeroed res_size buffer for its results.
+ * The procedure returns 0 (SUCCESS with the encoded results), a negative
+ * accept_stat, or RPCRDMA_SVC_DEFERRED to answer later through
+ * rpcrdma_svc_reply().  Results that fail to encode turn into SYSTEM_ERR.
+ * free_res runs once the reply has left (only when the procedure ran).
+ *
+ * Duplicates.  Only calls that reach a procedure go through the cache;
+ * the error replies above cost nothing to produce again.  A duplicate of an
+ * answered call gets the cached reply bytes.  A duplicate of a call still
+ * executing is not executed; the newest such duplicate is parked on the
+ * entry (an older parked one is dropped) and gets the original's reply
+ * when it is produced: the client usually sends a duplicate because the
+ * connection the original came on is gone, so that reply would otherwise
+ * reach nobody.  Duplicates caught count as the server's "retransmits".
+ *
+ * Shutdown.  rpcrdma_server_destroy() answers every deferred call with
+ * SYSTEM_ERR (the application must not touch those requests afterwards),
+ * drops parked duplicates, then lets the transport flush and close.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/core.h"
+#include "rpc/drc.h"
+#include "rpc/loop_internal.h"
+
+#define REPLY_MAX_HINT (64u << 20) /* largest plain buffer for a cached reply */
+
+struct svc_prog {
+	struct svc_prog *next;
+	uint32_t prog, vers;
+	uint32_t nprocs;
+	struct rpcrdma_svc_proc *procs;
+};
+
+enum req_state {
+	R_RUNNING,  /* being dispatched */
+	R_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
+	R_PARKED,   /* a duplicate waiting for its original's reply */
+};
+
+struct rpcrdma_svc_req {
+	struct rpcrdma_server *srv;
+	struct rpcrdma__sreq *t;
+	struct rpcrdma_rpc_msg msg;
+	const struct rpcrdma_svc_proc *proc;
+	void *args, *res;
+	struct rpcrdma__drc_entry *drc; /* running: its entry; parked: the original's */
+	enum req_state state;
+	bool ran;                            /* the procedure was called: free_res applies */
+	struct rpcrdma_svc_req *prev, *next; /* deferred or parked */
+};
+
+struct rpcrdma_server {
+	struct rpcrdma_loop *loop;
+	const struct rpcrdma__svc_transport_ops *ops;
+	struct rpcrdma__svc_transport *t;
+	struct rpcrdma_server_opts opts;
+	struct svc_prog *progs;
+	struct rpcrdma__drc *drc;
+	struct rpcrdma_svc_req *waiting; /* deferred and parked requests */
+	uint64_t bad_msgs, dups;
+	unsigned int busy;
+	bool destroying;
+	struct rpcrdma__timer free_timer;
+};
+
+void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->transport = RPCRDMA_TRANSPORT_RDMA;
+	opts->provider = "ofi";
+	opts->inline_send = 4096;
+	opts->inline_recv = 4096;
+	opts->credits = 32;
+	opts->min_vers = 1;
+	opts->max_vers = 1;
+	opts->accept_msgp = false;
+	opts->drc_entries = RPCRDMA__DRC_DEFAULT_ENTRIES;
+	opts->max_record = 0;
+}
+
+/* Life cycle helpers (as in clnt.c: free only with nothing of ours on the stack). */
+
+static void finalize(struct rpcrdma_server *s)
+{
+	rpcrdma__timer_stop(&s->free_timer);
+	s->ops->destroy(s->t);
+	rpcrdma__drc_destroy(s->drc);
+	while (s->progs) {
+		struct svc_prog *p = s->progs;
+
+		s->progs = p->next;
+		free(p->procs);
+		free(p);
+	}
+	rpcrdma__loop_unref(s->loop);
+	free(s);
+}
+
+static void free_cb(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_server *s = tm->ctx;
+
+	if (s->busy == 0)
+		finalize(s);
+}
+
+static void enter(struct rpcrdma_server *s)
+{
+	s->busy++;
+}
+
+static void leave(struct rpcrdma_server *s)
+{
+	if (--s->busy == 0 && s->destroying)
+		rpcrdma__timer_start(s->loop, &s->free_timer, 0, free_cb, s);
+}
+
+static void waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
+{
+	r->prev = NULL;
+	r->next = s->waiting;
+	if (s->waiting)
+		s->waiting->prev = r;
+	s->waiting = r;
+}
+
+static void waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (s->waiting == r)
+		s->waiting = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void req_free(struct rpcrdma_svc_req *r)
+{
+	if (r->ran && r->proc && r->proc->free_res)
+		r->proc->free_res(r->res);
+	free(r->args);
+	free(r->res);
+	free(r);
+}
+
+/* Encoding replies. */
+
+enum body {
+	BODY_NONE,    /* the header says it all */
+	BODY_RESULTS, /* SUCCESS: encode_res follows */
+};
+
+static int encode_reply(struct rpcrdma_svc_req *r, struct rpcrdma_xdr_stream *xdr,
+			const struct rpcrdma_rpc_reply *hdr, enum body body)
+{
+	int rc = rpcrdma_rpc_encode_reply(xdr, r->msg.xid, hdr);
+
+	if (rc == 0 && body == BODY_RESULTS && r->proc->encode_res)
+		rc = r->proc->encode_res(xdr, r->res);
+	return rc;
+}
+
+/* Copy the first @n bytes a stream produced (it may be a scatter list). */
+static void gather(const struct rpcrdma_xdr_stream *xdr, uint8_t *dst, size_t n)
+{
+	for (unsigned int i = 0; i < xdr->iovcnt && n; i++) {
+		size_t take = xdr->iov[i].iov_len < n ? xdr->iov[i].iov_len : n;
+
+		memcpy(dst, xdr->iov[i].iov_base, take);
+		dst += take;
+		n -= take;
+	}
+}
+
+/*
+ * The reply's bytes in a buffer of ours, for the cache: encoded again
+ * without DDP, since items a transport placed directly are not in its
+ * stream.  Returns the buffer (malloc) or NULL.
+ */
+static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *hdr,
+			     enum body body, size_t *len)
+{
+	for (size_t room = 8192; room <= REPLY_MAX_HINT; room *= 4) {
+		struct rpcrdma_xdr_stream xdr;
+		uint8_t *buf = malloc(room);
+		int rc;
+
+		if (!buf)
+			return NULL;
+		rpcrdma_xdr_init(&xdr, buf, room);
+		rc = encode_reply(r, &xdr, hdr, body);
+		if (rc == 0) {
+			*len = rpcrdma_xdr_pos(&xdr);
+			return buf;
+		}
+		free(buf);
+		if (rc != RPCRDMA_ERR_NOSPACE)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
+			size_t len);
+
+/* Release a parked duplicate without answering it. */
+static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
+{
+	void **slot = rpcrdma__drc_owner(r->drc);
+
+	if (*slot == r)
+		*slot = NULL;
+	waiting_remove(s, r);
+	s->ops->reply_drop(r->t);
+	r->drc = NULL;
+	req_free(r);
+}
+
+/*
+ * Record the reply of @r in the cache and hand it to a parked duplicate.
+ * @bytes NULL: no reply could be produced; the entry is forgotten.
+ */
+static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
+			size_t len)
+{
+	struct rpcrdma_svc_req *parked;
+
+	if (!r->drc)
+		return;
+	parked = *rpcrdma__drc_owner(r->drc);
+	if (bytes)
+		(void)rpcrdma__drc_complete(s->drc, r->drc, bytes, len);
+	else
+		rpcrdma__drc_forget(s->drc, r->drc);
+	r->drc = NULL;
+	if (parked) {
+		waiting_remove(s, parked);
+		parked->drc = NULL;
+		if (bytes)
+			send_cached(s, parked, bytes, len);
+		else
+			s->ops->reply_drop(parked->t);
+		req_free(parked);
+	}
+}
+
+/*
+ * Encode and send a reply for @r, then free @r.  Results that cannot be
+ * encoded become SYSTEM_ERR; a transport that cannot take the reply at all
+ * loses it (the cache still gets it).
+ */
+static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
+		       struct rpcrdma_rpc_reply *hdr, enum body body)
+{
+	struct rpcrdma__sreq *t = r->t;
+	size_t prev_room = 0;
+	uint8_t *plain;
+	size_t len;
+	int rc;
+
+	t->reply_hint = 0;
+	for (;;) {
+		size_t room;
+
+		rc = s->ops->reply_begin(t);
+		if (rc)
+			goto out_no_stream;
+		room = t->reply.len;
+		rc = encode_reply(r, &t->reply, hdr, body);
+		if (rc == 0)
+			break;
+		if (rc == RPCRDMA_ERR_NOSPACE && room > prev_room) {
+			prev_room = room;
+			t->reply_hint = room > SIZE_MAX / 4 ? SIZE_MAX : room * 4;
+			continue;
+		}
+		if (body == BODY_NONE) {
+			/* Even a bare header does not fit: nothing to send. */
+			goto out_no_stream;
+		}
+		hdr->accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
+		body = BODY_NONE;
+		t->reply_hint = 0;
+	}
+	if (r->drc) {
+		if (!t->reply.ddp) {
+			len = rpcrdma_xdr_pos(&t->reply);
+			plain = malloc(len ? len : 1);
+			if (plain)
+				gather(&t->reply, plain, len);
+		} else {
+			plain = encode_plain(r, hdr, body, &len);
+		}
+		cache_reply(s, r, plain, len);
+		free(plain);
+	}
+	(void)s->ops->reply_send(t);
+	req_free(r);
+	return;
+
+out_no_stream:
+	if (r->drc) {
+		plain = encode_plain(r, hdr, body, &len);
+		cache_reply(s, r, plain, len);
+		free(plain);
+	}
+	s->ops->reply_drop(t);
+	req_free(r);
+}
+
+static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
+			size_t len)
+{
+	struct rpcrdma__sreq *t = r->t;
+
+	t->reply_hint = len;
+	if (s->ops->reply_begin(t) || rpcrdma_xdr_encode_fixed_opaque(&t->reply, bytes, len)) {
+		s->ops->reply_drop(t);
+		return;
+	}
+	(void)s->ops->reply_send(t);
+}
+
+static void reply_accepted(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t stat,
+			   uint32_t low, uint32_t high)
+{
+	struct rpcrdma_rpc_reply hdr;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.stat = RPCRDMA_RPC_MSG_ACCEPTED;
+	rpcrdma_auth_none(&hdr.verf);
+	hdr.accept_stat = stat;
+	hdr.mismatch_low = low;
+	hdr.mismatch_high = high;
+	send_reply(s, r, &hdr, stat == RPCRDMA_RPC_SUCCESS ? BODY_RESULTS : BODY_NONE);
+}
+
+static void reply_denied(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t reject,
+			 uint32_t auth_stat)
+{
+	struct rpcrdma_rpc_reply hdr;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.stat = RPCRDMA_RPC_MSG_DENIED;
+	hdr.reject_stat = reject;
+	hdr.auth_stat = auth_stat;
+	hdr.mismatch_low = RPCRDMA_RPC_VERSION;
+	hdr.mismatch_high = RPCRDMA_RPC_VERSION;
+	send_reply(s, r, &hdr, BODY_NONE);
+}
+
+/* A procedure's return value as the reply it asks for. */
+static void answer(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, int status)
+{
+	uint32_t stat = RPCRDMA_RPC_SYSTEM_ERR;
+
+	if (status == 0)
+		stat = RPCRDMA_RPC_SUCCESS;
+	else if (status == -RPCRDMA_RPC_PROG_UNAVAIL || status == -RPCRDMA_RPC_PROC_UNAVAIL ||
+		 status == -RPCRDMA_RPC_GARBAGE_ARGS)
+		stat = (uint32_t)-status;
+	reply_accepted(s, r, stat, 0, 0);
+}
+
+/* Dispatch. */
+
+/* 0, or the auth_stat to refuse the call with. */
+static uint32_t check_auth(const struct rpcrdma_rpc_call *call)
+{
+	struct rpcrdma_auth_sys sys;
+
+	switch (call->cred.flavor) {
+	case RPCRDMA_AUTH_NONE:
+		if (call->cred.len != 0)
+			return RPCRDMA_AUTH_BADCRED;
+		break;
+	case RPCRDMA_AUTH_SYS:
+		if (rpcrdma_auth_sys_decode(&call->cred, &sys) != 0)
+			return RPCRDMA_AUTH_BADCRED;
+		break;
+	default:
+		return RPCRDMA_AUTH_BADCRED;
+	}
+	if (call->verf.flavor != RPCRDMA_AUTH_NONE || call->verf.len != 0)
+		return RPCRDMA_AUTH_BADVERF;
+	return 0;
+}
+
+/*
+ * A header that does not decode: answer AUTH_BADCRED when it is a version 2
+ * call whose only fault is an over-long auth body, else drop it.
+ */
+static bool header_refused(struct rpcrdma_svc_req *r, const struct rpcrdma_xdr_stream *msg, int rc)
+{
+	struct rpcrdma_xdr_stream xdr = *msg;
+	uint32_t xid, type, vers;
+
+	if (rc != RPCRDMA_ERR_TOO_LONG || rpcrdma_xdr_decode_u32(&xdr, &xid) ||
+	    rpcrdma_xdr_decode_u32(&xdr, &type) || rpcrdma_xdr_decode_u32(&xdr, &vers) ||
+	    type != RPCRDMA_RPC_CALL || vers != RPCRDMA_RPC_VERSION)
+		return false;
+	r->msg.xid = xid;
+	r->msg.type = RPCRDMA_RPC_CALL;
+	r->msg.u.call.rpcvers = vers;
+	return true;
+}
+
+static void run_proc(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
+		     struct rpcrdma_xdr_stream *msg)
+{
+	const struct rpcrdma_svc_proc *p = r->proc;
+	int rc;
+
+	r->args = calloc(1, p->args_size ? p->args_size : 1);
+	r->res = calloc(1, p->res_size ? p->res_size : 1);
+	if (!r->args || !r->res) {
+		reply_accepted(s, r, RPCRDMA_RPC_SYSTEM_ERR, 0, 0);
+		return;
+	}
+	if (p->decode_args && p->decode_args(msg, r->args) != 0) {
+		reply_accepted(s, r, RPCRDMA_RPC_GARBAGE_ARGS, 0, 0);
+		return;
+	}
+	r->ran = true;
+	rc = p->fn(r, r->args, r->res);
+	if (rc == RPCRDMA_SVC_DEFERRED && !s->destroying) {
+		r->state = R_DEFERRED;
+		waiting_add(s, r);
+		return;
+	}
+	answer(s, r, rc == RPCRDMA_SVC_DEFERRED ? -RPCRDMA_RPC_SYSTEM_ERR : rc);
+}
+
+/* The registered program @prog, version @vers; @low, @high: its version range. */
+static const struct svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t prog,
+					uint32_t vers, bool *known, uint32_t *low, uint32_t *high)
+{
+	const struct svc_prog *hit = NULL;
+
+	*known = false;
+	for (const struct svc_prog *p = s->progs; p; p = p->next) {
+		if (p->prog != prog)
+			continue;
+		if (!*known || p->vers < *low)
+			*low = p->vers;
+		if (!*known || p->vers > *high)
+			*high = p->vers;
+		*known = true;
+		if (p->vers == vers)
+			hit = p;
+	}
+	return hit;
+}
+
+static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_server *s = ctx;
+	const struct rpcrdma_rpc_call *call;
+	const struct svc_prog *prog;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key key;
+	struct rpcrdma_svc_req *r;
+	uint32_t low = 0, high = 0, auth;
+	bool known;
+	int rc;
+
+	enter(s);
+	if (s->destroying)
+		goto out_drop;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out_drop;
+	r->srv = s;
+	r->t = t;
+	t->core = r;
+	r->state = R_RUNNING;
+
+	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
+	if (rc) {
+		if (header_refused(r, msg, rc)) {
+			reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, RPCRDMA_AUTH_BADCRED);
+			goto out;
+		}
+		free(r);
+		goto out_drop;
+	}
+	if (r->msg.type != RPCRDMA_RPC_CALL) {
+		free(r);
+		goto out_drop;
+	}
+	call = &r->msg.u.call;
+	if (call->rpcvers != RPCRDMA_RPC_VERSION) {
+		reply_denied(s, r, RPCRDMA_RPC_MISMATCH, 0);
+		goto out;
+	}
+	auth = check_auth(call);
+	if (auth) {
+		reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, auth);
+		goto out;
+	}
+	prog = find_prog(s, call->prog, call->vers, &known, &low, &high);
+	if (!known) {
+		reply_accepted(s, r, RPCRDMA_RPC_PROG_UNAVAIL, 0, 0);
+		goto out;
+	}
+	if (!prog) {
+		reply_accepted(s, r, RPCRDMA_RPC_PROG_MISMATCH, low, high);
+		goto out;
+	}
+	if (call->proc >= prog->nprocs || !prog->procs[call->proc].fn) {
+		reply_accepted(s, r, RPCRDMA_RPC_PROC_UNAVAIL, 0, 0);
+		goto out;
+	}
+	r->proc = &prog->procs[call->proc];
+
+	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
+	switch (rpcrdma__drc_lookup(s->drc, &key, &e)) {
+	case RPCRDMA__DRC_NEW:
+		r->drc = e;
+		run_proc(s, r, msg);
+		break;
+	case RPCRDMA__DRC_DONE: {
+		const void *bytes;
+		size_t len;
+
+		s->dups++;
+		rpcrdma__drc_reply(s->drc, e, &bytes, &len);
+		send_cached(s, r, bytes, len);
+		free(r);
+		break;
+	}
+	case RPCRDMA__DRC_IN_PROGRESS: {
+		struct rpcrdma_svc_req **slot = (struct rpcrdma_svc_req **)rpcrdma__drc_owner(e);
+
+		s->dups++;
+		if (*slot)
+			drop_parked(s, *slot);
+		r->state = R_PARKED;
+		r->drc = e;
+		*slot = r;
+		waiting_add(s, r);
+		break;
+	}
+	}
+out:
+	leave(s);
+	return;
+
+out_drop:
+	s->bad_msgs += !s->destroying;
+	s->ops->reply_drop(t);
+	leave(s);
+}
+
+static void on_conn_closed(void *ctx, void *conn)
+{
+	/*
+	 * Nothing to do: requests from that connection stay valid until
+	 * answered, and their replies go to the cache, where a retransmission
+	 * on the next connection finds them.
+	 */
+	(void)ctx;
+	(void)conn;
+}
+
+static const struct rpcrdma__svc_cb svc_cb = {
+    .call = on_call,
+    .conn_closed = on_conn_closed,
+};
+
+/* Public API. */
+
+int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const char *service,
+			  const struct rpcrdma_server_opts *opts, struct rpcrdma_server **out)
+{
+	const struct rpcrdma__svc_transport_ops *ops;
+	struct sockaddr_storage ss;
+	struct rpcrdma_server *s;
+	socklen_t sslen;
+	int rc;
+
+	if (!loop || !service || !out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (opts)
+		s->opts = *opts;
+	else
+		rpcrdma_server_opts_default(&s->opts);
+	rc = rpcrdma__svc_ops_for(s->opts.transport, &ops);
+	if (!rc)
+		rc = rpcrdma__resolve(host, service, true, &ss, &sslen);
+	if (!rc)
+		rc = rpcrdma__drc_create(s->opts.drc_entries, 0, &s->drc);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	s->loop = loop;
+	s->ops = ops;
+	rc = ops->listen(loop, (struct sockaddr *)&ss, sslen, &s->opts, &svc_cb, s, &s->t);
+	if (rc) {
+		rpcrdma__drc_destroy(s->drc);
+		free(s);
+		return rc;
+	}
+	rpcrdma__loop_ref(loop);
+	*out = s;
+	return 0;
+}
+
+int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t vers,
+			    const struct rpcrdma_svc_proc *procs, uint32_t nprocs)
+{
+	struct svc_prog *p;
+
+	if (!s || (nprocs && !procs) || s->destroying)
+		return -EINVAL;
+	for (p = s->progs; p; p = p->next) {
+		if (p->prog == prog && p->vers == vers)
+			return -EEXIST;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (nprocs) {
+		p->procs = calloc(nprocs, sizeof(*procs));
+		if (!p->procs) {
+			free(p);
+			return -ENOMEM;
+		}
+		memcpy(p->procs, procs, nprocs * sizeof(*procs));
+	}
+	p->prog = prog;
+	p->vers = vers;
+	p->nprocs = nprocs;
+	p->next = s->progs;
+	s->progs = p;
+	return 0;
+}
+
+int rpcrdma_server_port(struct rpcrdma_server *s)
+{
+	if (!s)
+		return -EINVAL;
+	return s->ops->port(s->t);
+}
+
+int rpcrdma_server_stats(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *out)
+{
+	if (!s || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	s->ops->stats(s->t, out);
+	out->bad_msgs += s->bad_msgs;
+	out->retransmits += s->dups;
+	return 0;
+}
+
+void rpcrdma_server_destroy(struct rpcrdma_server *s)
+{
+	if (!s || s->destroying)
+		return;
+	s->destroying = true;
+	enter(s);
+	/*
+	 * Deferred calls get SYSTEM_ERR, which also serves the duplicates
+	 * parked on them; parked ones left (their original is running right
+	 * now, below us on the stack) are dropped.
+	 */
+	while (s->waiting) {
+		struct rpcrdma_svc_req *r = s->waiting;
+
+		waiting_remove(s, r);
+		if (r->state == R_DEFERRED) {
+			answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
+		} else {
+			drop_parked(s, r);
+		}
+	}
+	if (s->busy == 1) {
+		finalize(s);
+		return;
+	}
+	leave(s);
+}
+
+int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)
+{
+	struct rpcrdma_server *s;
+
+	if (!r || r->state != R_DEFERRED || status == RPCRDMA_SVC_DEFERRED)
+		return -EINVAL;
+	s = r->srv;
+	enter(s);
+	waiting_remove(s, r);
+	answer(s, r, status);
+	leave(s);
+	return 0;
+}
+
+const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct rpcrdma_svc_req *r)
+{
+	return r ? &r->msg.u.call.cred : NULL;
+}
+
+const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *r)
+{
+	return r ? &r->msg : NULL;
+}
+
+struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *s)
+{
+	return s ? s->t : NULL;
+}

@@ -1,0 +1,68 @@
+/*
+ * Which transport serves a client or server: TCP with record marking is
+ * always built; RPC-over-RDMA (src/xprt/) only when its CMake defines
+ * RPCRDMA_HAVE_RDMA_XPRT, so the core links without it.  Also the one
+ * address resolver the core and the transports share.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <string.h>
+
+#include "rpc/core.h"
+
+int rpcrdma__clnt_ops_for(enum rpcrdma_transport kind,
+			  const struct rpcrdma__clnt_transport_ops **out)
+{
+	switch (kind) {
+	case RPCRDMA_TRANSPORT_TCP:
+		*out = &rpcrdma__tcp_clnt_ops;
+		return 0;
+	case RPCRDMA_TRANSPORT_RDMA:
+#ifdef RPCRDMA_HAVE_RDMA_XPRT
+		*out = &rpcrdma__rdma_clnt_ops;
+		return 0;
+#else
+		return -EPROTONOSUPPORT;
+#endif
+	}
+	return -EINVAL;
+}
+
+int rpcrdma__svc_ops_for(enum rpcrdma_transport kind, const struct rpcrdma__svc_transport_ops **out)
+{
+	switch (kind) {
+	case RPCRDMA_TRANSPORT_TCP:
+		*out = &rpcrdma__tcp_svc_ops;
+		return 0;
+	case RPCRDMA_TRANSPORT_RDMA:
+#ifdef RPCRDMA_HAVE_RDMA_XPRT
+		*out = &rpcrdma__rdma_svc_ops;
+		return 0;
+#else
+		return -EPROTONOSUPPORT;
+#endif
+	}
+	return -EINVAL;
+}
+
+int rpcrdma__resolve(const char *host, const char *service, bool passive,
+		     struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct addrinfo hints, *res = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	hints.ai_flags = passive ? AI_PASSIVE : 0;
+	if (getaddrinfo(host, service, &hints, &res) != 0 || !res)
+		return -EHOSTUNREACH;
+	if (res->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		return -EHOSTUNREACH;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}

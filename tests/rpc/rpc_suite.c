@@ -1,0 +1,760 @@
+/*
+ * End-to-end RPC suite: the public client/server API (rpc.h) over a real
+ * transport on 127.0.0.1, with a test program served by this process.
+ *
+ * Test program 0x20000099, versions 1 and 2:
+ *   0 NULL     1 ECHO opaque<> (DDP-eligible both ways)   2 ADD two ints
+ *   3 SYSERR   4 DEFER (answered from a timer)             5 WHOAMI (AUTH_SYS)
+ *   6 NEVER (deferred, never answered)   7 COUNT (counts executions; may cut
+ *   the client's connection while it runs)   8 empty slot   9 BADRES
+ *   (results that fail to encode)
+ *
+ * Cases cover every reply form, credentials, concurrency, time-outs,
+ * connection loss with retransmission answered exactly once, duplicate
+ * request cache replay, hostile record marking through raw sockets (TCP
+ * only), two loops in two threads, a loop driven from an external epoll,
+ * and destruction with calls outstanding.
+ *
+ * Usage: rpc_suite [--transport tcp|rdma] [--list] [CASE...]
+ * With no CASE every case runs in this process (for valgrind); ctest runs
+ * each case in its own process.  Each case is bounded by alarm().
+ */
+#include <signal.h>
+
+#include "suite.h"
+
+#define CASE_SECONDS 60
+
+static void case_null_add_echo(void)
+{
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_call call;
+	struct echo *in, *out;
+	struct env e;
+	int32_t sum = 0;
+
+	env_up(&e, 0);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(call.reply.stat, RPCRDMA_RPC_MSG_ACCEPTED);
+	CHECK_EQ(call.reply.accept_stat, RPCRDMA_RPC_SUCCESS);
+	CHECK_EQ(add(e.clnt, 2, 3, &sum), 0);
+	CHECK_EQ(sum, 5);
+	CHECK_EQ(add(e.clnt, INT32_MAX, 1, &sum), 0);
+	CHECK_EQ(sum, INT32_MIN);
+
+	in = malloc(sizeof(*in));
+	out = malloc(sizeof(*out));
+	CHECK(in && out);
+	for (uint32_t len = 0; len <= 9; len++) {
+		in->len = len;
+		memset(in->data, (int)('a' + len), len);
+		out->len = 12345;
+		call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+		CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+		CHECK_EQ(out->len, len);
+		CHECK(memcmp(in->data, out->data, len) == 0);
+	}
+	/* The largest: its buffers grow, its writes and reads come in pieces. */
+	in->len = ECHO_MAX;
+	for (uint32_t i = 0; i < ECHO_MAX; i++)
+		in->data[i] = (uint8_t)(i * 7 + 3);
+	call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(out->len, ECHO_MAX);
+	CHECK(memcmp(in->data, out->data, ECHO_MAX) == 0);
+	/* Over the reply record limit (1 MiB + 64 KiB): the call cannot even be made. */
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &st), 0);
+	CHECK(st.calls_sent >= 14 && st.calls_received >= 14);
+	CHECK(st.inline_send_bytes > ECHO_MAX && st.inline_recv_bytes > ECHO_MAX);
+	CHECK_EQ(st.reconnects, 0);
+	CHECK_EQ(st.retransmits, 0);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &st), 0);
+	CHECK(st.calls_received >= 14 && st.calls_sent >= 14);
+	free(in);
+	free(out);
+	env_down(&e);
+}
+
+static void case_reply_forms(void)
+{
+	struct rpcrdma_client *c;
+	struct rpcrdma_call call;
+	struct env e;
+	uint32_t v;
+	int32_t sum;
+
+	env_up(&e, 0);
+	/* Version 2 of the program is served too. */
+	c = client_for(e.loop, e.port, TEST_PROG, 2, NULL);
+	CHECK_EQ(add(c, 40, 2, &sum), 0);
+	CHECK_EQ(sum, 42);
+	rpcrdma_client_destroy(c);
+
+	c = client_for(e.loop, e.port, TEST_PROG + 1, 1, NULL);
+	expect_rejected(c, P_NULL, NULL, NULL, RPCRDMA_RPC_PROG_UNAVAIL);
+	rpcrdma_client_destroy(c);
+
+	c = client_for(e.loop, e.port, TEST_PROG, 3, NULL);
+	expect_rejected(c, P_NULL, NULL, NULL, RPCRDMA_RPC_PROG_MISMATCH);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_EQ(rpcrdma_client_call(c, &call), RPCRDMA_ERR_RPC_REJECTED);
+	CHECK_EQ(call.reply.mismatch_low, 1);
+	CHECK_EQ(call.reply.mismatch_high, 2);
+	rpcrdma_client_destroy(c);
+
+	expect_rejected(e.clnt, P_EMPTY, NULL, NULL, RPCRDMA_RPC_PROC_UNAVAIL);
+	expect_rejected(e.clnt, 99, NULL, NULL, RPCRDMA_RPC_PROC_UNAVAIL);
+	/* ADD without its arguments. */
+	expect_rejected(e.clnt, P_ADD, NULL, NULL, RPCRDMA_RPC_GARBAGE_ARGS);
+	/* Half of them. */
+	v = 7;
+	expect_rejected(e.clnt, P_ADD, xdr_u32_enc, &v, RPCRDMA_RPC_GARBAGE_ARGS);
+	expect_rejected(e.clnt, P_SYSERR, NULL, NULL, RPCRDMA_RPC_SYSTEM_ERR);
+	/* Results that cannot be encoded. */
+	expect_rejected(e.clnt, P_BADRES, NULL, NULL, RPCRDMA_RPC_SYSTEM_ERR);
+
+	/* Results that do not parse on our side: a decode error, not a reject. */
+	call_init(&call, P_NULL, NULL, NULL, xdr_i32_dec, &sum);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TRUNCATED);
+	CHECK_EQ(call.reply.accept_stat, RPCRDMA_RPC_SUCCESS);
+
+	/* Arguments that do not encode on our side: the error, nothing sent. */
+	call_init(&call, P_NULL, xdr_fail_enc, NULL, NULL, NULL);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_BAD_VALUE);
+
+	/* And the connection is still good. */
+	CHECK_EQ(add(e.clnt, 1, 1, &sum), 0);
+	CHECK_EQ(sum, 2);
+	env_down(&e);
+}
+
+static void case_async_256(void)
+{
+	struct add_call *calls = calloc(256, sizeof(*calls));
+	struct async_ctx ctx = {0};
+	struct rpcrdma_xprt_stats st;
+	struct env e;
+
+	CHECK(calls);
+	env_up(&e, 0);
+	start_adds(e.clnt, calls, 256, &ctx, 0);
+	/* XIDs: consecutive from a random start. */
+	for (int i = 1; i < 256; i++)
+		CHECK_EQ(calls[i].call.xid, (uint32_t)(calls[0].call.xid + (uint32_t)i));
+	while (ctx.done < 256)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_EQ(ctx.fails, 0);
+	for (int i = 0; i < 256; i++)
+		CHECK_EQ(calls[i].completions, 1);
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &st), 0);
+	CHECK_EQ(st.calls_sent, 256);
+	CHECK_EQ(st.calls_received, 256);
+	CHECK(st.credits_in_use_max > 1);
+	CHECK_EQ(st.bad_msgs, 0);
+	/* A few rounds more on the same connection. */
+	for (int round = 0; round < 4; round++) {
+		ctx.done = 0;
+		start_adds(e.clnt, calls, 256, &ctx, 0);
+		while (ctx.done < 256)
+			CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	}
+	CHECK_EQ(ctx.fails, 0);
+	free(calls);
+	env_down(&e);
+}
+
+static void case_timeout(void)
+{
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_call call;
+	struct env e;
+	uint64_t t0, dt;
+	int32_t sum;
+
+	env_up(&e, 0);
+	call_init(&call, P_NEVER, NULL, NULL, NULL, NULL);
+	call.timeout_ms = 200;
+	t0 = rpcrdma_loop_now(e.loop);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TIMEDOUT);
+	dt = rpcrdma_loop_now(e.loop) - t0;
+	CHECK(dt >= 195 && dt < 3000);
+	CHECK_EQ(svc.never_execs, 1);
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &st), 0);
+	CHECK_EQ(st.timeouts, 1);
+	/* The client goes on. */
+	CHECK_EQ(add(e.clnt, 3, 4, &sum), 0);
+	CHECK_EQ(sum, 7);
+	/* The server answers the forgotten call when it goes: free_res runs. */
+	env_down(&e);
+	CHECK_EQ(svc.free_res_calls, 1);
+}
+
+static void case_conn_cut_reply_lost(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	uint32_t tag = 1, count = 0;
+	struct env e;
+
+	env_up(&e, 0);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	/* COUNT runs, drops our connection, then replies into the void. */
+	svc.cut = e.clnt;
+	call_init(&call, P_COUNT, xdr_u32_enc, &tag, xdr_u32_dec, &count);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(count, 1);
+	CHECK_EQ(svc.count_execs, 1); /* the retransmission came from the cache */
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_EQ(cs.reconnects, 1);
+	CHECK_EQ(cs.retransmits, 1);
+	CHECK_EQ(cs.calls_sent, 2);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_EQ(ss.retransmits, 1);
+	/* A new call with the same arguments is a new call. */
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(count, 2);
+	env_down(&e);
+}
+
+static void case_conn_cut_in_progress(void)
+{
+	struct rpcrdma_xprt_stats ss;
+	struct defer_call d;
+	struct env e;
+
+	env_up(&e, 0);
+	start_defer(e.clnt, &d, 300, 41);
+	while (svc.defer_execs == 0)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	/* Cut while the server holds the call: the retransmission must wait for it. */
+	rpcrdma__client_disconnect(e.clnt);
+	while (d.completions == 0)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_EQ(d.status, 0);
+	CHECK_EQ(d.res, 42);
+	CHECK_EQ(svc.defer_execs, 1);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_EQ(ss.retransmits, 1);
+	pump_ms(e.loop, 50);
+	CHECK_EQ(d.completions, 1);
+	CHECK_EQ(svc.free_res_calls, 1);
+	env_down(&e);
+}
+
+static void case_deferred_order(void)
+{
+	struct defer_call d[4];
+	struct env e;
+	bool all = false;
+
+	env_up(&e, 0);
+	start_defer(e.clnt, &d[0], 300, 1);
+	start_defer(e.clnt, &d[1], 100, 2);
+	start_defer(e.clnt, &d[2], 0, 3);
+	start_defer(e.clnt, &d[3], 200, 4);
+	while (!all) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+		all = true;
+		for (int i = 0; i < 4; i++)
+			all = all && d[i].completions;
+		/* Answered in time order, whatever the order of the calls. */
+		if (d[0].completions)
+			CHECK(d[3].completions);
+		if (d[3].completions)
+			CHECK(d[1].completions);
+		if (d[1].completions)
+			CHECK(d[2].completions);
+	}
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(d[i].status, 0);
+		CHECK_EQ(d[i].res, d[i].args.value + 1);
+	}
+	env_down(&e);
+	CHECK_EQ(svc.free_res_calls, 4);
+}
+
+static void case_connect_refused(void)
+{
+	struct rpcrdma_client_opts co;
+	struct sockaddr_in sin;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c;
+	struct rpcrdma_call call;
+	socklen_t sl = sizeof(sin);
+	char port[16];
+	uint64_t t0;
+	int fd;
+
+	/* A port nobody listens on: bind one, note it, close it. */
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	CHECK_EQ(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	close(fd);
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_client_opts_default(&co);
+	co.retries = 2;
+	c = client_for(loop, port, TEST_PROG, 1, &co);
+	CHECK_EQ(rpcrdma_client_connect(c), -ECONNREFUSED);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	t0 = rpcrdma_loop_now(loop);
+	/* Three attempts (the first and two retries), with back-off between. */
+	CHECK_EQ(rpcrdma_client_call(c, &call), -ECONNREFUSED);
+	CHECK(rpcrdma_loop_now(loop) - t0 >= 250);
+	CHECK(rpcrdma_loop_now(loop) - t0 < 5000);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/* Large calls that overflow the send queue: -EAGAIN inside, writable, go on. */
+
+struct echo_call {
+	struct rpcrdma_call call;
+	struct echo *in, *out;
+	int completions;
+	int status;
+};
+
+static void echo_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct echo_call *ec = ctx;
+
+	ec->completions++;
+	ec->status = call->status;
+	if (call->status == 0 &&
+	    (ec->out->len != ec->in->len || memcmp(ec->in->data, ec->out->data, ec->in->len)))
+		ec->status = -EBADMSG;
+}
+
+static void case_big_pipeline(void)
+{
+	enum { N = 32 };
+	struct echo_call ec[N];
+	struct env e;
+	int done;
+
+	env_up(&e, 0);
+	for (int i = 0; i < N; i++) {
+		memset(&ec[i], 0, sizeof(ec[i]));
+		ec[i].in = malloc(sizeof(struct echo));
+		ec[i].out = malloc(sizeof(struct echo));
+		CHECK(ec[i].in && ec[i].out);
+		ec[i].in->len = ECHO_MAX - (uint32_t)i * 1000;
+		memset(ec[i].in->data, 'A' + i, ec[i].in->len);
+		call_init(&ec[i].call, P_ECHO, xdr_echo_enc, ec[i].in, xdr_echo_dec, ec[i].out);
+		ec[i].call.done = echo_done;
+		ec[i].call.ctx = &ec[i];
+		CHECK_EQ(rpcrdma_client_call_async(e.clnt, &ec[i].call), 0);
+	}
+	do {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+		done = 0;
+		for (int i = 0; i < N; i++)
+			done += ec[i].completions;
+	} while (done < N);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(ec[i].completions, 1);
+		CHECK_EQ(ec[i].status, 0);
+		free(ec[i].in);
+		free(ec[i].out);
+	}
+	env_down(&e);
+}
+
+/* More calls in progress than a connection may hold: reading pauses, then resumes. */
+static void case_many_deferred(void)
+{
+	enum { N = 700 };
+	struct defer_call *d = calloc(N, sizeof(*d));
+	struct env e;
+	int done;
+
+	CHECK(d);
+	env_up(&e, 0);
+	for (int i = 0; i < N; i++)
+		start_defer(e.clnt, &d[i], 30, (uint32_t)i);
+	do {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+		done = 0;
+		for (int i = 0; i < N; i++)
+			done += d[i].completions;
+	} while (done < N);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(d[i].completions, 1);
+		CHECK_EQ(d[i].status, 0);
+		CHECK_EQ(d[i].res, (uint32_t)i + 1);
+	}
+	CHECK_EQ(svc.defer_execs, N);
+	free(d);
+	env_down(&e);
+}
+
+static void case_server_destroy_in_proc(void)
+{
+	struct rpcrdma_call call;
+	uint32_t tag = 0, count = 0;
+	struct env e;
+
+	env_up(&e, 0);
+	svc.doomed = e.srv;
+	call_init(&call, P_COUNT, xdr_u32_enc, &tag, xdr_u32_dec, &count);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(count, 1);
+	e.srv = NULL;
+	/* The server is gone at the next iteration; the loop can go after the client. */
+	CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
+	rpcrdma_client_destroy(e.clnt);
+	e.clnt = NULL;
+	env_down(&e);
+}
+
+/* Two loops in two threads. */
+
+static void case_two_threads(void)
+{
+	struct add_call *calls = calloc(256, sizeof(*calls));
+	struct async_ctx ctx = {0};
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c;
+	struct server_thread st;
+	struct defer_call d;
+	int32_t sum;
+
+	CHECK(calls);
+	server_thread_start(&st);
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	c = client_for(loop, st.port, TEST_PROG, 1, NULL);
+	/*
+	 * Ping-pong across threads: the server often finds the next call
+	 * already there when it reads again, so this is where a reader that
+	 * stops after a burst with a call staged would hang.
+	 */
+	for (int i = 0; i < 2000; i++) {
+		CHECK_EQ(add(c, i, -2 * i, &sum), 0);
+		CHECK_EQ(sum, -i);
+	}
+	start_adds(c, calls, 256, &ctx, 0);
+	while (ctx.done < 256)
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+	CHECK_EQ(ctx.fails, 0);
+	start_defer(c, &d, 20, 9);
+	while (!d.completions)
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+	CHECK_EQ(d.status, 0);
+	CHECK_EQ(d.res, 10);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	server_thread_stop(&st);
+	free(calls);
+}
+
+/* The loop driven from the application's own epoll. */
+
+static void case_external_epoll(void)
+{
+	struct add_call *calls = calloc(64, sizeof(*calls));
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct async_ctx ctx = {0};
+	struct defer_call d, never;
+	struct env e;
+	uint64_t t0;
+	int ep;
+
+	CHECK(calls);
+	env_up(&e, 0);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(ep >= 0);
+	CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, rpcrdma_loop_fd(e.loop), &ev), 0);
+
+	/* Calls started from outside the loop; their time-out comes from its timerfd. */
+	t0 = rpcrdma_loop_now(e.loop);
+	start_adds(e.clnt, calls, 64, &ctx, 0);
+	start_defer(e.clnt, &d, 50, 1);
+	memset(&never, 0, sizeof(never));
+	call_init(&never.call, P_NEVER, NULL, NULL, NULL, NULL);
+	never.call.timeout_ms = 150;
+	never.call.done = defer_done;
+	never.call.ctx = &never;
+	CHECK_EQ(rpcrdma_client_call_async(e.clnt, &never.call), 0);
+	while (ctx.done < 64 || !d.completions || !never.completions) {
+		struct epoll_event out;
+
+		CHECK_EQ(epoll_wait(ep, &out, 1, 5000), 1); /* never a 5-second stall */
+		CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
+	}
+	CHECK_EQ(never.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK(rpcrdma_loop_now(e.loop) - t0 >= 145);
+	CHECK_EQ(ctx.fails, 0);
+	CHECK_EQ(d.status, 0);
+	close(ep);
+	free(calls);
+	env_down(&e);
+}
+
+/* Destruction with calls outstanding. */
+
+static int cancel_count;
+static struct rpcrdma_client *cancel_clnt;
+
+static void cancel_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct rpcrdma_call again;
+
+	(void)ctx;
+	cancel_count++;
+	CHECK_EQ(call->status, RPCRDMA_ERR_CANCELLED);
+	/* The client is going: new calls are refused, without a callback. */
+	call_init(&again, P_NULL, NULL, NULL, NULL, NULL);
+	again.done = cancel_done;
+	CHECK_EQ(rpcrdma_client_call_async(cancel_clnt, &again), -ESHUTDOWN);
+}
+
+static bool destroyed_in_cb;
+
+static void destroy_in_done(struct rpcrdma_call *call, void *ctx)
+{
+	CHECK_EQ(call->status, 0);
+	rpcrdma_client_destroy(ctx);
+	destroyed_in_cb = true;
+}
+
+static void case_destroy_outstanding(void)
+{
+	struct rpcrdma_call calls[20], call;
+	struct defer_call d;
+	struct env e;
+
+	env_up(&e, 0);
+	cancel_clnt = e.clnt;
+	cancel_count = 0;
+	/* Ten held by the server, then ten more still queued in the client. */
+	for (int i = 0; i < 20; i++) {
+		call_init(&calls[i], i < 10 ? P_NEVER : P_NULL, NULL, NULL, NULL, NULL);
+		calls[i].done = cancel_done;
+		CHECK_EQ(rpcrdma_client_call_async(e.clnt, &calls[i]), 0);
+		while (i == 9 && svc.never_execs < 10)
+			CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	}
+	rpcrdma_client_destroy(e.clnt);
+	e.clnt = NULL;
+	CHECK_EQ(cancel_count, 20);
+
+	/* Destroy from inside a completion: freed at the next iteration. */
+	e.clnt = client_for(e.loop, e.port, TEST_PROG, 1, NULL);
+	start_defer(e.clnt, &d, 10000, 1);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = destroy_in_done;
+	call.ctx = e.clnt;
+	destroyed_in_cb = false;
+	CHECK_EQ(rpcrdma_client_call_async(e.clnt, &call), 0);
+	pump_until(e.loop, &destroyed_in_cb);
+	CHECK_EQ(d.completions, 1);
+	CHECK_EQ(d.status, RPCRDMA_ERR_CANCELLED);
+	e.clnt = NULL;
+	CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
+	env_down(&e);
+}
+
+static void case_server_destroy_deferred(void)
+{
+	struct rpcrdma_loop *cloop;
+	struct rpcrdma_client *c;
+	struct server_thread st;
+	struct rpcrdma_call call;
+	int32_t sum;
+
+	/* Server in its own thread so the client sees what the server sends on the way out. */
+	server_thread_start(&st);
+	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
+	c = client_for(cloop, st.port, TEST_PROG, 1, NULL);
+	CHECK_EQ(add(c, 1, 2, &sum), 0);
+	{
+		struct defer_call d;
+
+		call_init(&call, P_NEVER, NULL, NULL, NULL, NULL);
+		call.done = defer_done;
+		memset(&d, 0, sizeof(d));
+		call.ctx = &d;
+		CHECK_EQ(rpcrdma_client_call_async(c, &call), 0);
+		/* Let it reach the server, then take the server down. */
+		pump_ms(cloop, 100);
+		server_thread_stop(&st);
+		while (!d.completions)
+			CHECK(rpcrdma_loop_run_once(cloop, 1000) >= 0);
+		CHECK_EQ(d.status, RPCRDMA_ERR_RPC_REJECTED);
+		CHECK_EQ(call.reply.accept_stat, RPCRDMA_RPC_SYSTEM_ERR);
+		CHECK_EQ(svc.free_res_calls, 1);
+	}
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+}
+
+static void case_invalid_args(void)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_client *c = NULL;
+	struct rpcrdma_server *s = NULL;
+	struct rpcrdma_call call;
+	struct env e;
+	size_t nfields = 0;
+	int rc;
+
+	env_up(&e, 0);
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	CHECK_EQ(rpcrdma_client_create(NULL, "127.0.0.1", e.port, 1, 1, &co, &c), -EINVAL);
+	CHECK_EQ(rpcrdma_client_create(e.loop, NULL, e.port, 1, 1, &co, &c), -EINVAL);
+	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", NULL, 1, 1, &co, &c), -EINVAL);
+	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", e.port, 1, 1, &co, NULL), -EINVAL);
+	CHECK_EQ(rpcrdma_client_create(e.loop, "no-such-host.invalid", e.port, 1, 1, &co, &c),
+		 -EHOSTUNREACH);
+	co.transport = (enum rpcrdma_transport)7;
+	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", e.port, 1, 1, &co, &c), -EINVAL);
+	/* RDMA: there when the RDMA transport is built, else refused. */
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	rc = rpcrdma_client_create(e.loop, "127.0.0.1", e.port, 1, 1, &co, &c);
+	CHECK(rc == 0 || rc == -EPROTONOSUPPORT);
+	if (rc == 0)
+		rpcrdma_client_destroy(c);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	CHECK_EQ(rpcrdma_server_create(NULL, "127.0.0.1", "0", &so, &s), -EINVAL);
+	CHECK_EQ(rpcrdma_server_create(e.loop, "127.0.0.1", "0", &so, NULL), -EINVAL);
+	/* The port is taken. */
+	CHECK_EQ(rpcrdma_server_create(e.loop, "127.0.0.1", e.port, &so, &s), -EADDRINUSE);
+	CHECK_EQ(rpcrdma_server_register(e.srv, TEST_PROG, 1, procs, P_NPROCS), -EEXIST);
+	CHECK_EQ(rpcrdma_server_register(NULL, TEST_PROG, 1, procs, P_NPROCS), -EINVAL);
+	CHECK_EQ(rpcrdma_server_register(e.srv, 5, 1, NULL, 3), -EINVAL);
+	CHECK_EQ(rpcrdma_server_port(NULL), -EINVAL);
+	CHECK_EQ(rpcrdma_server_stats(NULL, &st), -EINVAL);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, NULL), -EINVAL);
+	CHECK_EQ(rpcrdma_client_stats(NULL, &st), -EINVAL);
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, NULL), -EINVAL);
+	CHECK_EQ(rpcrdma_client_connect(NULL), -EINVAL);
+	CHECK_EQ(rpcrdma_client_call(NULL, &call), -EINVAL);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, NULL), -EINVAL);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_EQ(rpcrdma_client_call_async(e.clnt, &call), -EINVAL); /* no done */
+	call.timeout_ms = -2;
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), -EINVAL);
+	CHECK_EQ(rpcrdma_svc_reply(NULL, 0), -EINVAL);
+	CHECK(rpcrdma_svc_cred(NULL) == NULL);
+	CHECK(rpcrdma_svc_msg(NULL) == NULL);
+	rpcrdma_client_destroy(NULL);
+	rpcrdma_server_destroy(NULL);
+	rpcrdma_client_opts_default(NULL);
+	rpcrdma_server_opts_default(NULL);
+	/* The loop refuses to go while clients and servers live on it. */
+	CHECK_EQ(rpcrdma_loop_destroy(e.loop), -EBUSY);
+
+	/* The counters' X-macro lists every field. */
+#define COUNT_FIELD(name) nfields++;
+	RPCRDMA_XPRT_STATS(COUNT_FIELD)
+#undef COUNT_FIELD
+	CHECK_EQ(nfields * sizeof(uint64_t), sizeof(struct rpcrdma_xprt_stats));
+	env_down(&e);
+}
+
+/* ------------------------------------------------------------ runner */
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+	bool tcp_only;
+};
+
+static const struct test_case cases[] = {
+    {"null_add_echo", case_null_add_echo, false},
+    {"reply_forms", case_reply_forms, false},
+    {"rpc_mismatch_raw", case_rpc_mismatch_raw, true},
+    {"auth", case_auth, true},
+    {"async_256", case_async_256, false},
+    {"timeout", case_timeout, false},
+    {"conn_cut_reply_lost", case_conn_cut_reply_lost, false},
+    {"conn_cut_in_progress", case_conn_cut_in_progress, false},
+    {"deferred_order", case_deferred_order, false},
+    {"drc_replay_raw", case_drc_replay_raw, true},
+    {"connect_refused", case_connect_refused, false},
+    {"hostile_fragments", case_hostile_fragments, true},
+    {"hostile_lengths", case_hostile_lengths, true},
+    {"max_record", case_max_record, true},
+    {"big_pipeline", case_big_pipeline, false},
+    {"many_deferred", case_many_deferred, false},
+    {"server_backpressure", case_server_backpressure, true},
+    {"drc_parked", case_drc_parked, true},
+    {"server_destroy_in_proc", case_server_destroy_in_proc, false},
+    {"client_hostile_server", case_client_hostile_server, true},
+    {"two_threads", case_two_threads, false},
+    {"external_epoll", case_external_epoll, false},
+    {"destroy_outstanding", case_destroy_outstanding, false},
+    {"server_destroy_deferred", case_server_destroy_deferred, false},
+    {"invalid_args", case_invalid_args, false},
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static int run_case(const struct test_case *tc)
+{
+	if (tc->tcp_only && transport != RPCRDMA_TRANSPORT_TCP) {
+		printf("ok - %s # SKIP tcp only\n", tc->name);
+		return 0;
+	}
+	alarm(CASE_SECONDS);
+	tc->fn();
+	alarm(0);
+	printf("ok - %s\n", tc->name);
+	fflush(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--list") == 0) {
+			for (size_t k = 0; k < NCASES; k++)
+				printf("%s\n", cases[k].name);
+			return 0;
+		}
+		if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
+			i++;
+			if (strcmp(argv[i], "tcp") == 0) {
+				transport = RPCRDMA_TRANSPORT_TCP;
+			} else if (strcmp(argv[i], "rdma") == 0) {
+				transport = RPCRDMA_TRANSPORT_RDMA;
+			} else {
+				fprintf(stderr, "unknown transport %s\n", argv[i]);
+				return 2;
+			}
+			continue;
+		}
+		for (size_t k = 0; k < NCASES; k++) {
+			if (strcmp(argv[i], cases[k].name) == 0) {
+				run_case(&cases[k]);
+				ran++;
+				goto next;
+			}
+		}
+		fprintf(stderr, "unknown case %s\n", argv[i]);
+		return 2;
+	next:;
+	}
+	if (!ran) {
+		for (size_t k = 0; k < NCASES; k++)
+			run_case(&cases[k]);
+		ran = (int)NCASES;
+	}
+	printf("# %d case(s), %d checks passed\n", ran, (int)checks);
+	return 0;
+}

@@ -1,0 +1,216 @@
+/*
+ * The end-to-end RPC suite's shared parts: the test program's XDR types and
+ * procedures (service.c), set-up helpers, raw sockets that speak record
+ * marking by hand, and the CHECK macros.  Cases live in rpc_suite.c (API)
+ * and tcp_cases.c (raw TCP and hostile input).
+ */
+#ifndef RPCRDMA_TESTS_RPC_SUITE_H
+#define RPCRDMA_TESTS_RPC_SUITE_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rpc/core.h"
+#include "rpc/loop_internal.h"
+#include "rpcrdma/rpc.h"
+
+#define TEST_PROG 0x20000099u
+#define ECHO_MAX (1u << 20)
+
+enum {
+	P_NULL,
+	P_ECHO,
+	P_ADD,
+	P_SYSERR,
+	P_DEFER,
+	P_WHOAMI,
+	P_NEVER,
+	P_COUNT,
+	P_EMPTY,
+	P_BADRES,
+	P_NPROCS,
+};
+
+extern enum rpcrdma_transport transport;
+extern _Atomic int checks; /* CHECK runs in server threads too */
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		checks++;                                                                          \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		checks++;                                                                          \
+		if (a_ != b_) {                                                                    \
+			fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %lld, %s = %lld (%s)\n",     \
+				__FILE__, __LINE__, #a, a_, #b, b_, rpcrdma_strerror((int)a_));    \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/* ------------------------------------------------------------ XDR types */
+
+struct echo {
+	uint32_t len;
+	uint8_t data[ECHO_MAX];
+};
+
+struct add_args {
+	int32_t a, b;
+};
+
+struct defer_args {
+	uint32_t delay_ms;
+	uint32_t value;
+};
+
+struct whoami {
+	uint32_t flavor;
+	uint32_t uid;
+	uint32_t gid;
+};
+
+struct deferred {
+	struct rpcrdma__timer timer;
+	struct rpcrdma_svc_req *req;
+	uint32_t *res;
+	uint32_t value;
+	struct deferred *next, **pprev;
+};
+
+/* Touched only by the thread running the server's loop. */
+struct svc_state {
+	struct rpcrdma_loop *loop;
+	unsigned int count_execs;
+	unsigned int defer_execs;
+	unsigned int never_execs;
+	unsigned int free_res_calls;
+	struct rpcrdma_client *cut;    /* COUNT drops this client's connection */
+	struct rpcrdma_server *doomed; /* COUNT destroys this server */
+	struct deferred *pending;
+};
+
+extern struct svc_state svc;
+extern const struct rpcrdma_svc_proc procs[P_NPROCS];
+
+struct env {
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *clnt;
+	char port[16];
+};
+
+struct raw {
+	int fd;
+	struct rpcrdma_loop *loop; /* pumped while we wait on the socket */
+	uint8_t *buf;
+	size_t cap;
+	size_t have; /* bytes in buf */
+	size_t used; /* of which the record last returned */
+};
+
+struct async_ctx {
+	int done;
+	int fails;
+};
+
+struct add_call {
+	struct rpcrdma_call call;
+	struct add_args args;
+	int32_t sum;
+	int completions;
+	struct async_ctx *ctx;
+};
+
+struct defer_call {
+	struct rpcrdma_call call;
+	struct defer_args args;
+	uint32_t res;
+	int completions;
+	int status;
+};
+
+struct server_thread {
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+	pthread_t th;
+};
+
+/* service.c */
+int xdr_echo_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_echo_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_add_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_add_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_i32_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_i32_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_u32_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_u32_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_defer_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_defer_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_whoami_enc(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_whoami_dec(struct rpcrdma_xdr_stream *x, void *o);
+int xdr_fail_enc(struct rpcrdma_xdr_stream *x, void *o);
+void svc_forget_pending(void);
+struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port);
+struct rpcrdma_client *client_for(struct rpcrdma_loop *loop, const char *port, uint32_t prog,
+				  uint32_t vers, const struct rpcrdma_client_opts *opts);
+void env_up(struct env *e, uint32_t max_record);
+void env_down(struct env *e);
+void call_init(struct rpcrdma_call *c, uint32_t proc, rpcrdma_xdr_fn enc, void *args,
+	       rpcrdma_xdr_fn dec, void *res);
+int add(struct rpcrdma_client *c, int32_t a, int32_t b, int32_t *sum);
+void pump_until(struct rpcrdma_loop *loop, const bool *flag);
+void pump_ms(struct rpcrdma_loop *loop, int ms);
+void raw_adopt(struct raw *r, struct rpcrdma_loop *loop, int fd);
+void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port);
+void raw_close(struct raw *r);
+void raw_send(struct raw *r, const void *p, size_t n);
+void put32(uint8_t *p, uint32_t v);
+uint32_t get32(const uint8_t *p);
+void raw_send_record(struct raw *r, const void *msg, size_t n);
+ssize_t raw_recv_record(struct raw *r, struct rpcrdma_loop *loop, int ms);
+size_t build_call(uint8_t *p, uint32_t xid, uint32_t rpcvers, uint32_t proc);
+const uint8_t *reply_body(struct raw *r, ssize_t len, uint32_t xid, uint32_t stat);
+bool raw_closed_by_server(struct raw *r, struct rpcrdma_loop *loop);
+void expect_rejected(struct rpcrdma_client *c, uint32_t proc, rpcrdma_xdr_fn enc, void *args,
+		     uint32_t accept_stat);
+void add_done(struct rpcrdma_call *call, void *ctx);
+void start_adds(struct rpcrdma_client *c, struct add_call *calls, int n, struct async_ctx *ctx,
+		int timeout_ms);
+void defer_done(struct rpcrdma_call *call, void *ctx);
+void start_defer(struct rpcrdma_client *c, struct defer_call *d, uint32_t delay, uint32_t value);
+int accept_one(struct rpcrdma_loop *loop, int lfd);
+size_t build_reply(uint8_t *p, uint32_t xid, int32_t result);
+void server_thread_start(struct server_thread *st);
+void server_thread_stop(struct server_thread *st);
+
+/* tcp_cases.c */
+void case_rpc_mismatch_raw(void);
+void case_auth(void);
+void case_drc_replay_raw(void);
+void case_hostile_fragments(void);
+void case_hostile_lengths(void);
+void case_max_record(void);
+void case_server_backpressure(void);
+void case_drc_parked(void);
+void case_client_hostile_server(void);
+
+#endif /* RPCRDMA_TESTS_RPC_SUITE_H */

@@ -1,0 +1,261 @@
+/*
+ * Duplicate request cache tests: the new / in progress / done life of an
+ * entry, what is and is not part of the key (the port is not; XID, program,
+ * version, procedure, argument length and checksum are), v4-mapped
+ * addresses, LRU eviction of answered entries only, calls in progress that
+ * are never evicted (uncached instead), the byte budget, forget, the owner
+ * slot, and a key computed without moving the caller's stream.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rpc/drc.h"
+
+static struct sockaddr_in v4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	assert_int_equal(inet_pton(AF_INET, ip, &sin.sin_addr), 1);
+	return sin;
+}
+
+static void make_key(struct rpcrdma__drc_key *k, uint32_t xid, uint32_t proc, const void *peer,
+		     const void *args, size_t len)
+{
+	struct rpcrdma_xdr_stream xdr;
+
+	rpcrdma_xdr_init_const(&xdr, args, len);
+	rpcrdma__drc_key_init(k, xid, 0x20000099, 1, proc, peer, &xdr);
+}
+
+static const uint8_t args_a[8] = {0, 0, 0, 1, 0, 0, 0, 2};
+static const uint8_t args_b[8] = {0, 0, 0, 1, 0, 0, 0, 3};
+
+static void test_life_cycle(void **state)
+{
+	struct sockaddr_in peer = v4("127.0.0.1", 1000);
+	struct rpcrdma__drc_entry *e, *e2;
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+	const void *reply;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(8, 0, &drc), 0);
+	make_key(&k, 7, 2, &peer, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_non_null(e);
+	assert_null(*rpcrdma__drc_owner(e));
+	*rpcrdma__drc_owner(e) = &peer;
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e2), RPCRDMA__DRC_IN_PROGRESS);
+	assert_ptr_equal(e, e2);
+	assert_ptr_equal(*rpcrdma__drc_owner(e2), &peer);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, "reply-bytes!", 12), 0);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, "x", 1), -EINVAL);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e2), RPCRDMA__DRC_DONE);
+	assert_ptr_equal(e, e2);
+	rpcrdma__drc_reply(drc, e2, &reply, &len);
+	assert_int_equal(len, 12);
+	assert_memory_equal(reply, "reply-bytes!", 12);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.done, 1);
+	assert_int_equal(n.in_progress, 0);
+	assert_int_equal(n.bytes, 12);
+	assert_int_equal(n.hits_in_progress, 1);
+	assert_int_equal(n.hits_done, 1);
+	rpcrdma__drc_destroy(drc);
+	rpcrdma__drc_destroy(NULL);
+}
+
+static void test_key(void **state)
+{
+	struct sockaddr_in a1 = v4("127.0.0.1", 1000), a2 = v4("127.0.0.1", 2000);
+	struct sockaddr_in other = v4("127.0.0.2", 1000);
+	struct sockaddr_in6 mapped;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+
+	(void)state;
+	memset(&mapped, 0, sizeof(mapped));
+	mapped.sin6_family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "::ffff:127.0.0.1", &mapped.sin6_addr), 1);
+
+	assert_int_equal(rpcrdma__drc_create(16, 0, &drc), 0);
+	make_key(&k, 1, 2, &a1, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	/* Another port of the same host: the same call (a reconnect). */
+	make_key(&k, 1, 2, &a2, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_IN_PROGRESS);
+	make_key(&k, 1, 2, &mapped, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_IN_PROGRESS);
+	/* Anything else differing: a new call. */
+	make_key(&k, 1, 2, &other, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 2, 2, &a1, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 1, 3, &a1, args_a, sizeof(args_a));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 1, 2, &a1, args_b, sizeof(args_b));
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 1, 2, &a1, args_a, 4);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_destroy(drc);
+}
+
+static void test_checksum_window(void **state)
+{
+	struct sockaddr_in a = v4("10.0.0.1", 1);
+	struct rpcrdma__drc_key k1, k2;
+	struct rpcrdma_xdr_stream xdr;
+	uint8_t big[600];
+
+	(void)state;
+	memset(big, 0x5a, sizeof(big));
+	make_key(&k1, 9, 1, &a, big, sizeof(big));
+	big[RPCRDMA__DRC_CSUM_LEN] ^= 1; /* past the window: same key */
+	make_key(&k2, 9, 1, &a, big, sizeof(big));
+	assert_memory_equal(&k1, &k2, sizeof(k1));
+	big[RPCRDMA__DRC_CSUM_LEN - 1] ^= 1; /* inside it: differs */
+	make_key(&k2, 9, 1, &a, big, sizeof(big));
+	assert_int_not_equal(k1.csum, k2.csum);
+	assert_int_equal(k1.args_len, sizeof(big));
+
+	/* The caller's stream stays where it was. */
+	rpcrdma_xdr_init_const(&xdr, big, sizeof(big));
+	assert_int_equal(rpcrdma_xdr_skip(&xdr, 8), 0);
+	rpcrdma__drc_key_init(&k1, 1, 1, 1, 1, (const struct sockaddr *)&a, &xdr);
+	assert_int_equal(rpcrdma_xdr_pos(&xdr), 8);
+	assert_int_equal(k1.args_len, sizeof(big) - 8);
+}
+
+static void test_lru_eviction(void **state)
+{
+	struct sockaddr_in a = v4("127.0.0.1", 1);
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(4, 0, &drc), 0);
+	for (uint32_t xid = 1; xid <= 4; xid++) {
+		make_key(&k, xid, 1, &a, args_a, 8);
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+		assert_int_equal(rpcrdma__drc_complete(drc, e, "r", 1), 0);
+	}
+	/* Touch 1: now 2 is the least recently used. */
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+	make_key(&k, 5, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_non_null(e);
+	make_key(&k, 2, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW); /* evicted */
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.evictions, 2);
+	rpcrdma__drc_destroy(drc);
+}
+
+static void test_in_progress_never_evicted(void **state)
+{
+	struct sockaddr_in a = v4("127.0.0.1", 1);
+	struct rpcrdma__drc_entry *e, *first;
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(2, 0, &drc), 0);
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &first), RPCRDMA__DRC_NEW);
+	make_key(&k, 2, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 3, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_null(e); /* runs uncached */
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_IN_PROGRESS);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.uncached, 1);
+	assert_int_equal(n.in_progress, 2);
+	/* Forget frees the slot. */
+	rpcrdma__drc_forget(drc, first);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_non_null(e);
+	rpcrdma__drc_forget(drc, NULL);
+	rpcrdma__drc_destroy(drc);
+}
+
+static void test_byte_budget(void **state)
+{
+	struct sockaddr_in a = v4("127.0.0.1", 1);
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+	uint8_t blob[200];
+
+	(void)state;
+	memset(blob, 7, sizeof(blob));
+	assert_int_equal(rpcrdma__drc_create(8, 100, &drc), 0);
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, blob, 60), 0);
+	make_key(&k, 2, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, blob, 60), 0);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.bytes, 60);
+	assert_int_equal(n.done, 1);
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	/* Larger than the whole budget: not cached at all. */
+	assert_int_equal(rpcrdma__drc_complete(drc, e, blob, 150), -EMSGSIZE);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(drc, e);
+	make_key(&k, 2, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+	rpcrdma__drc_destroy(drc);
+}
+
+static void test_create_args(void **state)
+{
+	struct rpcrdma__drc *drc = NULL;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(4, 0, NULL), -EINVAL);
+	assert_int_equal(rpcrdma__drc_create(1u << 30, 0, &drc), -EINVAL);
+	assert_int_equal(rpcrdma__drc_create(0, 0, &drc), 0); /* default size */
+	rpcrdma__drc_destroy(drc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_life_cycle),
+	    cmocka_unit_test(test_key),
+	    cmocka_unit_test(test_checksum_window),
+	    cmocka_unit_test(test_lru_eviction),
+	    cmocka_unit_test(test_in_progress_never_evicted),
+	    cmocka_unit_test(test_byte_budget),
+	    cmocka_unit_test(test_create_args),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
