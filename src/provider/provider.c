@@ -21,12 +21,18 @@ static const struct rpcrdma_provider_ops *const builtin[] = {
 #ifdef RPCRDMA_HAVE_OFI
     &rpcrdma__provider_ofi_ops,
 #endif
+#ifdef RPCRDMA_HAVE_VERBS
+    &rpcrdma__provider_verbs_ops,
+#endif
     NULL,
 };
 
 static const char *const builtin_names[] = {
 #ifdef RPCRDMA_HAVE_OFI
     "ofi",
+#endif
+#ifdef RPCRDMA_HAVE_VERBS
+    "verbs",
 #endif
     NULL,
 };

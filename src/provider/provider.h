@@ -3,11 +3,11 @@
  * engine (src/xprt/) and an RDMA stack.  It knows nothing of RPC-over-RDMA;
  * it moves bytes, grants and revokes remote access, and manages connections.
  *
- * Implementations: "ofi" (libfabric, provider tcp, FI_EP_MSG; ofi.c) and,
- * later, "verbs" (librdmacm + libibverbs).  The shape follows verbs, so that
- * provider maps onto it directly: receive-before-accept, Send With
- * Invalidate, per-RPC remote access (memory windows or per-RPC
- * registrations), IRD/ORD.
+ * Implementations: "ofi" (libfabric, provider tcp, FI_EP_MSG; ofi.c) and
+ * "verbs" (librdmacm + libibverbs; verbs.c, verbs_cm.c, verbs_mem.c).  The
+ * shape follows verbs, so that provider maps onto it directly:
+ * receive-before-accept, Send With Invalidate, per-RPC remote access (memory
+ * windows or per-RPC registrations), IRD/ORD.
  *
  * Objects.  A provider instance (struct rpcrdma_provider) is one event loop's
  * view of one device: its protection domain, completion queue, event channel
@@ -534,6 +534,10 @@ static inline void rpcrdma__provider_dereg_mr(struct rpcrdma_prov_mr *mr)
 /*
  * Grant the peer of @c @access to [addr, addr + length), which lies inside
  * @mr.  Fills @seg with the handle, length and offset to advertise.
+ * -ENOTCONN: @c is closed or, with RPCRDMA_PCAP_CONN_SCOPED_HANDLES (memory
+ * windows, bound on the connection's QP), not yet ESTABLISHED.  -EAGAIN: too
+ * many grants and revocations are still in flight on @c (verbs): poll, then
+ * call again.
  */
 static inline int rpcrdma__provider_grant(struct rpcrdma_prov_conn *c, struct rpcrdma_prov_mr *mr,
                                           void *addr, uint32_t length, unsigned int access,
@@ -544,8 +548,10 @@ static inline int rpcrdma__provider_grant(struct rpcrdma_prov_conn *c, struct rp
 }
 
 /*
- * Withdraw a grant.  Returns 0 and later a REVOKE completion with @ctx;
- * @g is gone on return.  ORDER: reuse the memory only after that completion.
+ * Withdraw a grant.  Returns 0 and later a REVOKE completion with @ctx (its
+ * conn is NULL; it may come from the device, through the fd, or from the
+ * provider itself); @g is gone on return.  On -EAGAIN (as for grant) @g is
+ * untouched.  ORDER: reuse the memory only after that completion.
  */
 static inline int rpcrdma__provider_revoke(struct rpcrdma_prov_grant *g, void *ctx)
 {
@@ -653,6 +659,9 @@ static inline int rpcrdma__provider_post_write(struct rpcrdma_prov_conn *c,
 
 #ifdef RPCRDMA_HAVE_OFI
 extern const struct rpcrdma_provider_ops rpcrdma__provider_ofi_ops;
+#endif
+#ifdef RPCRDMA_HAVE_VERBS
+extern const struct rpcrdma_provider_ops rpcrdma__provider_verbs_ops;
 #endif
 
 #endif /* RPCRDMA_PROVIDER_H */
