@@ -1,0 +1,1276 @@
+/*
+ * The requester side of RPC-over-RDMA Version One (rpcrdma__rdma_clnt_ops):
+ * one connection to one server, the calls in flight on it, their chunks and
+ * remote-access grants, credits, and reconnection support for the core.
+ *
+ * Normal operation.  call_begin hands the core a registered buffer to
+ * encode the call into, with a DDP context that takes DDP-eligible
+ * arguments out of the stream (ddp.c).  call_send measures the result,
+ * asks rpcrdma__plan_call() how it travels, grants the responder access to
+ * exactly the memory that form needs (the caller's buffers for Read chunks
+ * and the Write chunk; our buffers for a Long Call and the Reply chunk),
+ * encodes the transport header and posts one Send.  A reply is matched by
+ * XID in our own table of calls in flight, checked against what the call
+ * offered, and held while every grant of the call is revoked; only when the
+ * last REVOKE completion is in does the core see the reply (RFC 8166
+ * 5.4.1: fenced "before allowing Upper Layer access").
+ *
+ * Credits (RFC 8166 4.3.1).  The call header asks for as many credits as
+ * we keep receives posted.  Until the first reply we assume one; afterwards
+ * the last grant, clamped to 1..requested (rpcrdma__credits_*).  A call is
+ * also held back while fewer receives are posted than calls in flight plus
+ * one, which happens briefly while a reply's buffer is still held, so every
+ * reply in flight always finds a receive.
+ *
+ * Chunk combinations sent: none (Short message); Read chunks, one per
+ * DDP-eligible argument (at most RPCRDMA__XPRT_MAX_DDP, one segment each);
+ * a Long Call's single Position-Zero segment holding the full call; each
+ * of those with one Write chunk (the caller's ddp_buf, up to
+ * RPCRDMA__XPRT_MAX_WSEGS segments) and/or a Reply chunk.  Not sent: more
+ * than one Write chunk (the core offers one buffer per call), a Long Call
+ * carrying a reduced call plus Read chunks (plan.h prefers the full call),
+ * RDMA_MSGP and RDMA_DONE.  Replies taken: RDMA_MSG with the Write chunk
+ * echoed (or not at all), RDMA_NOMSG through our Reply chunk, RDMA_ERROR.
+ *
+ * Recovery.  When the connection ends, every call in flight is fenced (all
+ * grants revoked; on providers whose handles are not scoped to a
+ * connection, such as ofi/tcp, the next connection could otherwise still
+ * reach them) and forgotten, and only then is the core told
+ * (cb->disconnected); it reconnects and sends them again.  A call the core
+ * aborts is fenced at once but stays in the table until its reply or the
+ * end of the connection, because it still holds a credit at the responder;
+ * when aborted calls hold every credit, the connection is cut (as the Linux
+ * client does on a time-out), since nothing else could free one.  A late
+ * reply that writes into an aborted call's Write chunk meets a revoked
+ * handle: on ofi/tcp that ends the connection too, which is the memory
+ * protection doing its job.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xprt/xprt.h"
+
+enum xreq_state {
+	XREQ_IDLE,    /* on the free list, or being set up */
+	XREQ_BEGUN,   /* call_begin done: the core is encoding */
+	XREQ_SENT,    /* in the table, waiting for a reply */
+	XREQ_REPLIED, /* reply held, grants being revoked */
+	XREQ_FAILED,  /* RDMA_ERROR or a bad reply, grants being revoked */
+	XREQ_DEAD,    /* forgotten: freed once nothing refers to it */
+};
+
+/* How the call went, for the counters. */
+enum xreq_chunks {
+	XREQ_CH_READ = 1u << 0,
+	XREQ_CH_LONG = 1u << 1,
+	XREQ_CH_WRITE = 1u << 2,
+	XREQ_CH_REPLY = 1u << 3,
+};
+
+struct xclnt;
+
+struct xreq {
+	struct xclnt *t;
+	struct rpcrdma__creq *creq; /* NULL once the core forgot it */
+	enum xreq_state state;
+	uint32_t xid;
+	struct xreq *hnext; /* table chain */
+	struct xreq *next;  /* free list */
+	struct xreq *all_prev, *all_next;
+	bool in_table;
+	bool send_busy;
+	bool in_callback; /* the core is looking at its reply: keep it all */
+	struct rpcrdma__xop send_op;
+	struct rpcrdma__xfence fence;
+
+	struct rpcrdma__xbuf msg;  /* the call as the core encodes it */
+	struct rpcrdma__xbuf sbuf; /* the Send: transport header, maybe the message */
+	struct rpcrdma__xbuf lbuf; /* a Long Call's full message, when DDP items were taken */
+	struct rpcrdma__xbuf rbuf; /* the Reply chunk's memory */
+	struct rpcrdma__ddp_call cddp;
+	struct rpcrdma__ddp_reply rddp;
+
+	/* Remote access for this call, and the caller's buffers registered
+	 * for it (deregistered once the grants are revoked). */
+	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
+	unsigned int ngrants;
+	struct rpcrdma_prov_mr *own_mr[RPCRDMA__XPRT_MAX_DDP + 1];
+	unsigned int nown;
+
+	/* What the call offered. */
+	unsigned int chunks; /* enum xreq_chunks */
+	void *ddp_buf;
+	size_t ddp_len;
+	uint32_t wsegs;
+	struct rpcrdma_segment wseg[RPCRDMA__XPRT_MAX_WSEGS];
+	uint32_t rsegs;
+	struct rpcrdma_segment rseg[RPCRDMA__XPRT_MAX_WSEGS];
+
+	/* The reply. */
+	struct rpcrdma__xrecv *rep;
+	bool rep_in_rbuf; /* RDMA_NOMSG: the message is in rbuf */
+	size_t rep_off, rep_len;
+	uint64_t written;
+	int fail_err;
+};
+
+struct xclnt {
+	struct rpcrdma__xdev dev;
+	const struct rpcrdma__clnt_cb *cb;
+	void *cb_ctx;
+	struct sockaddr_storage dst;
+	socklen_t dstlen;
+	uint32_t inline_send, inline_recv, credits, seg_max;
+
+	struct rpcrdma__xconn conn;
+	struct rpcrdma_credits cr;
+	struct rpcrdma__xrecv_pool pool;
+	struct rpcrdma_hdr_limits lim;
+
+	struct xreq *free;
+	unsigned int nfree;
+	struct xreq *all;
+	struct xreq **tab;
+	uint32_t mask;
+
+	unsigned int fences_live;
+	unsigned int norphans; /* aborted calls still in the table */
+	int down_err;
+	bool want_writable;
+	/* Inside a transport op called by the core: callbacks wait for
+	 * @later, so the core is never re-entered from its own call. */
+	unsigned int api_depth;
+	struct rpcrdma__timer later;
+
+	struct rpcrdma_hdr hdr; /* scratch: one header at a time */
+	struct rpcrdma_xprt_stats st;
+};
+
+#define XREQ_FREE_MAX 64u
+
+static struct xclnt *xclnt_of(struct rpcrdma__clnt_transport *t)
+{
+	return (struct xclnt *)(void *)t;
+}
+
+/*
+ * The table of calls in flight, by XID.
+ */
+static struct xreq **tab_slot(struct xclnt *t, uint32_t xid)
+{
+	return &t->tab[(xid * 2654435761u) & t->mask];
+}
+
+static void tab_add(struct xclnt *t, struct xreq *x)
+{
+	struct xreq **s = tab_slot(t, x->xid);
+
+	x->hnext = *s;
+	*s = x;
+	x->in_table = true;
+}
+
+static void tab_del(struct xclnt *t, struct xreq *x)
+{
+	for (struct xreq **pp = tab_slot(t, x->xid); *pp; pp = &(*pp)->hnext) {
+		if (*pp == x) {
+			*pp = x->hnext;
+			break;
+		}
+	}
+	x->hnext = NULL;
+	x->in_table = false;
+}
+
+/* The call a reply answers: a live one first (a retransmission after the
+ * core aborted the first try may share its XID), else an aborted one. */
+static struct xreq *tab_take(struct xclnt *t, uint32_t xid)
+{
+	struct xreq *orphan = NULL, *x;
+
+	for (x = *tab_slot(t, xid); x; x = x->hnext) {
+		if (x->xid != xid || x->state != XREQ_SENT)
+			continue;
+		if (x->creq)
+			break;
+		if (!orphan)
+			orphan = x;
+	}
+	if (!x)
+		x = orphan;
+	if (x)
+		tab_del(t, x);
+	return x;
+}
+
+/*
+ * Request objects.
+ */
+static void req_unlink_all(struct xclnt *t, struct xreq *x)
+{
+	if (x->all_prev)
+		x->all_prev->all_next = x->all_next;
+	else
+		t->all = x->all_next;
+	if (x->all_next)
+		x->all_next->all_prev = x->all_prev;
+	x->all_prev = x->all_next = NULL;
+}
+
+static void req_destroy(struct xclnt *t, struct xreq *x)
+{
+	req_unlink_all(t, x);
+	for (unsigned int i = 0; i < x->nown; i++)
+		rpcrdma__provider_dereg_mr(x->own_mr[i]);
+	rpcrdma__xbuf_free(&x->msg);
+	rpcrdma__xbuf_free(&x->sbuf);
+	rpcrdma__xbuf_free(&x->lbuf);
+	rpcrdma__xbuf_free(&x->rbuf);
+	free(x);
+}
+
+static struct xreq *req_get(struct xclnt *t)
+{
+	struct xreq *x = t->free;
+
+	if (x) {
+		t->free = x->next;
+		t->nfree--;
+		x->next = NULL;
+		return x;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->t = t;
+	x->all_next = t->all;
+	if (t->all)
+		t->all->all_prev = x;
+	t->all = x;
+	return x;
+}
+
+/* Drops the caller's registrations: only once no grant refers to them. */
+static void req_drop_own(struct xreq *x)
+{
+	for (unsigned int i = 0; i < x->nown; i++)
+		rpcrdma__provider_dereg_mr(x->own_mr[i]);
+	x->nown = 0;
+}
+
+static void req_repost(struct xclnt *t, struct rpcrdma__xrecv *r)
+{
+	if (t->conn.state == RPCRDMA__XCONN_UP)
+		(void)rpcrdma__xconn_repost(&t->conn, r);
+	else
+		rpcrdma__xrecv_put(&t->pool, r);
+}
+
+/* Returns @x to the free list once nothing refers to it any more. */
+static void req_try_free(struct xclnt *t, struct xreq *x)
+{
+	if (x->creq || x->send_busy || x->in_table || x->fence.pending || x->in_callback)
+		return;
+	if (x->rep) {
+		req_repost(t, x->rep);
+		x->rep = NULL;
+	}
+	req_drop_own(x);
+	x->ngrants = 0;
+	x->state = XREQ_IDLE;
+	if (t->nfree >= XREQ_FREE_MAX) {
+		req_destroy(t, x);
+		return;
+	}
+	/* Keep the common sizes, give back what one large call needed. */
+	if (x->msg.len > t->inline_send)
+		rpcrdma__xbuf_free(&x->msg);
+	rpcrdma__xbuf_free(&x->lbuf);
+	if (x->rbuf.len > 4u * t->inline_recv)
+		rpcrdma__xbuf_free(&x->rbuf);
+	x->next = t->free;
+	t->free = x;
+	t->nfree++;
+}
+
+static bool can_send(const struct xclnt *t)
+{
+	const struct rpcrdma__xconn *c = &t->conn;
+
+	return c->state == RPCRDMA__XCONN_UP && rpcrdma__credits_available(&t->cr) &&
+	       t->cr.in_flight < c->recv_posted && c->sq_used < c->sq_depth;
+}
+
+static void maybe_writable(struct xclnt *t)
+{
+	if (t->want_writable && can_send(t)) {
+		t->want_writable = false;
+		if (t->cb->writable)
+			t->cb->writable(t->cb_ctx);
+	}
+}
+
+static void finish_down(struct xclnt *t);
+
+static void on_later(struct rpcrdma__timer *tm)
+{
+	struct xclnt *t = tm->ctx;
+
+	finish_down(t);
+	maybe_writable(t);
+}
+
+/* Work that may call the core: now, or right after the current op. */
+static void kick_later(struct xclnt *t)
+{
+	if (t->api_depth) {
+		rpcrdma__timer_start(t->dev.loop, &t->later, 0, on_later, t);
+		return;
+	}
+	finish_down(t);
+	maybe_writable(t);
+}
+
+static void req_fenced(struct rpcrdma__xfence *f)
+{
+	struct xreq *x = (struct xreq *)((char *)f - offsetof(struct xreq, fence));
+	struct xclnt *t = x->t;
+	struct rpcrdma__creq *creq = x->creq;
+
+	t->fences_live--;
+	/* ORDER: every grant of the call is revoked; the responder can no
+	 * longer reach the caller's memory, so it may be handed back. */
+	req_drop_own(x);
+	if (creq && (x->state == XREQ_REPLIED || x->state == XREQ_FAILED)) {
+		x->creq = NULL;
+		creq->tpriv = NULL;
+		/* WARNING: the core may run the loop from its callback; the
+		 * Send completion could then free @x and repost the receive
+		 * the core is decoding. */
+		x->in_callback = true;
+		if (x->state == XREQ_REPLIED) {
+			struct rpcrdma_xdr_stream xdr;
+			const uint8_t *buf =
+			    x->rep_in_rbuf ? x->rbuf.addr : x->rep->buf + x->rep_off;
+
+			rpcrdma_xdr_init_const(&xdr, buf, x->rep_len);
+			rpcrdma__ddp_reply_init(&x->rddp, x->chunks & XREQ_CH_WRITE, x->ddp_buf,
+						x->ddp_len, x->written);
+			rpcrdma_xdr_set_ddp(&xdr, &x->rddp.base);
+			t->cb->reply(t->cb_ctx, creq, &xdr);
+		} else {
+			t->cb->failed(t->cb_ctx, creq, x->fail_err);
+		}
+		x->in_callback = false;
+	}
+	if (x->state == XREQ_REPLIED || x->state == XREQ_FAILED)
+		x->state = XREQ_DEAD;
+	req_try_free(t, x);
+	kick_later(t);
+}
+
+/* Revokes every grant of @x; req_fenced() follows, maybe at once.
+ * WARNING: @x may be freed on return. */
+static void req_fence(struct xclnt *t, struct xreq *x)
+{
+	unsigned int failed = 0;
+
+	if (!x->fence.pending)
+		t->fences_live++;
+	rpcrdma__xfence_start(&x->fence, &t->dev, x->grants, x->ngrants, req_fenced, &failed);
+	if (failed) {
+		/* RFC 8166 5.5.4: memory we could not fence is fenced by
+		 * closing the connection. */
+		if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)
+			(void)rpcrdma__provider_disconnect(t->conn.pc);
+	}
+}
+
+/*
+ * Connection life cycle.
+ */
+static void finish_down(struct xclnt *t)
+{
+	int err;
+
+	if (t->conn.state != RPCRDMA__XCONN_DOWN || t->fences_live)
+		return;
+	if (t->conn.pc) {
+		rpcrdma__provider_conn_destroy(t->conn.pc);
+		t->conn.pc = NULL;
+	}
+	t->conn.state = RPCRDMA__XCONN_IDLE;
+	t->norphans = 0;
+	t->conn.sq_used = 0;
+	t->conn.recv_posted = 0;
+	rpcrdma__credits_reset(&t->cr);
+	err = t->down_err ? t->down_err : -ECONNRESET;
+	t->down_err = 0;
+	t->cb->disconnected(t->cb_ctx, err);
+}
+
+static void start_down(struct xclnt *t, int err)
+{
+	if (t->conn.state == RPCRDMA__XCONN_IDLE || t->conn.state == RPCRDMA__XCONN_DOWN)
+		return;
+	t->conn.state = RPCRDMA__XCONN_DOWN;
+	t->down_err = err;
+	/* Guard, so that fences ending synchronously below cannot finish
+	 * the teardown before every call was visited. */
+	t->fences_live++;
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		struct xreq *x;
+
+		while ((x = t->tab[i])) {
+			tab_del(t, x);
+			if (x->creq) {
+				x->creq->tpriv = NULL;
+				x->creq = NULL;
+			}
+			x->state = XREQ_DEAD;
+			req_fence(t, x);
+		}
+	}
+	t->fences_live--;
+	finish_down(t);
+}
+
+static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
+{
+	struct xclnt *t = dev->ctx;
+
+	if (ev->type == RPCRDMA_PEV_DEVICE_ERROR) {
+		if (!ev->listener)
+			start_down(t, ev->error ? ev->error : -EIO);
+		return;
+	}
+	if (!ev->conn || ev->conn != t->conn.pc)
+		return;
+	switch (ev->type) {
+	case RPCRDMA_PEV_ESTABLISHED:
+		if (t->conn.state != RPCRDMA__XCONN_CONNECTING)
+			return;
+		/* RFC 8797: the server's accept data bounds what we may send;
+		 * without any, 1024 bytes (RFC 8166 3.3.3). */
+		rpcrdma__xconn_negotiate(&t->conn, ev->private_len ? ev->private_data : NULL,
+					 ev->private_len, t->inline_send, t->inline_recv);
+		t->conn.sq_depth = t->conn.pc->attr.send_depth;
+		rpcrdma__credits_init(&t->cr, t->credits);
+		t->conn.state = RPCRDMA__XCONN_UP;
+		t->cb->connected(t->cb_ctx);
+		maybe_writable(t);
+		return;
+	case RPCRDMA_PEV_REJECTED:
+	case RPCRDMA_PEV_CONNECT_ERROR:
+		start_down(t, ev->error ? ev->error : -ECONNREFUSED);
+		return;
+	case RPCRDMA_PEV_DISCONNECTED:
+		start_down(t, ev->error ? ev->error : -ECONNRESET);
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * Replies.
+ */
+
+/* Checks the segments a responder returned against those offered: same
+ * count and handles, no length grown, filled in order (RFC 8166 4.4.6). */
+static int check_returned(const struct rpcrdma_hdr *h, const struct rpcrdma_chunk *c,
+			  const struct rpcrdma_segment *offered, uint32_t n, uint64_t *total)
+{
+	bool short_seen = false;
+
+	*total = 0;
+	if (c->nsegs != n)
+		return RPCRDMA_ERR_BAD_HEADER;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rpcrdma_segment *s = rpcrdma_hdr_chunk_seg(h, c, i);
+
+		if (!s || s->handle != offered[i].handle || s->length > offered[i].length)
+			return RPCRDMA_ERR_BAD_HEADER;
+		if (short_seen && s->length)
+			return RPCRDMA_ERR_BAD_HEADER;
+		if (s->length < offered[i].length)
+			short_seen = true;
+		*total += s->length;
+	}
+	return 0;
+}
+
+static int check_reply(struct xreq *x, const struct rpcrdma_hdr *h)
+{
+	uint64_t total;
+
+	/* Version One responders send no Read chunks. */
+	if (h->nreads)
+		return RPCRDMA_ERR_BAD_HEADER;
+	x->written = 0;
+	if (h->nwrites) {
+		if (!(x->chunks & XREQ_CH_WRITE) || h->nwrites != 1 ||
+		    check_returned(h, &h->writes[0], x->wseg, x->wsegs, &x->written))
+			return RPCRDMA_ERR_BAD_HEADER;
+	}
+	if (h->proc == RPCRDMA_PROC_MSG) {
+		x->rep_in_rbuf = false;
+		x->rep_off = h->hdr_len;
+		x->rep_len = h->payload_len;
+		return 0;
+	}
+	/* RDMA_NOMSG: the message is in our Reply chunk. */
+	if (!(x->chunks & XREQ_CH_REPLY) || !h->has_reply ||
+	    check_returned(h, &h->reply, x->rseg, x->rsegs, &total) || total > x->rbuf.len ||
+	    total < 4)
+		return RPCRDMA_ERR_BAD_HEADER;
+	{
+		uint32_t xid;
+
+		memcpy(&xid, x->rbuf.addr, 4);
+		if (be32toh(xid) != x->xid)
+			return RPCRDMA_ERR_BAD_HEADER;
+	}
+	x->rep_in_rbuf = true;
+	x->rep_off = 0;
+	x->rep_len = (size_t)total;
+	return 0;
+}
+
+static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
+			 const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma_hdr *h = &t->hdr;
+	struct rpcrdma_hdr_fault fault;
+	struct xreq *x;
+
+	if (rpcrdma_hdr_decode(r->buf, r->len, &t->lim, h, &fault)) {
+		/* A requester never answers with RDMA_ERROR: two peers must
+		 * not trade errors.  The call, if any, times out. */
+		goto out_bad;
+	}
+	if (ev->flags & RPCRDMA_PEVF_INVALIDATED)
+		t->st.remote_invalidations++;
+	switch (h->proc) {
+	case RPCRDMA_PROC_MSG:
+	case RPCRDMA_PROC_NOMSG:
+	case RPCRDMA_PROC_ERROR:
+		break;
+	default:
+		/* RDMA_DONE, RDMA_MSGP, anything else: not a reply. */
+		goto out_bad;
+	}
+	x = tab_take(t, h->xid);
+	if (!x)
+		goto out_bad;
+	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
+		/* The core no longer waits for this call (and did not tell
+		 * us): it is answered, but to nobody. */
+		x->creq = NULL;
+		t->norphans++;
+	}
+	/* The reply ends the call at the responder: its credit is free
+	 * again, and the grant it carries is the new limit. */
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+	t->st.calls_received++;
+	if (!x->creq) {
+		/* Aborted: already fenced; only the credit mattered. */
+		if (t->norphans)
+			t->norphans--;
+		x->state = XREQ_DEAD;
+		req_repost(t, r);
+		req_fence(t, x); /* a no-op unless it was never fenced */
+		return;
+	}
+	if (h->proc == RPCRDMA_PROC_ERROR) {
+		t->st.rdma_errors_received++;
+		x->state = XREQ_FAILED;
+		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
+		req_repost(t, r);
+		req_fence(t, x);
+		return;
+	}
+	if (check_reply(x, h)) {
+		t->st.bad_msgs++;
+		x->state = XREQ_FAILED;
+		x->fail_err = RPCRDMA_ERR_BAD_HEADER;
+		req_repost(t, r);
+		req_fence(t, x);
+		return;
+	}
+	if (x->rep_in_rbuf)
+		t->st.long_replies++;
+	t->st.rdma_write_bytes += x->written + (x->rep_in_rbuf ? x->rep_len : 0);
+	x->rep = r;
+	x->state = XREQ_REPLIED;
+	req_fence(t, x);
+	return;
+
+out_bad:
+	t->st.bad_msgs++;
+	req_repost(t, r);
+}
+
+static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma__xrecv *r = (struct rpcrdma__xrecv *)op;
+	struct xclnt *t = r->conn ? r->conn->owner : NULL;
+
+	if (!t)
+		return;
+	if (!rpcrdma__xconn_recv_completed(&t->conn, r, ev))
+		return;
+	if (ev->status != RPCRDMA_PST_SUCCESS) {
+		rpcrdma__xrecv_put(&t->pool, r);
+		if (ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
+		    t->conn.state == RPCRDMA__XCONN_UP)
+			(void)rpcrdma__provider_disconnect(t->conn.pc);
+		return;
+	}
+	t->st.inline_recv_bytes += r->len;
+	handle_reply(t, r, ev);
+	maybe_writable(t);
+}
+
+static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct xreq *x = (struct xreq *)((char *)op - offsetof(struct xreq, send_op));
+	struct xclnt *t = x->t;
+
+	x->send_busy = false;
+	if (t->conn.sq_used)
+		t->conn.sq_used--;
+	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
+	    t->conn.state == RPCRDMA__XCONN_UP)
+		(void)rpcrdma__provider_disconnect(t->conn.pc);
+	req_try_free(t, x);
+	maybe_writable(t);
+}
+
+/*
+ * The transport ops.
+ */
+static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_client_opts *opts, const struct rpcrdma__clnt_cb *cb,
+		    void *cb_ctx, struct rpcrdma__clnt_transport **out)
+{
+	struct sockaddr_storage local;
+	socklen_t locallen;
+	struct xclnt *t;
+	uint32_t nslots;
+	int rc;
+
+	if (!loop || !addr || !addrlen || addrlen > sizeof(t->dst) || !opts || !cb || !cb->find ||
+	    !cb->reply || !cb->failed || !cb->connected || !cb->disconnected || !out)
+		return -EINVAL;
+	rc = rpcrdma__xprt_local_addr(addr, addrlen, &local, &locallen);
+	if (rc)
+		return rc;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->cb = cb;
+	t->cb_ctx = cb_ctx;
+	memcpy(&t->dst, addr, addrlen);
+	t->dstlen = addrlen;
+	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
+	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
+	t->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT;
+
+	rc = rpcrdma__xdev_open(&t->dev, loop,
+				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
+				(struct sockaddr *)&local, locallen, on_event, t);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	/* We can only ask for what we can keep posted. */
+	if (t->dev.prov->caps.max_recv_depth > 2 &&
+	    t->credits > t->dev.prov->caps.max_recv_depth - 2)
+		t->credits = t->dev.prov->caps.max_recv_depth - 2;
+	t->seg_max = t->dev.prov->caps.max_msg_size < RPCRDMA__XPRT_MAX_SEG
+			 ? t->dev.prov->caps.max_msg_size
+			 : RPCRDMA__XPRT_MAX_SEG;
+	rpcrdma__xrecv_pool_init(&t->pool, t->dev.prov, t->inline_recv, t->credits + 64);
+
+	for (nslots = 16; nslots < 2 * t->credits; nslots *= 2)
+		;
+	t->tab = calloc(nslots, sizeof(*t->tab));
+	if (!t->tab) {
+		rpcrdma__xdev_close(&t->dev);
+		free(t);
+		return -ENOMEM;
+	}
+	t->mask = nslots - 1;
+
+	rpcrdma_hdr_limits_default(&t->lim);
+	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	t->lim.max_hdr_size = t->inline_recv;
+
+	t->conn.dev = &t->dev;
+	t->conn.state = RPCRDMA__XCONN_IDLE;
+	t->conn.vers = RPCRDMA_VERSION_ONE;
+	t->conn.pool = &t->pool;
+	t->conn.on_recv = on_recv;
+	t->conn.st = &t->st;
+	t->conn.owner = t;
+	rpcrdma__credits_init(&t->cr, t->credits);
+	*out = (struct rpcrdma__clnt_transport *)(void *)t;
+	return 0;
+}
+
+static int x_connect(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+	struct rpcrdma_prov_conn_attr attr = {0};
+	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
+	size_t pdlen;
+	int rc;
+
+	switch (t->conn.state) {
+	case RPCRDMA__XCONN_IDLE:
+		break;
+	case RPCRDMA__XCONN_UP:
+		return -EISCONN;
+	default:
+		return -EALREADY;
+	}
+	if (t->dev.failed)
+		return -EIO;
+	/* One Send per call; receives: one per credit we ask for, plus
+	 * room for a reply whose buffer is briefly held. */
+	attr.send_depth = t->credits + 8;
+	attr.recv_depth = t->credits + 2;
+	rc = rpcrdma__provider_conn_create(t->dev.prov, &attr, &t->conn, &t->conn.pc);
+	if (rc)
+		return rc;
+	t->conn.gen++;
+	t->conn.state = RPCRDMA__XCONN_CONNECTING;
+	t->conn.sq_used = 0;
+	t->conn.recv_posted = 0;
+	t->conn.sq_depth = t->conn.pc->attr.send_depth;
+	/* ORDER: receives before connect, so the server's first reply finds
+	 * one (provider.h). */
+	rc = rpcrdma__xconn_fill_recvs(&t->conn, t->credits);
+	if (!rc) {
+		pdlen = rpcrdma__xconn_private(
+		    t->inline_send, t->inline_recv,
+		    t->dev.prov->caps.flags & RPCRDMA_PCAP_SEND_INVALIDATE, pd, sizeof(pd));
+		rc = rpcrdma__provider_connect(t->conn.pc, (struct sockaddr *)&t->dst, t->dstlen,
+					       pd, pdlen);
+	}
+	if (rc) {
+		/* Receives posted so far come back FLUSHED with no
+		 * connection; their completions return them to the pool. */
+		rpcrdma__provider_conn_destroy(t->conn.pc);
+		t->conn.pc = NULL;
+		t->conn.state = RPCRDMA__XCONN_IDLE;
+		t->conn.recv_posted = 0;
+		return rc;
+	}
+	return 0;
+}
+
+static int x_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq)
+{
+	struct xclnt *t = xclnt_of(tt);
+	struct xreq *x;
+	size_t room;
+	int rc;
+
+	if (!creq)
+		return -EINVAL;
+	if (t->conn.state != RPCRDMA__XCONN_UP)
+		return -ENOTCONN;
+	if (!can_send(t)) {
+		t->want_writable = true;
+		return -EAGAIN;
+	}
+	x = req_get(t);
+	if (!x)
+		return -ENOMEM;
+	room = creq->send_hint > t->inline_send ? creq->send_hint : t->inline_send;
+	if (room > RPCRDMA__XPRT_MAX_MSG)
+		room = RPCRDMA__XPRT_MAX_MSG;
+	rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->msg, room);
+	if (!rc)
+		rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->sbuf, t->inline_send);
+	if (rc) {
+		x->state = XREQ_IDLE;
+		req_try_free(t, x);
+		return rc;
+	}
+	x->creq = creq;
+	x->xid = creq->xid;
+	x->state = XREQ_BEGUN;
+	x->ngrants = 0;
+	x->nown = 0;
+	x->chunks = 0;
+	x->wsegs = x->rsegs = 0;
+	x->rep = NULL;
+	x->written = 0;
+	x->fail_err = 0;
+	rpcrdma_xdr_init(&creq->send, x->msg.addr, room);
+	rpcrdma__ddp_call_init(&x->cddp, t->seg_max);
+	rpcrdma_xdr_set_ddp(&creq->send, &x->cddp.base);
+	creq->tpriv = x;
+	return 0;
+}
+
+/* Grants the responder @access to [addr, addr + len) in segments. */
+static int grant_region(struct xclnt *t, struct xreq *x, struct rpcrdma_prov_mr *mr, void *addr,
+			uint64_t len, unsigned int access, struct rpcrdma_segment *segs,
+			uint32_t maxsegs, uint32_t *nsegs)
+{
+	uint8_t *p = addr;
+
+	*nsegs = 0;
+	while (len) {
+		uint32_t n = len > t->seg_max ? t->seg_max : (uint32_t)len;
+		struct rpcrdma_prov_rseg rs;
+		int rc;
+
+		if (*nsegs >= maxsegs || x->ngrants >= RPCRDMA__XPRT_MAX_GRANTS)
+			return -EMSGSIZE;
+		rc = rpcrdma__provider_grant(t->conn.pc, mr, p, n, access, &x->grants[x->ngrants].g,
+					     &rs);
+		if (rc)
+			return rc;
+		x->grants[x->ngrants].handle = rs.handle;
+		x->ngrants++;
+		segs[*nsegs].handle = rs.handle;
+		segs[*nsegs].length = rs.length;
+		segs[*nsegs].offset = rs.offset;
+		(*nsegs)++;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Registers a caller's buffer for this call only. */
+static int own_reg(struct xclnt *t, struct xreq *x, const void *addr, size_t len,
+		   struct rpcrdma_prov_mr **mr)
+{
+	int rc;
+
+	if (x->nown >= sizeof(x->own_mr) / sizeof(x->own_mr[0]))
+		return -EMSGSIZE;
+	/* The provider never writes through a local registration; remote
+	 * writes are what the grant (REMOTE_WRITE only for the Write chunk)
+	 * allows. */
+	rc = rpcrdma__provider_reg_mr(t->dev.prov, (void *)(uintptr_t)addr, len, mr);
+	if (rc)
+		return rc;
+	x->own_mr[x->nown++] = *mr;
+	return 0;
+}
+
+/* Copies the reduced message with the DDP items put back (and their XDR
+ * padding) to @dst: the full call. */
+static void rebuild_full(const struct xreq *x, size_t reduced_len, uint8_t *dst)
+{
+	static const uint8_t zero[4];
+	size_t from = 0;
+
+	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
+		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
+		size_t pad = rpcrdma_xdr_align(it->len) - it->len;
+
+		memcpy(dst, x->msg.addr + from, it->pos - from);
+		dst += it->pos - from;
+		memcpy(dst, it->data, it->len);
+		dst += it->len;
+		memcpy(dst, zero, pad);
+		dst += pad;
+		from = it->pos;
+	}
+	memcpy(dst, x->msg.addr + from, reduced_len - from);
+}
+
+/* Undoes call_begin and the grants of a failed call_send. */
+static void send_failed(struct xclnt *t, struct xreq *x)
+{
+	if (x->creq) {
+		x->creq->tpriv = NULL;
+		x->creq = NULL;
+	}
+	x->state = XREQ_DEAD;
+	req_fence(t, x);
+}
+
+static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
+{
+	struct xreq *x = creq ? creq->tpriv : NULL;
+	struct rpcrdma_hdr *h = &t->hdr;
+	struct rpcrdma_call_shape shape;
+	struct rpcrdma_call_plan plan;
+	struct rpcrdma_prov_sge sge[2];
+	struct rpcrdma_prov_mr *mr;
+	unsigned int nsge = 0;
+	size_t reduced_len, full_len, hdr_len, prev = 0;
+	uint32_t proc, nseg;
+	int n, rc;
+
+	if (!x || x->creq != creq || x->state != XREQ_BEGUN)
+		return -EINVAL;
+	if (t->conn.state != RPCRDMA__XCONN_UP) {
+		rc = -ENOTCONN;
+		goto out_fail;
+	}
+	if (!can_send(t)) {
+		t->want_writable = true;
+		rc = -EAGAIN;
+		goto out_fail;
+	}
+	reduced_len = rpcrdma_xdr_pos(&creq->send);
+	full_len = reduced_len;
+	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
+		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
+
+		/* An upper layer that rewound its stream after an item was
+		 * taken leaves items we cannot place. */
+		if (it->pos < prev || it->pos > reduced_len || it->pos % RPCRDMA_XDR_UNIT) {
+			rc = -EINVAL;
+			goto out_fail;
+		}
+		prev = it->pos;
+		full_len += rpcrdma_xdr_align(it->len);
+	}
+
+	memset(&shape, 0, sizeof(shape));
+	shape.full_len = full_len;
+	shape.reduced_len = reduced_len;
+	shape.nddp = x->cddp.nitems;
+	shape.ddp_segs = x->cddp.nitems; /* each item fits one segment (ddp.c) */
+	x->ddp_buf = (void *)(uintptr_t)creq->ddp_buf;
+	x->ddp_len = creq->ddp_buf ? creq->ddp_len : 0;
+	if (x->ddp_len) {
+		shape.write_chunk = true;
+		shape.write_segs = (uint32_t)((x->ddp_len + t->seg_max - 1) / t->seg_max);
+		if (x->ddp_len > (uint64_t)t->seg_max * RPCRDMA__XPRT_MAX_WSEGS) {
+			rc = -EMSGSIZE;
+			goto out_fail;
+		}
+	}
+	/* creq->max_reply counts the whole reply.  With a Write chunk the
+	 * DDP result leaves it, so the Reply chunk (if any) needs room only
+	 * for the rest; a max_reply smaller than the Write chunk is taken
+	 * to exclude it already. */
+	shape.max_reply = creq->max_reply;
+	if (x->ddp_len && shape.max_reply >= x->ddp_len)
+		shape.max_reply -= x->ddp_len;
+	if (shape.max_reply > RPCRDMA__XPRT_MAX_MSG)
+		shape.max_reply = RPCRDMA__XPRT_MAX_MSG;
+	shape.reply_segs = 1;
+	rc = rpcrdma__plan_call(&shape, &t->conn.thr, &plan);
+	if (rc)
+		goto out_fail;
+
+	rpcrdma_hdr_init(h, x->xid, t->conn.vers, t->credits, RPCRDMA_PROC_MSG);
+	proc = RPCRDMA_PROC_MSG;
+	switch (plan.form) {
+	case RPCRDMA_CALL_INLINE:
+		/*
+		 * Short message, RDMA_MSG with no Read list:
+		 *  - the whole call, DDP items included, fits the server's
+		 *    inline threshold, so moving them by RDMA would only add
+		 *    round trips and registrations.
+		 */
+		break;
+	case RPCRDMA_CALL_READ_CHUNKS:
+		/*
+		 * RDMA_MSG with Read chunks:
+		 *  - the full call does not fit inline, the reduced one does;
+		 *  - each DDP item is one Read chunk at its position in the
+		 *    full stream, carrying the data without XDR padding
+		 *    (RFC 8166 4.4.5.1): the server adds the round-up.
+		 */
+		x->chunks |= XREQ_CH_READ;
+		prev = 0;
+		for (uint32_t i = 0; i < x->cddp.nitems; i++) {
+			const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
+			struct rpcrdma_segment seg;
+
+			rc = own_reg(t, x, it->data, it->len, &mr);
+			if (!rc)
+				rc = grant_region(t, x, mr, (void *)(uintptr_t)it->data, it->len,
+						  RPCRDMA_PACCESS_REMOTE_READ, &seg, 1, &nseg);
+			if (!rc)
+				rc = rpcrdma_hdr_add_read(h, (uint32_t)(it->pos + prev), &seg);
+			if (rc)
+				goto out_fail;
+			prev += rpcrdma_xdr_align(it->len);
+		}
+		break;
+	case RPCRDMA_CALL_LONG: {
+		/*
+		 * Long Call, RDMA_NOMSG with a Position-Zero Read chunk:
+		 *  - even the reduced call exceeds the server's threshold;
+		 *  - the full call travels as one region (the smallest header,
+		 *    plan.h): our encode buffer when no item was taken out,
+		 *    else a copy with the items put back.
+		 */
+		struct rpcrdma_segment seg;
+		struct rpcrdma__xbuf *b = &x->msg;
+
+		if (full_len > UINT32_MAX) {
+			rc = -EMSGSIZE;
+			goto out_fail;
+		}
+		x->chunks |= XREQ_CH_LONG;
+		proc = RPCRDMA_PROC_NOMSG;
+		h->proc = proc;
+		if (x->cddp.nitems) {
+			rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->lbuf, full_len);
+			if (rc)
+				goto out_fail;
+			rebuild_full(x, reduced_len, x->lbuf.addr);
+			b = &x->lbuf;
+		}
+		rc = grant_region(t, x, b->mr, b->addr, full_len, RPCRDMA_PACCESS_REMOTE_READ, &seg,
+				  1, &nseg);
+		if (!rc)
+			rc = rpcrdma_hdr_add_read(h, 0, &seg);
+		if (rc)
+			goto out_fail;
+		break;
+	}
+	}
+
+	if (x->ddp_len) {
+		/*
+		 * Write chunk for the DDP result:
+		 *  - the caller gave a buffer for it, so the server places the
+		 *    result there directly; sized exactly, no room for XDR
+		 *    padding (RFC 8166 4.4.6.1).
+		 */
+		rc = own_reg(t, x, x->ddp_buf, x->ddp_len, &mr);
+		if (!rc)
+			rc = grant_region(t, x, mr, x->ddp_buf, x->ddp_len,
+					  RPCRDMA_PACCESS_REMOTE_WRITE, x->wseg,
+					  RPCRDMA__XPRT_MAX_WSEGS, &x->wsegs);
+		if (!rc)
+			rc = rpcrdma_hdr_add_write(h, x->wseg, x->wsegs);
+		if (rc)
+			goto out_fail;
+		x->chunks |= XREQ_CH_WRITE;
+	}
+	if (plan.reply_chunk) {
+		/*
+		 * Reply chunk:
+		 *  - the largest reply, with its header, can exceed our inline
+		 *    receive size (RFC 8166 5.3.3: MUST provide one); it goes
+		 *    with a Write chunk when both apply.
+		 */
+		rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->rbuf, plan.reply_chunk_len);
+		if (!rc)
+			rc = grant_region(t, x, x->rbuf.mr, x->rbuf.addr, plan.reply_chunk_len,
+					  RPCRDMA_PACCESS_REMOTE_WRITE, x->rseg,
+					  RPCRDMA__XPRT_MAX_WSEGS, &x->rsegs);
+		if (!rc)
+			rc = rpcrdma_hdr_set_reply(h, x->rseg, x->rsegs);
+		if (rc)
+			goto out_fail;
+		x->chunks |= XREQ_CH_REPLY;
+	}
+
+	n = rpcrdma_hdr_encode(h, x->sbuf.addr, x->sbuf.len);
+	if (n < 0) {
+		rc = n;
+		goto out_fail;
+	}
+	hdr_len = (size_t)n;
+	sge[nsge].addr = x->sbuf.addr;
+	sge[nsge].mr = x->sbuf.mr;
+	if (plan.form == RPCRDMA_CALL_INLINE && x->cddp.nitems) {
+		/* The items go back inline: one copy of small data beats
+		 * registering it. */
+		if (hdr_len + full_len > t->conn.thr.send_max || hdr_len + full_len > x->sbuf.len) {
+			rc = -EMSGSIZE;
+			goto out_fail;
+		}
+		rebuild_full(x, reduced_len, x->sbuf.addr + hdr_len);
+		sge[nsge++].length = (uint32_t)(hdr_len + full_len);
+	} else {
+		size_t body = plan.form == RPCRDMA_CALL_LONG ? 0 : reduced_len;
+
+		/* RFC 8166 5.2: the Send MUST NOT exceed the receiver's
+		 * threshold. */
+		if (hdr_len + body > t->conn.thr.send_max) {
+			rc = -EMSGSIZE;
+			goto out_fail;
+		}
+		sge[nsge++].length = (uint32_t)hdr_len;
+		if (body) {
+			sge[nsge].addr = x->msg.addr;
+			sge[nsge].mr = x->msg.mr;
+			sge[nsge++].length = (uint32_t)body;
+		}
+	}
+
+	x->send_op.done = on_send;
+	rc = rpcrdma__provider_post_send(t->conn.pc, sge, nsge, 0, 0, &x->send_op);
+	if (rc) {
+		if (rc == -ENOTCONN)
+			rc = -EAGAIN; /* the connection is going: the core waits for it */
+		goto out_fail;
+	}
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+
+	t->st.calls_sent++;
+	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
+	if (x->chunks & XREQ_CH_LONG)
+		t->st.long_calls++;
+	else if (x->chunks & XREQ_CH_READ)
+		t->st.read_chunk_msgs++;
+	else
+		t->st.inline_msgs++;
+	if (x->chunks & XREQ_CH_WRITE)
+		t->st.write_chunk_msgs++;
+	if (x->chunks & XREQ_CH_REPLY)
+		t->st.reply_chunk_msgs++;
+	for (uint32_t i = 0; i < h->nreads; i++)
+		t->st.rdma_read_bytes += h->reads[i].target.length;
+	if (t->cr.in_flight > t->st.credits_in_use_max)
+		t->st.credits_in_use_max = t->cr.in_flight;
+	return 0;
+
+out_fail:
+	/* The provider's grant queue is full (verbs): like a missing credit,
+	 * the core waits for cb->writable, which the revocations and replies
+	 * under way will bring. */
+	if (rc == -EAGAIN)
+		t->want_writable = true;
+	/* Whatever was granted is revoked before the memory is reused. */
+	send_failed(t, x);
+	return rc;
+}
+
+static int x_call_send(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq)
+{
+	struct xclnt *t = xclnt_of(tt);
+	int rc;
+
+	t->api_depth++;
+	rc = call_send(t, creq);
+	t->api_depth--;
+	return rc;
+}
+
+static void call_abort(struct xclnt *t, struct rpcrdma__creq *creq)
+{
+	struct xreq *x = creq ? creq->tpriv : NULL;
+
+	if (!x || x->creq != creq)
+		return;
+	creq->tpriv = NULL;
+	x->creq = NULL;
+	switch (x->state) {
+	case XREQ_SENT:
+		/* RFC 8166 5.4.1: a cancelled call's memory is fenced too; the
+		 * call keeps its table entry (and credit) until it is
+		 * answered or the connection ends. */
+		req_fence(t, x);
+		t->norphans++;
+		/*
+		 * Credits held only by calls the core gave up on may never
+		 * come back (a responder that never answers), and RFC 8166
+		 * 4.3.1 forbids sending past them.  Then the connection is
+		 * cut, as the Linux client does on a time-out: a new one
+		 * starts from one credit and the core sends again.
+		 */
+		if (t->norphans >= t->cr.in_flight && !rpcrdma__credits_available(&t->cr) &&
+		    t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP) {
+			(void)rpcrdma__provider_disconnect(t->conn.pc);
+		}
+		return; /* in the table: not freed */
+	case XREQ_REPLIED:
+	case XREQ_FAILED:
+		/* Fencing already; the core will not hear of it. */
+		break;
+	default:
+		x->state = XREQ_DEAD;
+		break;
+	}
+	req_try_free(t, x);
+}
+
+static void x_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	t->api_depth++;
+	call_abort(t, creq);
+	t->api_depth--;
+}
+
+static void x_disconnect(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	if (t->conn.pc &&
+	    (t->conn.state == RPCRDMA__XCONN_UP || t->conn.state == RPCRDMA__XCONN_CONNECTING))
+		(void)rpcrdma__provider_disconnect(t->conn.pc);
+}
+
+static void x_destroy(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+	struct xreq *x;
+
+	if (!t)
+		return;
+	rpcrdma__timer_stop(&t->later);
+	/* Closing the instance destroys every grant with it (the fence of
+	 * last resort), and no event follows. */
+	if (t->conn.pc)
+		rpcrdma__provider_conn_destroy(t->conn.pc);
+	t->conn.pc = NULL;
+	while ((x = t->all)) {
+		x->nown = 0; /* closed with the instance below */
+		req_unlink_all(t, x);
+		rpcrdma__xbuf_free(&x->msg);
+		rpcrdma__xbuf_free(&x->sbuf);
+		rpcrdma__xbuf_free(&x->lbuf);
+		rpcrdma__xbuf_free(&x->rbuf);
+		free(x);
+	}
+	rpcrdma__xrecv_pool_destroy(&t->pool);
+	rpcrdma__xdev_close(&t->dev);
+	free(t->tab);
+	free(t);
+}
+
+static void x_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_xprt_stats *out)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	*out = t->st;
+	if (t->cr.max_in_flight_seen > out->credits_in_use_max)
+		out->credits_in_use_max = t->cr.max_in_flight_seen;
+}
+
+struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *tt)
+{
+	return tt ? xclnt_of(tt)->dev.prov : NULL;
+}
+
+const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_clnt_ops = {
+    .name = "rdma",
+    .create = x_create,
+    .connect = x_connect,
+    .call_begin = x_call_begin,
+    .call_send = x_call_send,
+    .call_abort = x_call_abort,
+    .disconnect = x_disconnect,
+    .destroy = x_destroy,
+    .stats = x_stats,
+};

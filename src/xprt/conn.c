@@ -1,0 +1,536 @@
+/*
+ * The connection engine's common ground: a provider instance driven by the
+ * event loop, registered buffers and receive pools, the per-connection
+ * accounting both roles share (thresholds, send queue, posted receives),
+ * the fencing of remote access, and RFC 8797 private data.
+ *
+ * Normal operation.  The provider's fd sits in the loop.  Whenever it is
+ * readable, and whenever the before-sleep hook finds that the provider is
+ * not ready to sleep (trywait), events are polled one at a time and
+ * dispatched: completions to the operation that posted them (every context
+ * we hand the provider is a struct rpcrdma__xop), everything else to the
+ * owner's on_event.  One at a time because a handler may call into the
+ * core, which may run the loop again (a synchronous call from a callback):
+ * the nested run then simply continues where the outer one stopped.  The
+ * hook itself never dispatches (hooks must not run the loop): it arms a
+ * 0 ms timer that does.
+ *
+ * Receive buffers are all of our advertised inline receive size, carved
+ * from registered slabs; registrations are local-only and live as long as
+ * the transport, so a peer can never reach them (RFC 8166 5.4).
+ *
+ * Fencing.  Every remote grant of an RPC is revoked before the RPC
+ * completes; the RPC waits for the REVOKE completions (provider.h: reuse
+ * the memory only after them).  A revocation the provider refuses cannot
+ * be waited for: it is counted, and the owner closes the connection
+ * (RFC 8166 5.5.4), which is all that is left to do.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "xprt/xprt.h"
+
+/* Events handled per drain before yielding to the rest of the loop. */
+#define XDEV_BATCH 256u
+/* Receive buffers per slab. */
+#define XRECV_SLAB 32u
+
+static bool retry_deferred(struct rpcrdma__xdev *dev);
+
+static void dispatch(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
+{
+	if (ev->type == RPCRDMA_PEV_COMPLETION) {
+		struct rpcrdma__xop *op = ev->ctx;
+
+		if (op && op->done)
+			op->done(op, ev);
+		return;
+	}
+	if (ev->type == RPCRDMA_PEV_DEVICE_ERROR && !ev->listener)
+		dev->failed = ev->error ? ev->error : -EIO;
+	if (dev->on_event)
+		dev->on_event(dev, ev);
+}
+
+unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max)
+{
+	struct rpcrdma_prov_event ev;
+	unsigned int n = 0;
+
+	while (dev->prov && n < max) {
+		int rc = rpcrdma__provider_poll(dev->prov, &ev, 1);
+
+		if (rc <= 0) {
+			if (rc < 0) {
+				/* The instance is dead and said so: its fd may
+				 * stay readable for ever, so stop watching. */
+				if (!dev->failed)
+					dev->failed = rc;
+				rpcrdma__timer_stop(&dev->kick);
+				rpcrdma__hook_stop(&dev->hook);
+				rpcrdma__watch_stop(&dev->watch);
+			}
+			break;
+		}
+		n++;
+		dispatch(dev, &ev);
+		if (dev->deferred)
+			(void)retry_deferred(dev);
+	}
+	return n;
+}
+
+static void on_kick(struct rpcrdma__timer *t)
+{
+	struct rpcrdma__xdev *dev = t->ctx;
+
+	if (dev->deferred)
+		(void)retry_deferred(dev);
+	if (rpcrdma__xdev_drain(dev, XDEV_BATCH) == XDEV_BATCH && dev->prov)
+		rpcrdma__timer_start(dev->loop, &dev->kick, 0, on_kick, dev);
+}
+
+static void on_watch(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct rpcrdma__xdev *dev = w->ctx;
+
+	(void)events;
+	/* WARNING: manual progress (libfabric tcp): nothing moves, not even
+	 * the peer's RDMA aimed at us, except inside poll.  Read on every
+	 * wakeup, even one that turns out empty. */
+	if (rpcrdma__xdev_drain(dev, XDEV_BATCH) == XDEV_BATCH && dev->prov)
+		rpcrdma__timer_start(dev->loop, &dev->kick, 0, on_kick, dev);
+}
+
+static int on_hook(struct rpcrdma__hook *h)
+{
+	struct rpcrdma__xdev *dev = h->ctx;
+	int rc;
+
+	if (!dev->prov)
+		return 0;
+	if (dev->deferred && !dev->failed) {
+		/* Revocations wait for the provider's queue: keep polling
+		 * (and retrying, from the timer: a completed fence may reach
+		 * the core, which must not happen inside a hook). */
+		rpcrdma__timer_start(dev->loop, &dev->kick, 0, on_kick, dev);
+		return 1;
+	}
+	rc = rpcrdma__provider_trywait(dev->prov);
+	if (rc == 0)
+		return 0;
+	if (rc == -EIO && dev->failed)
+		return 0; /* dead instance: nothing will come */
+	/* ORDER: poll until empty before sleeping on the fd; done by the
+	 * timer, at the end of this loop iteration. */
+	rpcrdma__timer_start(dev->loop, &dev->kick, 0, on_kick, dev);
+	return 1;
+}
+
+int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
+		       const struct sockaddr *local, socklen_t locallen,
+		       void (*on_event)(struct rpcrdma__xdev *, const struct rpcrdma_prov_event *),
+		       void *ctx)
+{
+	struct rpcrdma_prov_open_attr attr = {.addr = local, .addrlen = locallen};
+	int fd, rc;
+
+	memset(dev, 0, sizeof(*dev));
+	dev->loop = loop;
+	dev->on_event = on_event;
+	dev->ctx = ctx;
+	rc = rpcrdma__provider_open(name, &attr, &dev->prov);
+	if (rc)
+		return rc;
+	fd = rpcrdma__provider_fd(dev->prov);
+	if (fd < 0) {
+		rc = fd;
+		goto out_close;
+	}
+	rc = rpcrdma__watch_start(loop, &dev->watch, fd, EPOLLIN, on_watch, dev);
+	if (rc)
+		goto out_close;
+	rpcrdma__hook_start(loop, &dev->hook, on_hook, dev);
+	return 0;
+
+out_close:
+	rpcrdma__provider_close(dev->prov);
+	dev->prov = NULL;
+	return rc;
+}
+
+void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
+{
+	if (!dev->prov)
+		return;
+	rpcrdma__timer_stop(&dev->kick);
+	rpcrdma__hook_stop(&dev->hook);
+	rpcrdma__watch_stop(&dev->watch);
+	rpcrdma__provider_close(dev->prov);
+	dev->prov = NULL;
+	dev->deferred = NULL; /* their grants went with the instance */
+}
+
+int rpcrdma__xprt_local_addr(const struct sockaddr *dst, socklen_t dstlen,
+			     struct sockaddr_storage *out, socklen_t *outlen)
+{
+	socklen_t len = sizeof(*out);
+	int fd, rc = 0;
+
+	if (!dst || (dst->sa_family != AF_INET && dst->sa_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	/* A connected UDP socket sends nothing; it only asks the routing
+	 * table which local address would be the source. */
+	fd = socket(dst->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, dst, dstlen) || getsockname(fd, (struct sockaddr *)out, &len))
+		rc = -errno;
+	close(fd);
+	if (rc)
+		return rc;
+	if (out->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)out)->sin6_port = 0;
+	else
+		((struct sockaddr_in *)out)->sin_port = 0;
+	*outlen = len;
+	return 0;
+}
+
+/*
+ * Registered buffers.
+ */
+int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len)
+{
+	struct rpcrdma_prov_mr *mr;
+	uint8_t *addr;
+	int rc;
+
+	if (b->addr && b->len >= len)
+		return 0;
+	if (!len)
+		len = 1;
+	addr = malloc(len);
+	if (!addr)
+		return -ENOMEM;
+	rc = rpcrdma__provider_reg_mr(p, addr, len, &mr);
+	if (rc) {
+		free(addr);
+		return rc;
+	}
+	rpcrdma__xbuf_free(b);
+	b->addr = addr;
+	b->len = len;
+	b->mr = mr;
+	return 0;
+}
+
+void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b)
+{
+	if (b->mr)
+		rpcrdma__provider_dereg_mr(b->mr);
+	free(b->addr);
+	b->addr = NULL;
+	b->len = 0;
+	b->mr = NULL;
+}
+
+/*
+ * Receive pools.
+ */
+struct rpcrdma__xrecv_slab {
+	struct rpcrdma__xrecv_slab *next;
+	uint8_t *mem;
+	struct rpcrdma_prov_mr *mr;
+	struct rpcrdma__xrecv r[XRECV_SLAB];
+};
+
+void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_provider *prov,
+			      uint32_t size, uint32_t max)
+{
+	memset(pool, 0, sizeof(*pool));
+	pool->prov = prov;
+	pool->size = size;
+	pool->max = max;
+}
+
+void rpcrdma__xrecv_pool_destroy(struct rpcrdma__xrecv_pool *pool)
+{
+	struct rpcrdma__xrecv_slab *s;
+
+	while ((s = pool->slabs)) {
+		pool->slabs = s->next;
+		if (s->mr && pool->prov)
+			rpcrdma__provider_dereg_mr(s->mr);
+		free(s->mem);
+		free(s);
+	}
+	pool->free = NULL;
+	pool->total = 0;
+}
+
+static int pool_grow(struct rpcrdma__xrecv_pool *pool)
+{
+	struct rpcrdma__xrecv_slab *s;
+	size_t bytes = (size_t)pool->size * XRECV_SLAB;
+	int rc;
+
+	if (pool->total >= pool->max)
+		return -ENOBUFS;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->mem = malloc(bytes);
+	if (!s->mem) {
+		free(s);
+		return -ENOMEM;
+	}
+	rc = rpcrdma__provider_reg_mr(pool->prov, s->mem, bytes, &s->mr);
+	if (rc) {
+		free(s->mem);
+		free(s);
+		return rc;
+	}
+	for (unsigned int i = 0; i < XRECV_SLAB; i++) {
+		struct rpcrdma__xrecv *r = &s->r[i];
+
+		r->buf = s->mem + (size_t)i * pool->size;
+		r->mr = s->mr;
+		r->next = pool->free;
+		pool->free = r;
+	}
+	s->next = pool->slabs;
+	pool->slabs = s;
+	pool->total += XRECV_SLAB;
+	return 0;
+}
+
+struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool)
+{
+	struct rpcrdma__xrecv *r;
+
+	if (!pool->free && pool_grow(pool))
+		return NULL;
+	r = pool->free;
+	pool->free = r->next;
+	r->next = NULL;
+	r->conn = NULL;
+	r->len = 0;
+	return r;
+}
+
+void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r)
+{
+	r->conn = NULL;
+	r->next = pool->free;
+	pool->free = r;
+}
+
+/*
+ * Connections.
+ */
+int rpcrdma__xconn_repost(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r)
+{
+	struct rpcrdma_prov_sge sge = {.addr = r->buf, .length = c->pool->size, .mr = r->mr};
+	int rc;
+
+	if (!c->pc || c->state == RPCRDMA__XCONN_DOWN) {
+		rpcrdma__xrecv_put(c->pool, r);
+		return -ENOTCONN;
+	}
+	r->op.done = c->on_recv;
+	r->conn = c;
+	r->conn_gen = c->gen;
+	r->len = 0;
+	rc = rpcrdma__provider_post_recv(c->pc, &sge, 1, &r->op);
+	if (rc) {
+		rpcrdma__xrecv_put(c->pool, r);
+		return rc;
+	}
+	c->recv_posted++;
+	c->ops_out++;
+	return 0;
+}
+
+int rpcrdma__xconn_fill_recvs(struct rpcrdma__xconn *c, uint32_t target)
+{
+	while (c->recv_posted < target) {
+		struct rpcrdma__xrecv *r = rpcrdma__xrecv_get(c->pool);
+		int rc;
+
+		if (!r)
+			return -ENOBUFS;
+		rc = rpcrdma__xconn_repost(c, r);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r,
+				   const struct rpcrdma_prov_event *ev)
+{
+	if (c->ops_out)
+		c->ops_out--;
+	/* A destroyed provider connection (ev->conn NULL) or an older one:
+	 * nothing of ours to account. */
+	if (!ev->conn || r->conn != c || r->conn_gen != c->gen || ev->conn != c->pc) {
+		rpcrdma__xrecv_put(c->pool, r);
+		return false;
+	}
+	if (c->recv_posted)
+		c->recv_posted--;
+	r->len = ev->status == RPCRDMA_PST_SUCCESS ? ev->byte_len : 0;
+	if (r->len > c->pool->size)
+		r->len = c->pool->size; /* a provider bug must not become an overread */
+	return true;
+}
+
+uint32_t rpcrdma__xprt_inline_size(uint32_t configured)
+{
+	uint32_t v = configured ? configured : RPCRDMA__XPRT_INLINE_DEFAULT;
+
+	if (v < RPCRDMA_CM_DEFAULT_INLINE)
+		v = RPCRDMA_CM_DEFAULT_INLINE;
+	if (v > RPCRDMA_CM_MAX_INLINE)
+		v = RPCRDMA_CM_MAX_INLINE;
+	return v & ~1023u;
+}
+
+size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool invalidate,
+			      uint8_t *buf, size_t cap)
+{
+	struct rpcrdma_cm_private pd = {
+	    .present = true,
+	    .version = RPCRDMA_CM_PRIVATE_VERSION,
+	    .flags = invalidate ? RPCRDMA_CM_FLAG_REMOTE_INVALIDATE : 0,
+	    .send_size = inline_send,
+	    .recv_size = inline_recv,
+	};
+	int n = rpcrdma_cm_private_encode(&pd, buf, cap);
+
+	return n > 0 ? (size_t)n : 0;
+}
+
+void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_t len,
+			      uint32_t our_send, uint32_t our_recv)
+{
+	/* Absent or foreign private data decodes to the RFC 8166 defaults
+	 * (1024 both ways, no Send With Invalidate). */
+	rpcrdma_cm_private_decode(pdata, len, &c->peer);
+	rpcrdma__inline_negotiate(&c->peer, our_send, our_recv, &c->thr);
+	c->peer_invalidate = c->peer.present && (c->peer.flags & RPCRDMA_CM_FLAG_REMOTE_INVALIDATE);
+}
+
+/*
+ * Fencing.
+ */
+static void fence_revoked(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma__xfence *f = (struct rpcrdma__xfence *)op;
+
+	(void)ev;
+	if (!f->pending)
+		return;
+	if (--f->pending == 0 && f->done)
+		f->done(f);
+}
+
+/* One pass over @f's grants.  Returns how many the provider deferred. */
+static unsigned int fence_pass(struct rpcrdma__xfence *f, unsigned int *started,
+			       unsigned int *refused)
+{
+	unsigned int deferred = 0;
+
+	for (unsigned int i = 0; i < f->n; i++) {
+		int rc;
+
+		if (!f->g[i].g)
+			continue;
+		rc = rpcrdma__provider_revoke(f->g[i].g, &f->op);
+		if (rc == -EAGAIN) {
+			/* Untouched (provider.h): again after some events. */
+			deferred++;
+			continue;
+		}
+		if (rc == 0) {
+			f->pending++;
+			(*started)++;
+		} else {
+			/* Only the connection's end can fence it now. */
+			(*refused)++;
+		}
+		f->g[i].g = NULL;
+	}
+	return deferred;
+}
+
+static void fence_unqueue(struct rpcrdma__xfence *f)
+{
+	struct rpcrdma__xfence **pp;
+
+	if (!f->deferred)
+		return;
+	for (pp = &f->dev->deferred; *pp; pp = &(*pp)->next_deferred) {
+		if (*pp == f) {
+			*pp = f->next_deferred;
+			break;
+		}
+	}
+	f->next_deferred = NULL;
+	f->deferred = false;
+}
+
+unsigned int rpcrdma__xfence_start(struct rpcrdma__xfence *f, struct rpcrdma__xdev *dev,
+				   struct rpcrdma__xgrant *g, unsigned int n,
+				   void (*done)(struct rpcrdma__xfence *), unsigned int *failed)
+{
+	unsigned int started = 0, refused = 0;
+
+	f->op.done = fence_revoked;
+	f->done = done;
+	f->dev = dev;
+	/* Counted from one so that completions delivered meanwhile cannot
+	 * end the fence early. */
+	f->pending++;
+	if (!f->deferred) {
+		f->g = g;
+		f->n = n;
+		if (fence_pass(f, &started, &refused)) {
+			/* The deferral holds one count until the last grant
+			 * is revoked. */
+			f->pending++;
+			f->deferred = true;
+			f->next_deferred = dev->deferred;
+			dev->deferred = f;
+		}
+	}
+	if (failed)
+		*failed = refused;
+	/* WARNING: @done may free the object holding @f: nothing of it may
+	 * be touched after this. */
+	fence_revoked(&f->op, NULL);
+	return started;
+}
+
+/* Retries the revocations the provider deferred.  Returns true while some
+ * are still waiting. */
+static bool retry_deferred(struct rpcrdma__xdev *dev)
+{
+	struct rpcrdma__xfence *f = dev->deferred, *next;
+
+	for (; f; f = next) {
+		unsigned int started = 0, refused = 0;
+
+		next = f->next_deferred;
+		if (fence_pass(f, &started, &refused))
+			continue;
+		fence_unqueue(f);
+		fence_revoked(&f->op, NULL); /* the deferral's count */
+	}
+	return dev->deferred != NULL;
+}

@@ -1,0 +1,257 @@
+/*
+ * Direct data placement through the XDR hooks (rpcrdma_xdr_ddp_ops): the
+ * glue between an upper layer's rpcrdma_xdr_encode_ddp() /
+ * rpcrdma_xdr_decode_ddp() and the chunks of RPC-over-RDMA.
+ *
+ *   - Requester, encoding a call: every DDP-eligible argument leaves the
+ *     stream and is recorded; clnt.c then decides per call whether the
+ *     items travel in Read chunks, go back inline, or ride in a Long Call.
+ *   - Requester, decoding a reply: the item the responder placed in our
+ *     Write chunk is already in the caller's buffer.
+ *   - Responder, encoding a reply: each DDP-eligible result takes the next
+ *     unused Write chunk of the call (RFC 8166 5.3.2: "fills in each Write
+ *     chunk with a DDP-eligible result until either there are no more
+ *     results or no more Write chunks").
+ *   - Responder, decoding an RDMA_MSGP call: the padding an RFC 5666-era
+ *     requester put before large items is skipped.
+ *
+ * Nothing here touches the wire or the provider except the responder's
+ * result buffers, registered so svc.c can RDMA Write from them.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "xprt/xprt.h"
+
+static int call_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	struct rpcrdma__ddp_call *d = (struct rpcrdma__ddp_call *)ddp;
+	struct rpcrdma__ddp_item *it;
+
+	/*
+	 * Why an item stays inline here:
+	 *  - it is empty: there is nothing to place;
+	 *  - the table is full: further items cost a Read segment each;
+	 *  - it is longer than one segment may be.
+	 * Everything else is taken out now; whether it really travels in a
+	 * Read chunk is decided per call once the whole call is known.
+	 */
+	if (!len || d->nitems >= RPCRDMA__XPRT_MAX_DDP || len > d->max_len)
+		return 0;
+	it = &d->items[d->nitems++];
+	it->pos = pos;
+	it->data = data;
+	it->len = len;
+	return 1;
+}
+
+static int call_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static const struct rpcrdma_xdr_ddp_ops call_ops = {
+    .encode = call_encode,
+    .decode = call_decode,
+};
+
+void rpcrdma__ddp_call_init(struct rpcrdma__ddp_call *d, uint32_t max_len)
+{
+	d->base.ops = &call_ops;
+	d->nitems = 0;
+	d->max_len = max_len;
+}
+
+static int reply_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+static int reply_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	struct rpcrdma__ddp_reply *d = (struct rpcrdma__ddp_reply *)ddp;
+
+	(void)pos;
+	/* One Write chunk is offered per call, for the first DDP result;
+	 * any later one came inline. */
+	if (!d->offered || d->consumed)
+		return 0;
+	d->consumed = true;
+	if (d->written == 0 && len != 0) {
+		/* The responder left the chunk unused and sent the item
+		 * inline (not what RFC 8166 5.3.2 asks, but harmless): read
+		 * it from the stream. */
+		return 0;
+	}
+	/* RFC 8166 4.4.4.1: the length left in the stream must match what
+	 * the chunk carries. */
+	if (d->written != len || len > d->cap)
+		return RPCRDMA_ERR_BAD_VALUE;
+	if (len && buf != d->buf) {
+		/* The upper layer decodes into another buffer than the one it
+		 * offered: correct, at the price of a copy. */
+		if (!buf)
+			return -EINVAL;
+		memmove(buf, d->buf, len);
+	}
+	return 1;
+}
+
+static const struct rpcrdma_xdr_ddp_ops reply_ops = {
+    .encode = reply_encode,
+    .decode = reply_decode,
+};
+
+void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, bool offered, void *buf, size_t cap,
+			     uint64_t written)
+{
+	d->base.ops = &reply_ops;
+	d->offered = offered;
+	d->consumed = false;
+	d->buf = buf;
+	d->cap = cap;
+	d->written = written;
+}
+
+uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i)
+{
+	const struct rpcrdma_chunk *c;
+	uint64_t cap = 0;
+
+	if (i >= call->nwrites)
+		return 0;
+	c = &call->writes[i];
+	for (uint32_t s = 0; s < c->nsegs; s++) {
+		const struct rpcrdma_segment *seg = rpcrdma_hdr_chunk_seg(call, c, s);
+
+		if (seg)
+			cap += seg->length;
+	}
+	return cap;
+}
+
+static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	struct rpcrdma__ddp_resp *d = (struct rpcrdma__ddp_resp *)ddp;
+	struct rpcrdma__ddp_result *res;
+	int rc;
+
+	(void)pos;
+	/*
+	 * Why a result stays inline here:
+	 *  - the call offered no (more) Write chunks;
+	 *  - the next chunk is too small for it: the requester sized it for
+	 *    another result, and writing past its end would be a Remote
+	 *    Access error that kills the connection (RFC 8166 5.5.3).
+	 * Otherwise the result leaves the stream, without its XDR padding
+	 * (4.4.6.1: "MUST NOT write XDR pad bytes for a Write chunk").
+	 */
+	if (d->next >= d->call->nwrites || len > rpcrdma__ddp_chunk_capacity(d->call, d->next))
+		return 0;
+	res = &d->results[d->nresults];
+	memset(res, 0, sizeof(*res));
+	res->chunk = d->next;
+	res->len = len;
+	if (len) {
+		rc = rpcrdma__xbuf_reserve(d->prov, &res->buf, len);
+		if (rc) {
+			d->error = d->error ? d->error : rc;
+			return rc;
+		}
+		memcpy(res->buf.addr, data, len);
+	}
+	d->nresults++;
+	d->next++;
+	return 1;
+}
+
+static int resp_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static const struct rpcrdma_xdr_ddp_ops resp_ops = {
+    .encode = resp_encode,
+    .decode = resp_decode,
+};
+
+void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
+			    const struct rpcrdma_hdr *call)
+{
+	d->base.ops = &resp_ops;
+	d->prov = prov;
+	d->call = call;
+	d->next = 0;
+	d->nresults = 0;
+	d->error = 0;
+}
+
+void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d)
+{
+	for (uint32_t i = 0; i < d->nresults; i++)
+		rpcrdma__xbuf_free(&d->results[i].buf);
+	d->nresults = 0;
+	d->next = 0;
+}
+
+static int msgp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+static int msgp_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	struct rpcrdma__ddp_msgp *d = (struct rpcrdma__ddp_msgp *)ddp;
+	size_t at, pad;
+
+	(void)buf;
+	/*
+	 * draft-ietf-nfsv4-rpcrdma-01 section 3.5: an opaque of at least
+	 * rdma_thresh bytes is preceded by padding that brings its first byte
+	 * to a multiple of rdma_align in the receiver's buffer, which starts
+	 * with the transport header (as the RFC 5666-era Linux client
+	 * computed it).  Smaller items are not padded.
+	 */
+	if (len < d->thresh)
+		return 0;
+	/* We can only skip on the stream we handed out; an upper layer that
+	 * decodes from a copy cannot be served. */
+	if (rpcrdma_xdr_pos(d->xdr) != pos)
+		return RPCRDMA_ERR_BAD_VALUE;
+	at = d->hdr_len + pos;
+	pad = (d->align - at % d->align) % d->align;
+	if (pad && rpcrdma_xdr_skip(d->xdr, pad))
+		return RPCRDMA_ERR_TRUNCATED;
+	return 0;
+}
+
+static const struct rpcrdma_xdr_ddp_ops msgp_ops = {
+    .encode = msgp_encode,
+    .decode = msgp_decode,
+};
+
+void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stream *xdr,
+			    size_t hdr_len, uint32_t align, uint32_t thresh)
+{
+	d->base.ops = &msgp_ops;
+	d->xdr = xdr;
+	d->hdr_len = hdr_len;
+	d->align = align;
+	d->thresh = thresh;
+}

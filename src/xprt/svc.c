@@ -1,0 +1,1398 @@
+/*
+ * The responder side of RPC-over-RDMA Version One (rpcrdma__rdma_svc_ops):
+ * a listener, the connections it accepts, the calls received on them, the
+ * RDMA Reads that pull their Read chunks, and the replies with their RDMA
+ * Writes.
+ *
+ * Normal operation.  Each receive completion is a call (struct xsreq).  Its
+ * receive is replaced at once, so the requester's credits stay backed while
+ * the call is served, and the call keeps its buffer until it is answered.
+ * The transport header is validated (rpcrdma_hdr_decode); a refused header
+ * gets the RDMA_ERROR the decoder names, or nothing.  The Read list is laid
+ * out by rpcrdma__plan_rebuild(); Read chunks are pulled with RDMA Reads,
+ * at most the peer's IRD at a time per connection, into one registered
+ * buffer; then the core gets the call as one XDR stream over the receive
+ * buffer, the read buffer and the round-up.  The core answers through
+ * reply_begin/reply_send: DDP-eligible results land in the call's Write
+ * chunks (ddp.c), rpcrdma__plan_reply() picks inline, Long (through the
+ * Reply chunk) or ERR_CHUNK, and the Writes are posted before the Send.
+ *
+ * Credits (RFC 8166 4.3.1).  The grant in each reply is
+ * rpcrdma__credits_grant(configured, requested): at least 1, never more
+ * than we keep receives posted.  Receives for a grant are posted before the
+ * reply that announces it goes out.  Calls beyond the grant are served
+ * (RFC 8166 allows it) but the buffers a connection may hold are bounded,
+ * so a requester that ignores its credits only stalls itself.
+ *
+ * Recovery.  An RDMA Read or Write that fails closes the connection (RFC
+ * 8166 5.5.3; 5.5.4: a responder that cannot send a reply MUST close the
+ * connection).  When a connection ends, calls still reading are dropped,
+ * queued replies are discarded, and the core is told (cb->conn_closed); a
+ * call it still holds stays valid until reply_send or reply_drop, which
+ * then only release it.
+ *
+ * Chunk combinations taken: any the decoder accepts.  Read chunks at any
+ * positions (each followed by its round-up), a Position-Zero chunk alone
+ * or split by other Read chunks, chunks of many segments, any number of
+ * Write chunks (filled in order, unused ones returned with zero lengths),
+ * a Reply chunk; RDMA_MSGP only with accept_msgp and no Read chunks.
+ * Legacy RDMA_DONE is dropped; an RDMA_ERROR from a requester is dropped.
+ *
+ * DDP results are copied into registered buffers when encoded, not written
+ * from the upper layer's memory: transport.h gives the responder no
+ * moment at which the core may free its results after the RDMA Writes are
+ * done, so referring to them after reply_send returns would be unsafe.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xprt/xprt.h"
+
+enum xsreq_state {
+	SREQ_IDLE,
+	SREQ_READING, /* pulling Read chunks */
+	SREQ_CORE,    /* handed to the core */
+	SREQ_QUEUED,  /* reply waiting for send-queue room */
+	SREQ_POSTED,  /* reply Writes and Send posted */
+};
+
+enum xsreq_form {
+	SFORM_INLINE,
+	SFORM_LONG,
+	SFORM_ERROR, /* an RDMA_ERROR already encoded in sbuf */
+};
+
+struct xsvc;
+struct xsconn;
+
+/* One RDMA Read of a call: one remote segment into the read buffer. */
+struct xrop {
+	struct rpcrdma__xop op;
+	struct xsreq *s;
+	uint32_t handle;
+	uint32_t len;
+	uint64_t offset;
+	size_t local_off;
+};
+
+#define XSREQ_MAX_ROPS (RPCRDMA_HDR_MAX_READS + RPCRDMA_REBUILD_MAX_PIECES)
+
+struct xsreq {
+	struct rpcrdma__sreq sreq; /* the core's view; tpriv points back */
+	struct xsconn *conn;
+	enum xsreq_state state;
+	struct xsreq *next; /* free list, read or send queue */
+	struct xsreq *all_prev, *all_next;
+	bool counted; /* counted in conn->in_progress */
+	struct rpcrdma__xrecv *r;
+	struct rpcrdma_hdr hdr; /* the call's transport header */
+	bool msgp;
+
+	/* Read chunks. */
+	struct rpcrdma__xbuf rdbuf;
+	size_t rd_total; /* bytes its Read chunks bring (charged to the conn) */
+	bool rd_charged;
+	struct xrop rops[XSREQ_MAX_ROPS];
+	uint32_t nrops, rop_next, reads_left;
+	bool read_err;
+	struct rpcrdma_rebuild_piece pieces[RPCRDMA_REBUILD_MAX_PIECES];
+	unsigned int npieces;
+	struct iovec iov[2 * RPCRDMA_REBUILD_MAX_PIECES];
+	struct rpcrdma_xdr_stream call_xdr;
+	struct rpcrdma__ddp_msgp msgp_ddp;
+
+	/* The reply. */
+	bool begun;
+	struct rpcrdma__xbuf sbuf; /* transport header */
+	struct rpcrdma__xbuf rbuf; /* the reply message */
+	struct rpcrdma__ddp_resp rddp;
+	enum xsreq_form form;
+	size_t reply_len, hdr_len;
+	uint32_t grant;
+	uint32_t ops_needed;
+	struct rpcrdma__xop write_op;
+	uint32_t writes_left;
+	struct rpcrdma__xop send_op;
+	bool send_busy;
+};
+
+struct xsconn {
+	struct rpcrdma__xconn c;
+	struct xsvc *svc;
+	struct xsconn *prev, *next;
+	unsigned int sreqs;   /* calls of this connection alive, any state */
+	uint32_t in_progress; /* calls received and not yet answered */
+	uint32_t held;        /* receive buffers held by calls */
+	uint32_t grant;       /* last grant announced */
+	size_t rd_bytes;      /* read buffers held by its calls */
+	struct xsreq *rd_head, *rd_tail;
+	struct xsreq *tx_head, *tx_tail;
+	bool told_core;
+};
+
+struct xsvc {
+	struct rpcrdma__xdev dev;
+	struct rpcrdma_prov_listener *lst;
+	const struct rpcrdma__svc_cb *cb;
+	void *cb_ctx;
+	uint32_t inline_send, inline_recv, credits;
+	uint32_t vers_low, vers_high;
+	bool accept_msgp;
+	bool destroying;
+	struct rpcrdma_hdr_limits lim;
+	struct rpcrdma__xrecv_pool pool;
+	struct xsconn *conns;
+	struct xsreq *free;
+	unsigned int nfree;
+	struct xsreq *all;
+	struct rpcrdma_hdr hdr; /* scratch: reply headers */
+	struct rpcrdma_segment segs[RPCRDMA_HDR_MAX_SEGS];
+	struct rpcrdma_xprt_stats st;
+};
+
+#define XSREQ_FREE_MAX 64u
+/* Read-chunk bytes one connection's calls may hold at once (a call larger
+ * than this still goes, alone): a requester cannot make us allocate more
+ * by sending many large calls. */
+#define XSCONN_READ_BUDGET (4u * RPCRDMA__XPRT_MAX_MSG)
+
+static struct xsvc *xsvc_of(struct rpcrdma__svc_transport *t)
+{
+	return (struct xsvc *)(void *)t;
+}
+
+static struct xsconn *xsconn_of(struct rpcrdma__xconn *c)
+{
+	return (struct xsconn *)(void *)((char *)c - offsetof(struct xsconn, c));
+}
+
+/*
+ * Objects.
+ */
+static void conn_try_free(struct xsconn *sc)
+{
+	struct xsvc *v = sc->svc;
+
+	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
+		return;
+	if (sc->prev)
+		sc->prev->next = sc->next;
+	else
+		v->conns = sc->next;
+	if (sc->next)
+		sc->next->prev = sc->prev;
+	free(sc);
+}
+
+static void sreq_unlink_all(struct xsvc *v, struct xsreq *s)
+{
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		v->all = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
+	s->all_prev = s->all_next = NULL;
+}
+
+static void sreq_free_bufs(struct xsreq *s)
+{
+	rpcrdma__ddp_resp_release(&s->rddp);
+	rpcrdma__xbuf_free(&s->rdbuf);
+	rpcrdma__xbuf_free(&s->sbuf);
+	rpcrdma__xbuf_free(&s->rbuf);
+}
+
+static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
+{
+	struct xsreq *s = v->free;
+
+	if (s) {
+		v->free = s->next;
+		v->nfree--;
+	} else {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->all_next = v->all;
+		if (v->all)
+			v->all->all_prev = s;
+		v->all = s;
+	}
+	s->next = NULL;
+	s->conn = sc;
+	s->state = SREQ_IDLE;
+	s->counted = false;
+	s->r = NULL;
+	s->msgp = false;
+	s->nrops = s->rop_next = s->reads_left = 0;
+	s->rd_total = 0;
+	s->rd_charged = false;
+	s->read_err = false;
+	s->begun = false;
+	s->writes_left = 0;
+	s->send_busy = false;
+	s->rddp.nresults = 0;
+	memset(&s->sreq, 0, sizeof(s->sreq));
+	s->sreq.tpriv = s;
+	sc->sreqs++;
+	return s;
+}
+
+static void refill(struct xsconn *sc);
+
+/* Ends a call: every buffer back, the connection maybe freed. */
+static void sreq_release(struct xsreq *s)
+{
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+
+	if (s->counted && sc->in_progress)
+		sc->in_progress--;
+	s->counted = false;
+	if (s->r) {
+		rpcrdma__xrecv_put(&v->pool, s->r);
+		s->r = NULL;
+		if (sc->held)
+			sc->held--;
+	}
+	rpcrdma__ddp_resp_release(&s->rddp);
+	rpcrdma__xbuf_free(&s->rdbuf);
+	if (s->rd_charged)
+		sc->rd_bytes -= s->rd_total;
+	s->rd_charged = false;
+	if (s->rbuf.len > 4u * v->inline_send)
+		rpcrdma__xbuf_free(&s->rbuf);
+	s->sreq.tpriv = NULL;
+	s->state = SREQ_IDLE;
+	s->conn = NULL;
+	/* A buffer came back: receives held back by the cap may go now. */
+	refill(sc);
+	sc->sreqs--;
+	if (v->nfree < XSREQ_FREE_MAX) {
+		s->next = v->free;
+		v->free = s;
+		v->nfree++;
+	} else {
+		sreq_unlink_all(v, s);
+		sreq_free_bufs(s);
+		free(s);
+	}
+	conn_try_free(sc);
+}
+
+/* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
+static void conn_close(struct xsconn *sc)
+{
+	if (sc->c.pc &&
+	    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING))
+		(void)rpcrdma__provider_disconnect(sc->c.pc);
+}
+
+/* Keep the receives the grant needs posted, within what one connection
+ * may hold. */
+static void refill(struct xsconn *sc)
+{
+	struct xsvc *v = sc->svc;
+	uint32_t target = sc->grant > v->credits ? sc->grant : v->credits;
+	uint32_t cap = 2 * v->credits + 4;
+
+	if (sc->c.state != RPCRDMA__XCONN_UP && sc->c.state != RPCRDMA__XCONN_CONNECTING)
+		return;
+	if (sc->held >= cap)
+		return;
+	if (target > cap - sc->held)
+		target = cap - sc->held;
+	(void)rpcrdma__xconn_fill_recvs(&sc->c, target);
+}
+
+/*
+ * Replies: posting.
+ */
+static void pump_tx(struct xsconn *sc);
+static void pump_reads(struct xsconn *sc);
+
+/* The reply's Writes and Send are all done (or never went): release.
+ * WARNING: the connection may be freed on return. */
+static void sreq_tx_done(struct xsreq *s)
+{
+	if (s->send_busy || s->writes_left)
+		return;
+	sreq_release(s);
+}
+
+static void after_sq(struct xsconn *sc)
+{
+	/* Hold the connection while the queues are pumped. */
+	sc->sreqs++;
+	pump_reads(sc);
+	pump_tx(sc);
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct xsreq *s = (struct xsreq *)((char *)op - offsetof(struct xsreq, write_op));
+	struct xsconn *sc = s->conn;
+
+	if (sc->c.ops_out)
+		sc->c.ops_out--;
+	if (sc->c.sq_used)
+		sc->c.sq_used--;
+	if (s->writes_left)
+		s->writes_left--;
+	if (ev->status == RPCRDMA_PST_SUCCESS)
+		sc->svc->st.rdma_write_bytes += ev->byte_len;
+	else if (ev->status != RPCRDMA_PST_FLUSHED)
+		conn_close(sc);
+	sc->sreqs++;
+	sreq_tx_done(s);
+	sc->sreqs--;
+	after_sq(sc);
+}
+
+static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct xsreq *s = (struct xsreq *)((char *)op - offsetof(struct xsreq, send_op));
+	struct xsconn *sc = s->conn;
+
+	if (sc->c.ops_out)
+		sc->c.ops_out--;
+	if (sc->c.sq_used)
+		sc->c.sq_used--;
+	s->send_busy = false;
+	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED)
+		conn_close(sc);
+	sc->sreqs++;
+	sreq_tx_done(s);
+	sc->sreqs--;
+	after_sq(sc);
+}
+
+/* The remote segments of @chunk that carry @len bytes, lengths rewritten
+ * (RFC 8166 4.4.6); unused segments get 0.  Returns the count of segments
+ * in @out (all of the chunk's), or a negative error. */
+static int fill_chunk(const struct rpcrdma_hdr *call, const struct rpcrdma_chunk *c, uint64_t len,
+		      struct rpcrdma_segment *out)
+{
+	uint32_t lens[RPCRDMA_HDR_MAX_SEGS];
+	const struct rpcrdma_segment *first = rpcrdma_hdr_chunk_seg(call, c, 0);
+	int rc;
+
+	if (!c->nsegs)
+		return len ? -EMSGSIZE : 0;
+	if (!first || c->nsegs > RPCRDMA_HDR_MAX_SEGS)
+		return -EINVAL;
+	rc = rpcrdma__write_chunk_fill(first, c->nsegs, len, lens);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < c->nsegs; i++) {
+		out[i] = first[i];
+		out[i].length = lens[i];
+	}
+	return (int)c->nsegs;
+}
+
+/* RDMA Write of @len bytes at @src into the segments @segs (zero-length
+ * ones skipped). */
+static int post_chunk_write(struct xsreq *s, const struct rpcrdma__xbuf *src, size_t len,
+			    const struct rpcrdma_segment *segs, uint32_t nsegs)
+{
+	struct xsconn *sc = s->conn;
+	struct rpcrdma_prov_rseg rs[RPCRDMA_PROV_MAX_RSEGS];
+	struct rpcrdma_prov_sge sge = {.addr = src->addr, .length = (uint32_t)len, .mr = src->mr};
+	uint32_t n = 0;
+	size_t done = 0;
+	int rc;
+
+	/* Split by RPCRDMA_PROV_MAX_RSEGS remote segments per operation. */
+	for (uint32_t i = 0; i <= nsegs; i++) {
+		if (i < nsegs && segs[i].length) {
+			rs[n].handle = segs[i].handle;
+			rs[n].length = segs[i].length;
+			rs[n].offset = segs[i].offset;
+			n++;
+		}
+		if (n && (n == RPCRDMA_PROV_MAX_RSEGS || i == nsegs)) {
+			uint64_t bytes = 0;
+
+			for (uint32_t k = 0; k < n; k++)
+				bytes += rs[k].length;
+			sge.addr = src->addr + done;
+			sge.length = (uint32_t)bytes;
+			s->write_op.done = on_write;
+			rc = rpcrdma__provider_post_write(sc->c.pc, &sge, 1, rs, n, &s->write_op);
+			if (rc)
+				return rc;
+			s->writes_left++;
+			sc->c.ops_out++;
+			sc->c.sq_used++;
+			done += bytes;
+			n = 0;
+		}
+	}
+	return done == len ? 0 : -EINVAL;
+}
+
+/* The one handle Send With Invalidate may name: the call's chunks must
+ * all use the same one (else 0). */
+static uint32_t single_handle(const struct rpcrdma_hdr *h)
+{
+	uint32_t handle = 0;
+
+	for (uint32_t i = 0; i < h->nreads; i++) {
+		if (handle && h->reads[i].target.handle != handle)
+			return 0;
+		handle = h->reads[i].target.handle;
+	}
+	for (uint32_t i = 0; i < h->nsegs; i++) {
+		if (handle && h->segs[i].handle != handle)
+			return 0;
+		handle = h->segs[i].handle;
+	}
+	return handle;
+}
+
+static void post_tx(struct xsreq *s)
+{
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma_prov_sge sge[2];
+	unsigned int nsge = 0, flags = 0;
+	uint32_t inv = 0;
+	int rc = 0;
+
+	s->state = SREQ_POSTED;
+	/* ORDER: the receives a raised grant promises are posted before the
+	 * reply announcing it can reach the requester (RFC 8166 4.3.1). */
+	if (s->grant > sc->grant)
+		sc->grant = s->grant;
+	refill(sc);
+
+	if (s->form != SFORM_ERROR) {
+		for (uint32_t i = 0; i < s->rddp.nresults && !rc; i++) {
+			const struct rpcrdma__ddp_result *res = &s->rddp.results[i];
+			int n;
+
+			if (!res->len)
+				continue;
+			n = fill_chunk(&s->hdr, &s->hdr.writes[res->chunk], res->len, v->segs);
+			rc = n < 0 ? n
+				   : post_chunk_write(s, &res->buf, res->len, v->segs, (uint32_t)n);
+		}
+		if (!rc && s->form == SFORM_LONG) {
+			int n = fill_chunk(&s->hdr, &s->hdr.reply, s->reply_len, v->segs);
+
+			rc = n < 0 ? n
+				   : post_chunk_write(s, &s->rbuf, s->reply_len, v->segs,
+						      (uint32_t)n);
+		}
+	}
+	if (rc)
+		goto out_lost;
+
+	sge[nsge].addr = s->sbuf.addr;
+	sge[nsge].length = (uint32_t)s->hdr_len;
+	sge[nsge++].mr = s->sbuf.mr;
+	if (s->form == SFORM_INLINE && s->reply_len) {
+		sge[nsge].addr = s->rbuf.addr;
+		sge[nsge].length = (uint32_t)s->reply_len;
+		sge[nsge++].mr = s->rbuf.mr;
+	}
+	/* Send With Invalidate when the requester said it takes it (RFC
+	 * 8797) and one handle covers every chunk of the call: it then need
+	 * not invalidate that one itself. */
+	if (s->form != SFORM_ERROR && sc->c.peer_invalidate &&
+	    (v->dev.prov->caps.flags & RPCRDMA_PCAP_SEND_INVALIDATE)) {
+		inv = single_handle(&s->hdr);
+		if (inv)
+			flags |= RPCRDMA_PSEND_INVALIDATE;
+	}
+	/* ORDER: the Send is posted after the Writes on the same connection;
+	 * the provider delivers it only once their data is placed, so the
+	 * requester never sees a reply before its data. */
+	s->send_op.done = on_send;
+	rc = rpcrdma__provider_post_send(sc->c.pc, sge, nsge, flags, inv, &s->send_op);
+	if (rc)
+		goto out_lost;
+	s->send_busy = true;
+	sc->c.ops_out++;
+	sc->c.sq_used++;
+	if (s->counted && sc->in_progress)
+		sc->in_progress--;
+	s->counted = false;
+	v->st.calls_sent++;
+	v->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
+	v->st.credits_granted = s->grant;
+	return;
+
+out_lost:
+	/* RFC 8166 5.5.4: a responder that cannot send a reply MUST close
+	 * the connection.  Writes already posted complete (flushed) first. */
+	conn_close(sc);
+	sc->sreqs++;
+	sreq_tx_done(s);
+	sc->sreqs--;
+}
+
+static void pump_tx(struct xsconn *sc)
+{
+	struct xsreq *s;
+
+	while ((s = sc->tx_head)) {
+		if (sc->c.state != RPCRDMA__XCONN_UP) {
+			sc->tx_head = s->next;
+			if (!sc->tx_head)
+				sc->tx_tail = NULL;
+			s->next = NULL;
+			sreq_release(s);
+			continue;
+		}
+		/* A reply needing more than the whole queue goes alone. */
+		if (sc->c.sq_used + s->ops_needed > sc->c.sq_depth && sc->c.sq_used)
+			return;
+		sc->tx_head = s->next;
+		if (!sc->tx_head)
+			sc->tx_tail = NULL;
+		s->next = NULL;
+		post_tx(s);
+	}
+}
+
+static void queue_tx(struct xsreq *s)
+{
+	struct xsconn *sc = s->conn;
+
+	s->state = SREQ_QUEUED;
+	s->next = NULL;
+	if (sc->tx_tail)
+		sc->tx_tail->next = s;
+	else
+		sc->tx_head = s;
+	sc->tx_tail = s;
+	sc->sreqs++;
+	pump_tx(sc);
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+/* Answers the call in @s with RDMA_ERROR (@action from the decoder). */
+static void send_error(struct xsreq *s, enum rpcrdma_hdr_action action)
+{
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma_hdr *h = &v->hdr;
+	int n;
+
+	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant) ||
+	    rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, RPCRDMA_HDR_MIN_SIZE)) {
+		sreq_release(s);
+		return;
+	}
+	n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
+	if (n < 0) {
+		sreq_release(s);
+		return;
+	}
+	v->st.rdma_errors_sent++;
+	s->hdr_len = (size_t)n;
+	s->reply_len = 0;
+	s->form = SFORM_ERROR;
+	s->ops_needed = 1;
+	s->rddp.nresults = 0;
+	queue_tx(s);
+}
+
+/*
+ * Calls: reading and delivering.
+ */
+static void deliver(struct xsreq *s)
+{
+	static const uint8_t zero[4];
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+	unsigned int n = 0;
+	size_t rd_off = 0;
+	const uint8_t *payload = s->r->buf + s->hdr.hdr_len;
+
+	for (unsigned int i = 0; i < s->npieces; i++) {
+		const struct rpcrdma_rebuild_piece *p = &s->pieces[i];
+
+		if (!p->chunk) {
+			s->iov[n].iov_base = (void *)(uintptr_t)(payload + p->inline_off);
+			s->iov[n++].iov_len = p->len;
+			continue;
+		}
+		s->iov[n].iov_base = s->rdbuf.addr + rd_off;
+		s->iov[n++].iov_len = p->len;
+		rd_off += p->len;
+		if (p->pad) {
+			s->iov[n].iov_base = (void *)(uintptr_t)zero;
+			s->iov[n++].iov_len = p->pad;
+		}
+	}
+	if (rpcrdma_xdr_init_iov(&s->call_xdr, s->iov, n)) {
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	if (s->msgp) {
+		rpcrdma__ddp_msgp_init(&s->msgp_ddp, &s->call_xdr, s->hdr.hdr_len, s->hdr.align,
+				       s->hdr.thresh);
+		rpcrdma_xdr_set_ddp(&s->call_xdr, &s->msgp_ddp.base);
+	}
+	s->state = SREQ_CORE;
+	sc->told_core = true;
+	v->st.calls_received++;
+	v->cb->call(v->cb_ctx, &s->sreq, &s->call_xdr);
+}
+
+static void on_read(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct xrop *ro = (struct xrop *)op;
+	struct xsreq *s = ro->s;
+	struct xsconn *sc = s->conn;
+
+	if (sc->c.ops_out)
+		sc->c.ops_out--;
+	if (sc->c.sq_used)
+		sc->c.sq_used--;
+	if (sc->c.rd_used)
+		sc->c.rd_used--;
+	if (s->reads_left)
+		s->reads_left--;
+	if (ev->status == RPCRDMA_PST_SUCCESS) {
+		sc->svc->st.rdma_read_bytes += ev->byte_len;
+	} else {
+		s->read_err = true;
+		/* RFC 8166 5.5.3: a Read the requester's memory refused is
+		 * fatal to the connection. */
+		if (ev->status != RPCRDMA_PST_FLUSHED)
+			conn_close(sc);
+	}
+	sc->sreqs++;
+	if (!s->reads_left && s->rop_next == s->nrops) {
+		if (s->read_err || sc->c.state != RPCRDMA__XCONN_UP || sc->svc->destroying)
+			sreq_release(s);
+		else
+			deliver(s);
+	}
+	sc->sreqs--;
+	after_sq(sc);
+}
+
+static void pump_reads(struct xsconn *sc)
+{
+	struct xsreq *s;
+
+	while ((s = sc->rd_head)) {
+		if (sc->c.state != RPCRDMA__XCONN_UP) {
+			/* Nothing more will be posted: the call ends when the
+			 * reads already out complete, or now. */
+			sc->rd_head = s->next;
+			if (!sc->rd_head)
+				sc->rd_tail = NULL;
+			s->next = NULL;
+			s->nrops = s->rop_next;
+			s->read_err = true;
+			if (!s->reads_left)
+				sreq_release(s);
+			continue;
+		}
+		if (!s->rd_charged) {
+			/* Its buffer, within the connection's budget (FIFO:
+			 * later calls wait behind it). */
+			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > XSCONN_READ_BUDGET)
+				return;
+			if (rpcrdma__xbuf_reserve(sc->svc->dev.prov, &s->rdbuf, s->rd_total)) {
+				s->nrops = s->rop_next;
+				s->read_err = true;
+			} else {
+				s->rd_charged = true;
+				sc->rd_bytes += s->rd_total;
+			}
+		}
+		while (s->rop_next < s->nrops && sc->c.rd_used < sc->c.rd_depth &&
+		       sc->c.sq_used < sc->c.sq_depth) {
+			struct xrop *ro = &s->rops[s->rop_next];
+			struct rpcrdma_prov_sge sge = {
+			    .addr = s->rdbuf.addr + ro->local_off,
+			    .length = ro->len,
+			    .mr = s->rdbuf.mr,
+			};
+			struct rpcrdma_prov_rseg rs = {
+			    .handle = ro->handle,
+			    .length = ro->len,
+			    .offset = ro->offset,
+			};
+			int rc;
+
+			ro->op.done = on_read;
+			ro->s = s;
+			rc = rpcrdma__provider_post_read(sc->c.pc, &sge, 1, &rs, 1, &ro->op);
+			if (rc) {
+				/* The call cannot be read: drop it and close
+				 * (the requester retransmits after reconnecting). */
+				conn_close(sc);
+				s->nrops = s->rop_next;
+				s->read_err = true;
+				break;
+			}
+			s->rop_next++;
+			s->reads_left++;
+			sc->c.ops_out++;
+			sc->c.sq_used++;
+			sc->c.rd_used++;
+		}
+		if (s->rop_next < s->nrops)
+			return;
+		sc->rd_head = s->next;
+		if (!sc->rd_head)
+			sc->rd_tail = NULL;
+		s->next = NULL;
+		if (!s->reads_left)
+			sreq_release(s); /* only after a failed post */
+	}
+}
+
+/* Lays out the RDMA Reads of the call's chunk pieces (plan.h: a piece is
+ * @len bytes of its chunk from @chunk_off, across the chunk's segments). */
+static int plan_reads(struct xsreq *s, unsigned int npieces)
+{
+	size_t total = 0, off = 0;
+
+	for (unsigned int i = 0; i < npieces; i++) {
+		if (s->pieces[i].chunk)
+			total += s->pieces[i].len;
+	}
+	s->rd_total = total;
+	if (!total)
+		return 0;
+	for (unsigned int i = 0; i < npieces; i++) {
+		const struct rpcrdma_rebuild_piece *p = &s->pieces[i];
+		size_t skip = p->chunk_off, want = p->len;
+
+		if (!p->chunk)
+			continue;
+		if (p->first > s->hdr.nreads || p->nsegs > s->hdr.nreads - p->first)
+			return RPCRDMA_ERR_BAD_HEADER;
+		for (uint32_t k = 0; k < p->nsegs && want; k++) {
+			const struct rpcrdma_segment *seg = &s->hdr.reads[p->first + k].target;
+			size_t take;
+
+			if (skip >= seg->length) {
+				skip -= seg->length;
+				continue;
+			}
+			take = seg->length - skip;
+			if (take > want)
+				take = want;
+			if (s->nrops >= XSREQ_MAX_ROPS)
+				return RPCRDMA_ERR_BAD_HEADER;
+			s->rops[s->nrops].handle = seg->handle;
+			s->rops[s->nrops].len = (uint32_t)take;
+			s->rops[s->nrops].offset = seg->offset + skip;
+			s->rops[s->nrops].local_off = off;
+			s->nrops++;
+			off += take;
+			want -= take;
+			skip = 0;
+		}
+		if (want)
+			return RPCRDMA_ERR_BAD_HEADER;
+	}
+	return 0;
+}
+
+static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
+{
+	struct xsvc *v = sc->svc;
+	struct rpcrdma_hdr_fault fault;
+	struct xsreq *s;
+	int n, rc;
+
+	s = sreq_get(v, sc);
+	if (!s) {
+		rpcrdma__xrecv_put(&v->pool, r);
+		return;
+	}
+	s->r = r;
+	sc->held++;
+	/* Every message the requester counts against its credits is in
+	 * progress until answered. */
+	s->counted = true;
+	sc->in_progress++;
+	if (sc->in_progress > v->st.credits_in_use_max)
+		v->st.credits_in_use_max = sc->in_progress;
+
+	rc = rpcrdma_hdr_decode(r->buf, r->len, &v->lim, &s->hdr, &fault);
+	if (rc) {
+		v->st.bad_msgs++;
+		if (fault.action == RPCRDMA_HDR_REPLY_ERR_VERS ||
+		    fault.action == RPCRDMA_HDR_REPLY_ERR_CHUNK ||
+		    fault.action == RPCRDMA_HDR_REPLY_INVAL_OPTION)
+			send_error(s, fault.action);
+		else
+			sreq_release(s);
+		return;
+	}
+	switch (s->hdr.proc) {
+	case RPCRDMA_PROC_MSG:
+	case RPCRDMA_PROC_NOMSG:
+		break;
+	case RPCRDMA_PROC_MSGP:
+		/*
+		 * RFC 8166 5.6.1: receivers SHOULD answer RDMA_MSGP with
+		 * ERR_CHUNK.  With accept_msgp, an RFC 5666-era requester's
+		 * padded call is served (draft-ietf-nfsv4-rpcrdma-01 3.5), as
+		 * long as it is the plain form those peers sent: no Read
+		 * chunks, and an alignment that keeps XDR's.
+		 */
+		if (!v->accept_msgp || s->hdr.nreads || !s->hdr.align ||
+		    s->hdr.align % RPCRDMA_XDR_UNIT || s->hdr.align > v->inline_recv) {
+			v->st.bad_msgs++;
+			send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+			return;
+		}
+		/* From here on it is an RDMA_MSG whose payload carries
+		 * padding: the reply is planned and sent as for RDMA_MSG. */
+		s->msgp = true;
+		s->hdr.proc = RPCRDMA_PROC_MSG;
+		break;
+	case RPCRDMA_PROC_DONE:
+		/* RFC 5666 Read-Read completion: nothing we use; dropped
+		 * without an answer. */
+		v->st.bad_msgs++;
+		sreq_release(s);
+		return;
+	case RPCRDMA_PROC_ERROR:
+		/* Never answer an error with an error. */
+		v->st.rdma_errors_received++;
+		sreq_release(s);
+		return;
+	default:
+		v->st.bad_msgs++;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+
+	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, RPCRDMA__XPRT_MAX_MSG);
+	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
+		/* Chunks that do not fit the message, or a call too large:
+		 * the header is what is wrong (RFC 8166 5.5.2). */
+		v->st.bad_msgs++;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	s->npieces = (unsigned int)n;
+	rc = plan_reads(s, (unsigned int)n);
+	if (rc) {
+		v->st.bad_msgs++;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	if (s->hdr.proc == RPCRDMA_PROC_NOMSG)
+		v->st.long_calls++;
+	else if (s->hdr.nreads)
+		v->st.read_chunk_msgs++;
+	else
+		v->st.inline_msgs++;
+	if (s->hdr.nwrites)
+		v->st.write_chunk_msgs++;
+	if (s->hdr.has_reply)
+		v->st.reply_chunk_msgs++;
+	if (!s->nrops) {
+		deliver(s);
+		return;
+	}
+	s->state = SREQ_READING;
+	s->next = NULL;
+	if (sc->rd_tail)
+		sc->rd_tail->next = s;
+	else
+		sc->rd_head = s;
+	sc->rd_tail = s;
+	after_sq(sc);
+}
+
+static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma__xrecv *r = (struct rpcrdma__xrecv *)op;
+	struct xsconn *sc = xsconn_of(r->conn);
+	struct xsvc *v = sc->svc;
+
+	if (!rpcrdma__xconn_recv_completed(&sc->c, r, ev)) {
+		conn_try_free(sc);
+		return;
+	}
+	if (ev->status != RPCRDMA_PST_SUCCESS || v->destroying ||
+	    sc->c.state != RPCRDMA__XCONN_UP) {
+		rpcrdma__xrecv_put(&v->pool, r);
+		if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED)
+			conn_close(sc);
+		conn_try_free(sc);
+		return;
+	}
+	v->st.inline_recv_bytes += r->len;
+	sc->sreqs++;
+	/* ORDER: replace the receive before serving the call, so the
+	 * requester's credits stay backed meanwhile. */
+	sc->held++;
+	refill(sc);
+	sc->held--;
+	handle_call(sc, r);
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+/*
+ * Connections.
+ */
+static void conn_down(struct xsconn *sc)
+{
+	struct xsvc *v = sc->svc;
+
+	if (sc->c.state == RPCRDMA__XCONN_DOWN)
+		return;
+	sc->c.state = RPCRDMA__XCONN_DOWN;
+	sc->sreqs++;
+	pump_reads(sc);
+	pump_tx(sc);
+	if (sc->c.pc) {
+		rpcrdma__provider_conn_destroy(sc->c.pc);
+		sc->c.pc = NULL;
+	}
+	if (sc->told_core && !v->destroying && v->cb->conn_closed)
+		v->cb->conn_closed(v->cb_ctx, sc);
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma_prov_conn *pc = ev->conn;
+	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
+	struct xsconn *sc;
+	size_t pdlen;
+	int rc;
+
+	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
+		(void)rpcrdma__provider_reject(pc, NULL, 0);
+		rpcrdma__provider_conn_destroy(pc);
+		return;
+	}
+	sc->svc = v;
+	sc->c.dev = &v->dev;
+	sc->c.pc = pc;
+	sc->c.gen = 1;
+	sc->c.vers = RPCRDMA_VERSION_ONE;
+	sc->c.pool = &v->pool;
+	sc->c.on_recv = on_recv;
+	sc->c.st = &v->st;
+	sc->c.owner = sc;
+	sc->c.sq_depth = pc->attr.send_depth;
+	sc->c.rd_depth = pc->attr.read_depth ? pc->attr.read_depth : 1;
+	sc->c.state = RPCRDMA__XCONN_CONNECTING;
+	sc->next = v->conns;
+	if (v->conns)
+		v->conns->prev = sc;
+	v->conns = sc;
+	pc->ctx = sc;
+	/* RFC 8797: the requester's receive size bounds our replies; none
+	 * sent means 1024 (RFC 8166 3.3.3). */
+	rpcrdma__xconn_negotiate(&sc->c, ev->private_len ? ev->private_data : NULL, ev->private_len,
+				 v->inline_send, v->inline_recv);
+	/* ORDER: receives before accept: the requester may send the moment
+	 * it sees the connection (provider.h). */
+	rc = rpcrdma__xconn_fill_recvs(&sc->c, v->credits);
+	if (!rc) {
+		/* We never take Send With Invalidate as a responder. */
+		pdlen =
+		    rpcrdma__xconn_private(v->inline_send, v->inline_recv, false, pd, sizeof(pd));
+		rc = rpcrdma__provider_accept(pc, pd, pdlen);
+	} else {
+		(void)rpcrdma__provider_reject(pc, NULL, 0);
+	}
+	if (rc) {
+		/* Rejected; receives come back flushed, no terminal event. */
+		sc->c.state = RPCRDMA__XCONN_DOWN;
+		rpcrdma__provider_conn_destroy(pc);
+		sc->c.pc = NULL;
+		conn_try_free(sc);
+	}
+}
+
+static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
+{
+	struct xsvc *v = dev->ctx;
+	struct xsconn *sc;
+
+	switch (ev->type) {
+	case RPCRDMA_PEV_CONNECT_REQUEST:
+		if (ev->conn)
+			on_connect_request(v, ev);
+		return;
+	case RPCRDMA_PEV_ESTABLISHED:
+		sc = ev->conn ? ev->conn->ctx : NULL;
+		if (!sc || sc->c.state != RPCRDMA__XCONN_CONNECTING)
+			return;
+		sc->c.state = RPCRDMA__XCONN_UP;
+		sc->c.sq_depth = ev->conn->attr.send_depth;
+		/* The peer's IRD, as the provider agreed it. */
+		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
+		return;
+	case RPCRDMA_PEV_DISCONNECTED:
+	case RPCRDMA_PEV_CONNECT_ERROR:
+	case RPCRDMA_PEV_REJECTED:
+		sc = ev->conn ? ev->conn->ctx : NULL;
+		if (sc)
+			conn_down(sc);
+		return;
+	case RPCRDMA_PEV_DEVICE_ERROR:
+		if (ev->listener)
+			return;
+		/* The instance is dead: every connection with it. */
+		for (sc = v->conns; sc;) {
+			struct xsconn *next = sc->next;
+
+			conn_down(sc);
+			sc = next;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * The transport ops.
+ */
+static int s_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		    void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma_prov_conn_attr attr = {0};
+	struct xsvc *v;
+	int rc;
+
+	if (!loop || !addr || !opts || !cb || !cb->call || !out)
+		return -EINVAL;
+	if (opts->min_vers > RPCRDMA_VERSION_ONE)
+		return -EPROTONOSUPPORT; /* Version Two is not served yet */
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->cb = cb;
+	v->cb_ctx = cb_ctx;
+	v->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
+	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
+	v->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_SVC_CREDITS_DEFAULT;
+	v->vers_low = v->vers_high = RPCRDMA_VERSION_ONE;
+	v->accept_msgp = opts->accept_msgp;
+
+	rc = rpcrdma__xdev_open(&v->dev, loop,
+				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
+				addr, addrlen, on_event, v);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	if (v->dev.prov->caps.max_recv_depth > 4 &&
+	    v->credits > v->dev.prov->caps.max_recv_depth - 4)
+		v->credits = v->dev.prov->caps.max_recv_depth - 4;
+	rpcrdma_hdr_limits_default(&v->lim);
+	v->lim.vers_low = v->vers_low;
+	v->lim.vers_high = v->vers_high;
+	v->lim.max_hdr_size = v->inline_recv;
+	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
+
+	/* A call needs a Send and a few Writes; its Reads go one by one. */
+	attr.send_depth = 4 * v->credits + 16;
+	attr.recv_depth = v->credits + 4;
+	rc = rpcrdma__provider_listen(v->dev.prov, addr, addrlen, 64, &attr, v, &v->lst);
+	if (rc) {
+		rpcrdma__xrecv_pool_destroy(&v->pool);
+		rpcrdma__xdev_close(&v->dev);
+		free(v);
+		return rc;
+	}
+	*out = (struct rpcrdma__svc_transport *)(void *)v;
+	return 0;
+}
+
+static int s_port(struct rpcrdma__svc_transport *t)
+{
+	struct xsvc *v = xsvc_of(t);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int rc;
+
+	if (!v->lst)
+		return -ENOTCONN;
+	rc = rpcrdma__provider_listener_addr(v->lst, &ss, &len);
+	if (rc)
+		return rc;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static int s_reply_begin(struct rpcrdma__sreq *sreq)
+{
+	struct xsreq *s = sreq ? sreq->tpriv : NULL;
+	struct xsconn *sc;
+	struct xsvc *v;
+	uint64_t rc_cap = 0;
+	size_t room;
+	int rc;
+
+	if (!s || s->state != SREQ_CORE)
+		return -EINVAL;
+	sc = s->conn;
+	v = sc->svc;
+	if (sc->c.state != RPCRDMA__XCONN_UP)
+		return -ENOTCONN;
+	/* Room for the largest reply we could send: inline, or as large as
+	 * the Reply chunk, or what the core asks for (it then may learn
+	 * it fits neither: ERR_CHUNK). */
+	if (s->hdr.has_reply) {
+		for (uint32_t i = 0; i < s->hdr.reply.nsegs; i++) {
+			const struct rpcrdma_segment *seg =
+			    rpcrdma_hdr_chunk_seg(&s->hdr, &s->hdr.reply, i);
+
+			if (seg)
+				rc_cap += seg->length;
+		}
+	}
+	room = sc->c.thr.send_max;
+	if (rc_cap > room)
+		room = rc_cap > RPCRDMA__XPRT_MAX_MSG ? RPCRDMA__XPRT_MAX_MSG : (size_t)rc_cap;
+	if (sreq->reply_hint > room)
+		room = sreq->reply_hint;
+	if (room > RPCRDMA__XPRT_MAX_MSG)
+		room = RPCRDMA__XPRT_MAX_MSG;
+	rc = rpcrdma__xbuf_reserve(v->dev.prov, &s->rbuf, room);
+	if (!rc)
+		rc = rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, v->inline_send);
+	if (rc)
+		return rc;
+	/* A second reply_begin starts over. */
+	rpcrdma__ddp_resp_release(&s->rddp);
+	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr);
+	rpcrdma_xdr_init(&sreq->reply, s->rbuf.addr, room);
+	rpcrdma_xdr_set_ddp(&sreq->reply, &s->rddp.base);
+	s->begun = true;
+	return 0;
+}
+
+/* Builds the reply header for @form in sbuf.  Returns 0 or an error. */
+static int encode_reply_hdr(struct xsreq *s, enum rpcrdma_reply_form form)
+{
+	struct xsvc *v = s->conn->svc;
+	struct rpcrdma_hdr *h = &v->hdr;
+	const struct rpcrdma_hdr *call = &s->hdr;
+	int n;
+
+	rpcrdma_hdr_init(h, call->xid, s->conn->c.vers, s->grant,
+			 form == RPCRDMA_REPLY_LONG ? RPCRDMA_PROC_NOMSG : RPCRDMA_PROC_MSG);
+	/* Every Write chunk of the call goes back, used or not; an unused
+	 * one with zero lengths (RFC 8166 4.4.6.2). */
+	for (uint32_t i = 0; i < call->nwrites; i++) {
+		uint64_t len = 0;
+
+		for (uint32_t k = 0; k < s->rddp.nresults; k++) {
+			if (s->rddp.results[k].chunk == i)
+				len = s->rddp.results[k].len;
+		}
+		n = fill_chunk(call, &call->writes[i], len, v->segs);
+		if (n < 0)
+			return n;
+		n = rpcrdma_hdr_add_write(h, v->segs, (uint32_t)n);
+		if (n)
+			return n;
+	}
+	if (form == RPCRDMA_REPLY_LONG) {
+		n = fill_chunk(call, &call->reply, s->reply_len, v->segs);
+		if (n < 0)
+			return n;
+		n = rpcrdma_hdr_set_reply(h, v->segs, (uint32_t)n);
+		if (n)
+			return n;
+	}
+	n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
+	if (n < 0)
+		return n;
+	s->hdr_len = (size_t)n;
+	return 0;
+}
+
+static int s_reply_send(struct rpcrdma__sreq *sreq)
+{
+	struct xsreq *s = sreq ? sreq->tpriv : NULL;
+	enum rpcrdma_reply_form form;
+	struct xsconn *sc;
+	struct xsvc *v;
+	size_t hdr_len = 0;
+	int rc;
+
+	if (!s || s->state != SREQ_CORE)
+		return -EINVAL;
+	sc = s->conn;
+	v = sc->svc;
+	if (sc->c.state != RPCRDMA__XCONN_UP) {
+		sreq_release(s);
+		return -ENOTCONN;
+	}
+	if (!s->begun || s->rddp.error) {
+		/* No reply to send: the requester would wait for ever. */
+		conn_close(sc);
+		sreq_release(s);
+		return -EINVAL;
+	}
+	s->reply_len = rpcrdma_xdr_pos(&sreq->reply);
+	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	form = rpcrdma__plan_reply(&s->hdr, s->reply_len, &sc->c.thr, &hdr_len);
+	switch (form) {
+	case RPCRDMA_REPLY_INLINE:
+		/*
+		 * RDMA_MSG:
+		 *  - the reply, DDP results taken out into the Write chunks,
+		 *    fits the requester's receive buffer with its header.
+		 */
+		s->form = SFORM_INLINE;
+		break;
+	case RPCRDMA_REPLY_LONG:
+		/*
+		 * Long Reply, RDMA_NOMSG:
+		 *  - too large to go inline, and the call offered a Reply
+		 *    chunk that holds it (RFC 8166 4.5.3: MUST use it).
+		 */
+		s->form = SFORM_LONG;
+		v->st.long_replies++;
+		break;
+	case RPCRDMA_REPLY_ERR_CHUNK:
+	default:
+		/*
+		 * ERR_CHUNK:
+		 *  - the reply fits neither inline nor the Reply chunk (or no
+		 *    Reply chunk was offered): no RPC reply is possible for
+		 *    this XID (RFC 8166 5.5.3).
+		 */
+		rpcrdma__ddp_resp_release(&s->rddp);
+		s->state = SREQ_IDLE;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return 0;
+	}
+	rc = encode_reply_hdr(s, form);
+	if (rc || s->hdr_len + (s->form == SFORM_INLINE ? s->reply_len : 0) > sc->c.thr.send_max) {
+		rpcrdma__ddp_resp_release(&s->rddp);
+		s->state = SREQ_IDLE;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return 0;
+	}
+	s->ops_needed = 1 + (s->form == SFORM_LONG ? 1 : 0);
+	for (uint32_t i = 0; i < s->rddp.nresults; i++) {
+		if (s->rddp.results[i].len)
+			s->ops_needed++;
+	}
+	if (s->rddp.nresults)
+		v->st.write_chunk_msgs++;
+	queue_tx(s);
+	return 0;
+}
+
+static void s_reply_drop(struct rpcrdma__sreq *sreq)
+{
+	struct xsreq *s = sreq ? sreq->tpriv : NULL;
+	struct xsconn *sc;
+
+	if (!s || s->state != SREQ_CORE)
+		return;
+	sc = s->conn;
+	sc->sreqs++;
+	sreq_release(s);
+	sc->sreqs--;
+	/* Its read buffer went back: calls waiting for room may read. */
+	after_sq(sc);
+}
+
+/* destroy: finish replies in progress, for at most this long. */
+#define XSVC_FINISH_MS 1000
+
+static bool replies_in_flight(const struct xsvc *v)
+{
+	for (const struct xsconn *sc = v->conns; sc; sc = sc->next) {
+		if (sc->c.pc && sc->c.state == RPCRDMA__XCONN_UP && (sc->tx_head || sc->c.sq_used))
+			return true;
+	}
+	return false;
+}
+
+static void s_destroy(struct rpcrdma__svc_transport *t)
+{
+	struct xsvc *v = xsvc_of(t);
+	struct xsreq *s;
+	struct xsconn *sc;
+
+	if (!v)
+		return;
+	v->destroying = true;
+	if (v->lst) {
+		rpcrdma__provider_listener_close(v->lst);
+		v->lst = NULL;
+	}
+	/* Replies already handed to the provider get their chance to leave;
+	 * no callback reaches the core meanwhile (destroying). */
+	for (int i = 0; i < XSVC_FINISH_MS / 5 && replies_in_flight(v) && !v->dev.failed; i++) {
+		struct pollfd pfd = {.fd = rpcrdma__provider_fd(v->dev.prov), .events = POLLIN};
+
+		if (!rpcrdma__xdev_drain(&v->dev, 256))
+			(void)poll(&pfd, 1, 5);
+	}
+	for (sc = v->conns; sc; sc = sc->next) {
+		if (sc->c.pc) {
+			rpcrdma__provider_conn_destroy(sc->c.pc);
+			sc->c.pc = NULL;
+		}
+	}
+	while ((s = v->all)) {
+		sreq_unlink_all(v, s);
+		if (s->r)
+			rpcrdma__xrecv_put(&v->pool, s->r);
+		sreq_free_bufs(s);
+		free(s);
+	}
+	while ((sc = v->conns)) {
+		v->conns = sc->next;
+		free(sc);
+	}
+	rpcrdma__xrecv_pool_destroy(&v->pool);
+	rpcrdma__xdev_close(&v->dev);
+	free(v);
+}
+
+static void s_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
+{
+	*out = xsvc_of(t)->st;
+}
+
+struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t)
+{
+	return t ? xsvc_of(t)->dev.prov : NULL;
+}
+
+const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
+    .name = "rdma",
+    .listen = s_listen,
+    .port = s_port,
+    .reply_begin = s_reply_begin,
+    .reply_send = s_reply_send,
+    .reply_drop = s_reply_drop,
+    .destroy = s_destroy,
+    .stats = s_stats,
+};

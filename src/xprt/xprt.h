@@ -1,0 +1,324 @@
+/*
+ * The RPC-over-RDMA Version One connection engine: internal interfaces
+ * shared by its files.
+ *
+ *   conn.c  a provider instance driven by the event loop (struct
+ *           rpcrdma__xdev), registered buffers, receive buffer pools,
+ *           connection state common to both roles (thresholds, send queue
+ *           and receive accounting), remote-access fencing, private data.
+ *   clnt.c  the requester: rpcrdma__rdma_clnt_ops.
+ *   svc.c   the responder: rpcrdma__rdma_svc_ops.
+ *   ddp.c   the XDR direct-data-placement hooks of both roles.
+ *
+ * The protocol decisions (which message form, credit values, chunk layout)
+ * come from src/proto/plan.h; this engine owns memory, registration,
+ * ordering and the connection life cycle.
+ *
+ * Threads: everything here belongs to the loop's thread.
+ */
+#ifndef RPCRDMA_XPRT_XPRT_H
+#define RPCRDMA_XPRT_XPRT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "proto/plan.h"
+#include "provider/provider.h"
+#include "rpc/loop_internal.h"
+#include "rpc/transport.h"
+#include "rpcrdma/cm_private.h"
+#include "rpcrdma/header.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/xdr.h"
+
+/* Defaults (rpc.h documents them for the options). */
+#define RPCRDMA__XPRT_INLINE_DEFAULT 4096u
+#define RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT 128u
+#define RPCRDMA__XPRT_SVC_CREDITS_DEFAULT 32u
+#define RPCRDMA__XPRT_PROVIDER_DEFAULT "ofi"
+
+/* The largest call or reply message (reduced: DDP data excluded) a stream
+ * offers the core, whatever hint it gives. */
+#define RPCRDMA__XPRT_MAX_MSG (16u << 20)
+/* DDP-eligible arguments one call moves in Read chunks; more go inline. */
+#define RPCRDMA__XPRT_MAX_DDP 8u
+/* Segments of the one Write chunk a call offers for its DDP result. */
+#define RPCRDMA__XPRT_MAX_WSEGS 8u
+/* Bytes in one segment we advertise (and the provider's max_msg_size). */
+#define RPCRDMA__XPRT_MAX_SEG (1u << 30)
+/* Remote grants one call may hold: Read chunks, the Position-Zero chunk,
+ * the Write chunk and the Reply chunk. */
+#define RPCRDMA__XPRT_MAX_GRANTS (RPCRDMA__XPRT_MAX_DDP + 1 + RPCRDMA__XPRT_MAX_WSEGS + 1)
+/* Room reserved for a transport header in our send buffers: every header
+ * this engine sends fits (see rpcrdma__plan_call's -EMSGSIZE). */
+#define RPCRDMA__XPRT_HDR_ROOM 2048u
+
+/*
+ * Completion dispatch.  Every context this engine hands the provider (a
+ * posted operation, a revocation) starts with one of these; the provider's
+ * COMPLETION event calls @done.
+ */
+struct rpcrdma__xop;
+typedef void (*rpcrdma__xop_fn)(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+
+struct rpcrdma__xop {
+	rpcrdma__xop_fn done;
+};
+
+/*
+ * A provider instance driven by the loop.  The provider's fd is watched;
+ * the before-sleep hook only asks trywait (hooks must not run the loop, and
+ * dispatching can reach the core's callbacks, which may), and when there is
+ * work it arms a 0 ms timer whose callback polls and dispatches.  Events are
+ * taken one at a time, so a nested run of the loop from a callback never
+ * reorders them.
+ */
+struct rpcrdma__xdev {
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_provider *prov;
+	struct rpcrdma__watch watch;
+	struct rpcrdma__hook hook;
+	struct rpcrdma__timer kick;
+	/* Connection, listener and device events (not completions). */
+	void (*on_event)(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev);
+	void *ctx;
+	int failed;                       /* 0, or the instance's error: only close is left */
+	struct rpcrdma__xfence *deferred; /* fences waiting to revoke more */
+};
+
+int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
+		       const struct sockaddr *local, socklen_t locallen,
+		       void (*on_event)(struct rpcrdma__xdev *, const struct rpcrdma_prov_event *),
+		       void *ctx);
+/* Stops the loop's watches and closes the instance: no event follows. */
+void rpcrdma__xdev_close(struct rpcrdma__xdev *dev);
+/* Polls and dispatches up to @max events.  Returns how many. */
+unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max);
+
+/* The local address a connection to @dst would leave from (a route
+ * look-up through a connected UDP socket); port 0. */
+int rpcrdma__xprt_local_addr(const struct sockaddr *dst, socklen_t dstlen,
+			     struct sockaddr_storage *out, socklen_t *outlen);
+
+/*
+ * A buffer of ours with a local registration (Sends, receives, RDMA Read
+ * targets, RDMA Write sources, and regions we grant for Long messages).
+ */
+struct rpcrdma__xbuf {
+	uint8_t *addr;
+	size_t len;
+	struct rpcrdma_prov_mr *mr;
+};
+
+/* Makes @b at least @len bytes (keeps it when already large enough). */
+int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len);
+void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b);
+
+/*
+ * Receive buffers: all of one size (our advertised inline receive size),
+ * carved from registered slabs that grow on demand up to a limit and are
+ * kept for the life of the transport, across reconnections.
+ */
+struct rpcrdma__xconn;
+
+struct rpcrdma__xrecv {
+	struct rpcrdma__xop op;
+	struct rpcrdma__xconn *conn; /* where it is posted or was received */
+	uint64_t conn_gen;
+	uint8_t *buf;
+	struct rpcrdma_prov_mr *mr;
+	uint32_t len; /* bytes received */
+	struct rpcrdma__xrecv *next;
+};
+
+struct rpcrdma__xrecv_slab;
+
+struct rpcrdma__xrecv_pool {
+	struct rpcrdma_provider *prov;
+	uint32_t size;
+	uint32_t total, max;
+	struct rpcrdma__xrecv *free;
+	struct rpcrdma__xrecv_slab *slabs;
+};
+
+void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_provider *prov,
+			      uint32_t size, uint32_t max);
+void rpcrdma__xrecv_pool_destroy(struct rpcrdma__xrecv_pool *pool);
+/* NULL when the pool is at its limit or memory ran out. */
+struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool);
+void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r);
+
+/*
+ * One connection, as both roles see it.  A requester and a responder embed
+ * it; the role-specific state (credits, calls) lives with the role, so a
+ * future bidirectional connection carries both on one of these.
+ */
+enum rpcrdma__xconn_state {
+	RPCRDMA__XCONN_IDLE,       /* no provider connection */
+	RPCRDMA__XCONN_CONNECTING, /* connect or accept called */
+	RPCRDMA__XCONN_UP,         /* ESTABLISHED */
+	RPCRDMA__XCONN_DOWN,       /* terminal event seen; cleaning up */
+};
+
+struct rpcrdma__xconn {
+	struct rpcrdma__xdev *dev;
+	struct rpcrdma_prov_conn *pc;
+	enum rpcrdma__xconn_state state;
+	uint64_t gen; /* changes with every provider connection */
+	/* RPC-over-RDMA version spoken on this connection (Version One
+	 * only, for now; negotiation of Two will set it per connection). */
+	uint32_t vers;
+	struct rpcrdma_cm_private peer; /* as decoded (defaults if none) */
+	struct rpcrdma_inline thr;
+	bool peer_invalidate; /* the peer takes Send With Invalidate */
+	/* Send queue: Sends, RDMA Reads and Writes share it. */
+	uint32_t sq_depth, sq_used;
+	/* RDMA Reads we may have in flight (the peer's IRD). */
+	uint32_t rd_depth, rd_used;
+	uint32_t recv_posted;
+	/* Operations posted and not yet completed, of any kind: the owner
+	 * may free this only at 0 (completions still name it). */
+	uint32_t ops_out;
+	struct rpcrdma__xrecv_pool *pool;
+	rpcrdma__xop_fn on_recv; /* completion handler of its receives */
+	struct rpcrdma_xprt_stats *st;
+	void *owner;
+};
+
+/* Posts receives until @target are posted (or the pool is out).  Returns
+ * 0, or the error of a post that failed. */
+int rpcrdma__xconn_fill_recvs(struct rpcrdma__xconn *c, uint32_t target);
+/* Posts one receive (a buffer the caller took back from a completion). */
+int rpcrdma__xconn_repost(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r);
+/* A receive completed: accounting (ops_out included).  True when it
+ * belongs to @c's current connection (false: a stale completion, the
+ * buffer went back to the pool). */
+bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r,
+				   const struct rpcrdma_prov_event *ev);
+
+/* Our RFC 8797 private data.  Returns its length. */
+size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool invalidate,
+			      uint8_t *buf, size_t cap);
+/* The peer's private data arrived (or none did): thresholds are set. */
+void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_t len,
+			      uint32_t our_send, uint32_t our_recv);
+
+/* Normalise a configured inline size: 0 means the default; clamped to
+ * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can
+ * advertise (whole KiB), so buffers are exactly what the peer is told. */
+uint32_t rpcrdma__xprt_inline_size(uint32_t configured);
+
+/*
+ * Remote access granted for one RPC, and its fencing.  A grant covers one
+ * segment; its registration is either borrowed (our own buffers) or owned
+ * (the caller's buffer, registered for this RPC and deregistered once the
+ * grant is revoked).
+ */
+struct rpcrdma__xgrant {
+	struct rpcrdma_prov_grant *g;
+	uint32_t handle;
+};
+
+struct rpcrdma__xfence {
+	struct rpcrdma__xop op;
+	unsigned int pending; /* REVOKE completions still to come (+1 while deferred) */
+	void (*done)(struct rpcrdma__xfence *f);
+	/* Revocations the provider could not take yet (-EAGAIN: too many in
+	 * flight); retried by the device after each event it dispatches. */
+	struct rpcrdma__xdev *dev;
+	struct rpcrdma__xgrant *g;
+	unsigned int n;
+	bool deferred;
+	struct rpcrdma__xfence *next_deferred;
+};
+
+/*
+ * Revokes the @n grants in @g (entries with g == NULL are skipped, done
+ * ones are cleared), and calls f->done once every REVOKE completion has
+ * arrived -- possibly before returning, when nothing was granted; @done
+ * may free @f's owner, so the caller must not touch it afterwards.
+ * *@failed (may be NULL) gets the number of revocations the provider
+ * refused.  Returns the number started.
+ */
+unsigned int rpcrdma__xfence_start(struct rpcrdma__xfence *f, struct rpcrdma__xdev *dev,
+				   struct rpcrdma__xgrant *g, unsigned int n,
+				   void (*done)(struct rpcrdma__xfence *), unsigned int *failed);
+
+/*
+ * ddp.c: the XDR DDP hooks.
+ */
+
+/* A DDP-eligible argument taken out of a call (a Read chunk candidate). */
+struct rpcrdma__ddp_item {
+	size_t pos; /* XDR position in the reduced stream */
+	const void *data;
+	uint32_t len;
+};
+
+/* Requester, encoding a call: records DDP items. */
+struct rpcrdma__ddp_call {
+	struct rpcrdma_xdr_ddp base;
+	uint32_t nitems;
+	uint32_t max_len; /* items longer than this stay inline */
+	struct rpcrdma__ddp_item items[RPCRDMA__XPRT_MAX_DDP];
+};
+
+void rpcrdma__ddp_call_init(struct rpcrdma__ddp_call *d, uint32_t max_len);
+
+/* Requester, decoding a reply: resolves items against the Write chunk. */
+struct rpcrdma__ddp_reply {
+	struct rpcrdma_xdr_ddp base;
+	bool offered;     /* a Write chunk was offered */
+	bool consumed;    /* a DDP item already matched it */
+	uint8_t *buf;     /* where the responder wrote */
+	uint64_t written; /* bytes it wrote there */
+	size_t cap;
+};
+
+void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, bool offered, void *buf, size_t cap,
+			     uint64_t written);
+
+/* Responder, encoding a reply: takes DDP results into the call's Write
+ * chunks (copied into registered buffers; see svc.c for why). */
+struct rpcrdma__ddp_result {
+	uint32_t chunk; /* index in the call's Write list */
+	uint32_t len;
+	struct rpcrdma__xbuf buf;
+};
+
+struct rpcrdma__ddp_resp {
+	struct rpcrdma_xdr_ddp base;
+	struct rpcrdma_provider *prov;
+	const struct rpcrdma_hdr *call;
+	uint32_t next; /* next unused Write chunk */
+	uint32_t nresults;
+	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
+	int error; /* first failure (memory, registration) */
+};
+
+void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
+			    const struct rpcrdma_hdr *call);
+/* Frees the results' buffers. */
+void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d);
+/* Bytes the call's Write chunk @i can take. */
+uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i);
+
+/* Responder, decoding an RDMA_MSGP call (accept_msgp): skips the padding
+ * the requester put before large DDP-eligible items. */
+struct rpcrdma__ddp_msgp {
+	struct rpcrdma_xdr_ddp base;
+	struct rpcrdma_xdr_stream *xdr; /* the stream handed to the core */
+	size_t hdr_len;                 /* transport header before the payload */
+	uint32_t align, thresh;
+};
+
+void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stream *xdr,
+			    size_t hdr_len, uint32_t align, uint32_t thresh);
+
+/* Tests: the provider instance behind a transport (for its counters). */
+struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);
+struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t);
+
+#endif /* RPCRDMA_XPRT_XPRT_H */

@@ -1,0 +1,548 @@
+/*
+ * End to end through the public API (rpc.h) over RPC-over-RDMA: an RPC
+ * server and client on one loop, provider "ofi" on 127.0.0.1, the RDMA
+ * transport chosen by opts.transport.  What the transport-level tests
+ * (xprt_test.c) check with fake cores is checked here with the real core:
+ * DDP both ways straight into the caller's buffers, Long Calls and Long
+ * Replies, credits under a pipeline, connection loss with retransmission,
+ * and the counters.
+ *
+ * Usage: e2e_test [--list] CASE...
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpc/core.h"
+#include "rpcrdma/rpc.h"
+
+#define PROG 0x20000777u
+#define VERS 1u
+#define BIG (1u << 20)
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			return 1;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_RC(expr, want)                                                                       \
+	do {                                                                                       \
+		long rc_ = (long)(expr);                                                           \
+		if (rc_ != (long)(want)) {                                                         \
+			fprintf(stderr, "%s:%d: %s = %ld (%s), want %ld\n", __FILE__, __LINE__,    \
+				#expr, rc_, rpcrdma_strerror((int)rc_), (long)(want));             \
+			return 1;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+enum { P_NULL, P_ECHO, P_BLOB, P_NPROCS };
+
+/* ECHO: a DDP-eligible opaque each way. */
+struct echo {
+	uint32_t len;
+	uint8_t *data; /* BIG bytes */
+};
+
+/* BLOB: a plain opaque in, @want plain bytes back (no DDP at all). */
+struct blob {
+	uint32_t want;
+	uint32_t len;
+	uint8_t *data;
+};
+
+static uint8_t pat(uint32_t seed, size_t i)
+{
+	return (uint8_t)((seed * 131u) ^ (uint32_t)(i * 7u + (i >> 9)));
+}
+
+static int echo_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct echo *e = o;
+
+	return rpcrdma_xdr_encode_ddp(x, e->data, e->len);
+}
+
+static int echo_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct echo *e = o;
+
+	if (!e->data && !(e->data = malloc(BIG)))
+		return -ENOMEM;
+	return rpcrdma_xdr_decode_ddp(x, e->data, BIG, &e->len);
+}
+
+static int blob_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct blob *b = o;
+	int rc = rpcrdma_xdr_encode_u32(x, b->want);
+
+	return rc ? rc : rpcrdma_xdr_encode_opaque(x, b->data, b->len);
+}
+
+static int blob_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct blob *b = o;
+	int rc = rpcrdma_xdr_decode_u32(x, &b->want);
+
+	if (rc)
+		return rc;
+	if (!b->data && !(b->data = malloc(BIG)))
+		return -ENOMEM;
+	return rpcrdma_xdr_decode_opaque(x, b->data, BIG, &b->len);
+}
+
+static int res_blob_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct blob *b = o;
+
+	return rpcrdma_xdr_decode_opaque(x, b->data, b->want, &b->len);
+}
+
+static int res_blob_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct blob *b = o;
+
+	return rpcrdma_xdr_encode_opaque(x, b->data, b->len);
+}
+
+static unsigned int executions;
+
+static int proc_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	executions++;
+	return 0;
+}
+
+static int proc_echo(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct echo *in = args, *out = res;
+
+	(void)req;
+	executions++;
+	out->len = in->len;
+	out->data = in->data; /* freed by free_echo on the args side */
+	in->data = NULL;
+	return 0;
+}
+
+static void free_echo(void *res)
+{
+	struct echo *e = res;
+
+	free(e->data);
+	e->data = NULL;
+}
+
+static int proc_blob(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct blob *in = args, *out = res;
+
+	(void)req;
+	executions++;
+	for (uint32_t i = 0; i < in->len; i++) {
+		if (in->data[i] != pat(in->len, i))
+			return -RPCRDMA_RPC_GARBAGE_ARGS;
+	}
+	free(in->data);
+	in->data = NULL;
+	out->data = malloc(in->want + 1);
+	if (!out->data)
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	out->len = in->want;
+	for (uint32_t i = 0; i < out->len; i++)
+		out->data[i] = pat(out->len + 1, i);
+	return 0;
+}
+
+static void free_blob(void *res)
+{
+	struct blob *b = res;
+
+	free(b->data);
+	b->data = NULL;
+}
+
+static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
+    [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
+    [P_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo), free_echo},
+    [P_BLOB] = {proc_blob, blob_dec, sizeof(struct blob), res_blob_enc, sizeof(struct blob),
+		free_blob},
+};
+
+struct env {
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *clnt;
+};
+
+static int env_up(struct env *e, uint32_t srv_credits, uint32_t clnt_credits)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	char port[16];
+
+	memset(e, 0, sizeof(*e));
+	CHECK_RC(rpcrdma_loop_create(&e->loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.provider = "ofi";
+	so.credits = srv_credits;
+	CHECK_RC(rpcrdma_server_create(e->loop, "127.0.0.1", "0", &so, &e->srv), 0);
+	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = "ofi";
+	co.credits = clnt_credits;
+	co.timeout_ms = 20000;
+	CHECK_RC(rpcrdma_client_create(e->loop, "127.0.0.1", port, PROG, VERS, &co, &e->clnt), 0);
+	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
+	return 0;
+}
+
+static int env_down(struct env *e)
+{
+	if (e->clnt)
+		rpcrdma_client_destroy(e->clnt);
+	if (e->srv)
+		rpcrdma_server_destroy(e->srv);
+	/* Let deferred frees run. */
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(e->loop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(e->loop), 0);
+	return 0;
+}
+
+static void call_init(struct rpcrdma_call *c, uint32_t proc, rpcrdma_xdr_fn enc, void *args,
+		      rpcrdma_xdr_fn dec, void *res)
+{
+	memset(c, 0, sizeof(*c));
+	c->proc = proc;
+	c->encode_args = enc;
+	c->args = args;
+	c->decode_res = dec;
+	c->res = res;
+}
+
+/* ECHO of @len bytes, the result placed straight into @out's buffer. */
+static int echo_call(struct rpcrdma_client *clnt, struct echo *in, struct echo *out, uint32_t len)
+{
+	struct rpcrdma_call call;
+
+	in->len = len;
+	for (uint32_t i = 0; i < len; i++)
+		in->data[i] = pat(len, i);
+	memset(out->data, 0, len + 8 < BIG ? len + 8 : BIG);
+	out->len = 0xffffffffu;
+	call_init(&call, P_ECHO, echo_enc, in, echo_dec, out);
+	call.ddp_buf = out->data;
+	call.ddp_len = BIG;
+	call.max_reply = 128 + BIG;
+	CHECK_RC(rpcrdma_client_call(clnt, &call), 0);
+	CHECK_RC(out->len, len);
+	CHECK(memcmp(in->data, out->data, len) == 0);
+	return 0;
+}
+
+static int blob_call(struct rpcrdma_client *clnt, uint32_t in_len, uint32_t want)
+{
+	struct blob in = {.want = want, .len = in_len, .data = malloc(in_len + 1)};
+	struct blob out = {.want = want, .data = malloc(want + 1)};
+	struct rpcrdma_call call;
+	int rc = 0;
+
+	CHECK(in.data && out.data);
+	for (uint32_t i = 0; i < in_len; i++)
+		in.data[i] = pat(in_len, i);
+	call_init(&call, P_BLOB, blob_enc, &in, res_blob_dec, &out);
+	call.max_reply = 128 + want;
+	rc = rpcrdma_client_call(clnt, &call);
+	if (rc == 0 && out.len != want)
+		rc = -EMSGSIZE;
+	for (uint32_t i = 0; rc == 0 && i < want; i++) {
+		if (out.data[i] != pat(want + 1, i))
+			rc = -EILSEQ;
+	}
+	free(in.data);
+	free(out.data);
+	CHECK_RC(rc, 0);
+	return 0;
+}
+
+static int case_forms(void)
+{
+	static const uint32_t sizes[] = {0,    1,    3,    4,     5,      1000,   3999,    4000,
+					 4001, 4096, 8191, 65537, 100003, 500000, BIG - 1, BIG};
+	struct echo in = {.data = malloc(BIG)}, out = {.data = malloc(BIG)};
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	struct env e;
+
+	CHECK(in.data && out.data);
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		CHECK_RC(echo_call(e.clnt, &in, &out, sizes[i]), 0);
+	/* No DDP: Long Calls and Long Replies around the 4 KiB threshold. */
+	for (uint32_t n = 4000; n < 4100; n += 7)
+		CHECK_RC(blob_call(e.clnt, n, 4100 - n + 3990), 0);
+	CHECK_RC(blob_call(e.clnt, 300000, 5), 0);
+	CHECK_RC(blob_call(e.clnt, 5, 300000), 0);
+	CHECK_RC(blob_call(e.clnt, 200000, 200000), 0);
+
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK(cs.inline_msgs && cs.read_chunk_msgs && cs.long_calls && cs.write_chunk_msgs &&
+	      cs.reply_chunk_msgs && cs.long_replies);
+	CHECK(ss.read_chunk_msgs && ss.long_calls && ss.long_replies && ss.rdma_read_bytes &&
+	      ss.rdma_write_bytes);
+	CHECK_RC(cs.calls_sent, cs.calls_received);
+	CHECK_RC(cs.bad_msgs, 0);
+	CHECK_RC(ss.bad_msgs, 0);
+	CHECK_RC(cs.rdma_errors_received, 0);
+	CHECK(rpcrdma__client_transport(e.clnt) != NULL);
+	CHECK_RC(env_down(&e), 0);
+	free(in.data);
+	free(out.data);
+	return 0;
+}
+
+/* A reply too large for the Reply chunk the call offered: the call fails
+ * with the RDMA_ERROR code, and the client goes on. */
+static int case_reply_too_large(void)
+{
+	struct blob in = {.want = 100000, .len = 4, .data = malloc(8)};
+	struct blob out = {.want = 200000, .data = malloc(200000)};
+	struct rpcrdma_call call;
+	struct env e;
+
+	CHECK(in.data && out.data);
+	for (uint32_t i = 0; i < 4; i++)
+		in.data[i] = pat(4, i);
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	call_init(&call, P_BLOB, blob_enc, &in, res_blob_dec, &out);
+	call.max_reply = 50000; /* wrong: the reply is 100 KB */
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TRANSPORT_ERROR);
+	CHECK_RC(blob_call(e.clnt, 4, 1000), 0);
+	CHECK_RC(env_down(&e), 0);
+	free(in.data);
+	free(out.data);
+	return 0;
+}
+
+struct async_echo {
+	struct rpcrdma_call call;
+	struct echo in, out;
+	int done;
+};
+
+static void async_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct async_echo *a = ctx;
+
+	a->done = 1;
+	if (call->status == 0 &&
+	    (a->out.len != a->in.len || memcmp(a->in.data, a->out.data, a->in.len)))
+		call->status = -EILSEQ;
+}
+
+/* 256 calls through a 32-credit server: never more than 32 at once. */
+static int case_pipeline(void)
+{
+	enum { N = 256 };
+	struct async_echo *a = calloc(N, sizeof(*a));
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	struct env e;
+	int done;
+
+	CHECK(a);
+	CHECK_RC(env_up(&e, 32, 0), 0);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
+	for (int i = 0; i < N; i++) {
+		uint32_t len = (uint32_t)(i * 997) % 20000;
+
+		a[i].in.data = malloc(len + 1);
+		a[i].out.data = malloc(20000);
+		CHECK(a[i].in.data && a[i].out.data);
+		a[i].in.len = len;
+		for (uint32_t k = 0; k < len; k++)
+			a[i].in.data[k] = pat((uint32_t)i, k);
+		call_init(&a[i].call, P_ECHO, echo_enc, &a[i].in, echo_dec, &a[i].out);
+		a[i].call.ddp_buf = a[i].out.data;
+		a[i].call.ddp_len = 20000;
+		a[i].call.max_reply = 20128;
+		a[i].call.done = async_done;
+		a[i].call.ctx = &a[i];
+		CHECK_RC(rpcrdma_client_call_async(e.clnt, &a[i].call), 0);
+	}
+	do {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+		done = 0;
+		for (int i = 0; i < N; i++)
+			done += a[i].done;
+	} while (done < N);
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(a[i].call.status, 0);
+		free(a[i].in.data);
+		free(a[i].out.data);
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK(ss.credits_in_use_max <= 32);
+	CHECK(ss.credits_in_use_max > 1);
+	CHECK(cs.credits_in_use_max <= 32);
+	CHECK_RC(cs.credits_granted, 32);
+	CHECK_RC(env_down(&e), 0);
+	free(a);
+	return 0;
+}
+
+struct async_blob {
+	struct rpcrdma_call call;
+	struct blob in, out;
+	int done;
+};
+
+static void async_blob_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct async_blob *a = ctx;
+
+	a->done = 1;
+	if (call->status)
+		return;
+	if (a->out.len != a->in.want)
+		call->status = -EMSGSIZE;
+	for (uint32_t i = 0; call->status == 0 && i < a->out.len; i++) {
+		if (a->out.data[i] != pat(a->out.len + 1, i))
+			call->status = -EILSEQ;
+	}
+}
+
+/*
+ * The connection drops with calls in flight: the core reconnects and
+ * sends them again; every one completes, executed once or answered from
+ * the server's cache.  (A cached reply comes back without DDP placement,
+ * so the DDP results here are small enough to come back inline; the large
+ * messages are plain, through Long Calls and Reply chunks.)
+ */
+static int case_reconnect(void)
+{
+	enum { N = 40 };
+	struct async_echo *a = calloc(N, sizeof(*a));
+	struct async_blob *b = calloc(N, sizeof(*b));
+	struct rpcrdma_xprt_stats cs;
+	struct rpcrdma_call call;
+	struct env e;
+	int done;
+
+	CHECK(a && b);
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
+	executions = 0;
+	for (int i = 0; i < N; i++) {
+		uint32_t len = 100 + (uint32_t)i * 97;
+		uint32_t blen = 6000 + (uint32_t)i * 1777, want = 30000 - (uint32_t)i * 333;
+
+		a[i].in.data = malloc(len);
+		a[i].out.data = malloc(len);
+		b[i].in.data = malloc(blen);
+		b[i].out.data = malloc(want);
+		CHECK(a[i].in.data && a[i].out.data && b[i].in.data && b[i].out.data);
+		a[i].in.len = len;
+		for (uint32_t k = 0; k < len; k++)
+			a[i].in.data[k] = pat((uint32_t)i + 7, k);
+		call_init(&a[i].call, P_ECHO, echo_enc, &a[i].in, echo_dec, &a[i].out);
+		a[i].call.ddp_buf = a[i].out.data;
+		a[i].call.ddp_len = len;
+		a[i].call.max_reply = len + 128;
+		a[i].call.done = async_done;
+		a[i].call.ctx = &a[i];
+		CHECK_RC(rpcrdma_client_call_async(e.clnt, &a[i].call), 0);
+
+		b[i].in.len = blen;
+		b[i].in.want = want;
+		for (uint32_t k = 0; k < blen; k++)
+			b[i].in.data[k] = pat(blen, k);
+		b[i].out.want = want;
+		call_init(&b[i].call, P_BLOB, blob_enc, &b[i].in, res_blob_dec, &b[i].out);
+		b[i].call.max_reply = want + 128;
+		b[i].call.done = async_blob_done;
+		b[i].call.ctx = &b[i];
+		CHECK_RC(rpcrdma_client_call_async(e.clnt, &b[i].call), 0);
+	}
+	/* Cut as soon as some calls are out. */
+	while (executions < 3)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	rpcrdma__client_disconnect(e.clnt);
+	do {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+		done = 0;
+		for (int i = 0; i < N; i++)
+			done += a[i].done + b[i].done;
+	} while (done < 2 * N);
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(a[i].call.status, 0);
+		CHECK_RC(b[i].call.status, 0);
+		free(a[i].in.data);
+		free(a[i].out.data);
+		free(b[i].in.data);
+		free(b[i].out.data);
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK(cs.reconnects >= 1);
+	CHECK_RC(env_down(&e), 0);
+	free(a);
+	free(b);
+	return 0;
+}
+
+struct test_case {
+	const char *name;
+	int (*fn)(void);
+};
+
+static const struct test_case cases[] = {
+    {"e2e_forms", case_forms},
+    {"e2e_reply_too_large", case_reply_too_large},
+    {"e2e_pipeline", case_pipeline},
+    {"e2e_reconnect", case_reconnect},
+};
+
+int main(int argc, char **argv)
+{
+	int fails = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	alarm(120);
+	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = argc == 1;
+		int rc;
+
+		for (int k = 1; k < argc; k++)
+			want |= strcmp(argv[k], cases[i].name) == 0;
+		if (!want)
+			continue;
+		rc = cases[i].fn();
+		fprintf(stderr, "%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
+		fails += rc != 0;
+	}
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,1277 @@
+/*
+ * The connection engine's own tests: the transport ops driven directly by
+ * the fake cores of harness.c, over the ofi provider on 127.0.0.1, plus a
+ * raw provider-level peer for what a correct peer never sends.
+ *
+ * Usage: xprt_test [--provider NAME] [--addr IPV4] [--list] CASE...
+ * (one ctest per case, see CMakeLists; the lab runs it with verbs)
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ALIGN4(n) (((n) + 3u) & ~3u)
+
+static struct rpcrdma_xprt_stats cstats(struct tclient *tc)
+{
+	struct rpcrdma_xprt_stats st;
+
+	rpcrdma__rdma_clnt_ops.stats(tc->t, &st);
+	return st;
+}
+
+static struct rpcrdma_xprt_stats sstats(struct tserver *ts)
+{
+	struct rpcrdma_xprt_stats st;
+
+	rpcrdma__rdma_svc_ops.stats(ts->t, &st);
+	return st;
+}
+
+/* Bytes of a test call message (no DDP). */
+static uint32_t call_size(uint32_t pre, uint32_t arg, uint32_t post)
+{
+	return 20 + 4 + ALIGN4(pre) + 4 + ALIGN4(arg) + 4 + ALIGN4(post);
+}
+
+/* Bytes of a test reply message with the DDP result inline. */
+static uint32_t reply_size(uint32_t rddp, uint32_t rplain)
+{
+	return 8 + 4 + ALIGN4(rddp) + 4 + ALIGN4(rplain);
+}
+
+/*
+ * Both sides up, one call at a time: every message form, with sizes
+ * around each threshold and every round-up, verified byte for byte, and
+ * each call's remote access gone by the time the core sees its reply.
+ */
+static int run_one(struct tclient *tc, uint32_t pre, uint32_t arg, uint32_t post, uint32_t rddp,
+		   uint32_t rplain, size_t cap, size_t max_reply)
+{
+	struct tcall *c = tcall_new(tc, pre, arg, post, rddp, rplain, cap, max_reply);
+
+	CHECK(c);
+	CHECK_OK(tcall_roundtrip(tc, c));
+	CHECK_RC(c->grants_live_at_done, 0);
+	return 0;
+}
+
+static int test_forms(struct env *e)
+{
+	struct tserver ts;
+	struct tclient tc;
+	struct rpcrdma_xprt_stats cs, ss;
+	const uint32_t send_max = 4096, hdr = 28;
+
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+
+	/* Short message vs Long Call, at the inline limit exactly: header +
+	 * call <= 4096 goes inline, one XDR unit more goes Long. */
+	for (int d = -8; d <= 8; d++) {
+		uint32_t pre = send_max - hdr - call_size(0, 0, 0) + (uint32_t)d;
+		struct rpcrdma_xprt_stats before = cstats(&tc), after;
+
+		CHECK_OK(run_one(&tc, pre, 0, 0, 0, 0, 0, 0));
+		after = cstats(&tc);
+		if (hdr + call_size(pre, 0, 0) <= send_max)
+			CHECK_RC(after.inline_msgs - before.inline_msgs, 1);
+		else
+			CHECK_RC(after.long_calls - before.long_calls, 1);
+	}
+	/* A DDP argument: back inline while the whole call fits, a Read
+	 * chunk after; every round-up. */
+	for (int d = -6; d <= 6; d++) {
+		uint32_t arg = send_max - hdr - call_size(8, 0, 0) + (uint32_t)d;
+		struct rpcrdma_xprt_stats before = cstats(&tc), after;
+
+		CHECK_OK(run_one(&tc, 8, arg, 3, 0, 0, 0, 0));
+		after = cstats(&tc);
+		if (hdr + call_size(8, arg, 3) <= send_max)
+			CHECK_RC(after.inline_msgs - before.inline_msgs, 1);
+		else
+			CHECK_RC(after.read_chunk_msgs - before.read_chunk_msgs, 1);
+	}
+	/* Read chunks vs Long Call at the reduced-call limit (one Read
+	 * segment costs 24 header bytes). */
+	for (int d = -6; d <= 6; d++) {
+		uint32_t pre = send_max - (hdr + 24) - call_size(0, 0, 5) + (uint32_t)d;
+		uint32_t arg = 9000 + (rnd() & 3);
+		struct rpcrdma_xprt_stats before = cstats(&tc), after;
+
+		CHECK_OK(run_one(&tc, pre, arg, 5, 0, 0, 0, 0));
+		after = cstats(&tc);
+		if (hdr + 24 + call_size(pre, 0, 5) <= send_max)
+			CHECK_RC(after.read_chunk_msgs - before.read_chunk_msgs, 1);
+		else
+			CHECK_RC(after.long_calls - before.long_calls, 1);
+	}
+	/* Replies around our receive limit: inline, or through the Reply
+	 * chunk when the call's max_reply says it may not fit. */
+	for (int d = -6; d <= 6; d++) {
+		uint32_t rplain = send_max - hdr - reply_size(0, 0) + (uint32_t)d;
+		uint32_t size = reply_size(0, rplain);
+		struct rpcrdma_xprt_stats before = sstats(&ts), after;
+
+		CHECK_OK(run_one(&tc, 4, 0, 0, 0, rplain, 0, size));
+		after = sstats(&ts);
+		if (hdr + size <= send_max)
+			CHECK_RC(after.long_replies - before.long_replies, 0);
+		else
+			CHECK_RC(after.long_replies - before.long_replies, 1);
+	}
+	/* Write chunks: exact and roomy buffers, every round-up, small and
+	 * large results, an empty one. */
+	{
+		static const uint32_t sizes[] = {0,    1,    2,    3,    4,     5,     4093,
+						 4094, 4095, 4096, 4097, 65536, 65537, 300001};
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			CHECK_OK(run_one(&tc, 12, 0, 0, sizes[i], 7, sizes[i] ? sizes[i] : 16, 0));
+			CHECK_OK(run_one(&tc, 12, 0, 0, sizes[i], 7, sizes[i] + 100, 0));
+		}
+	}
+	/* Write chunk and Reply chunk together; Long Call with a DDP
+	 * argument and a Write chunk; DDP result without a Write chunk. */
+	for (int i = 0; i < 12; i++) {
+		uint32_t rddp = 20000 + (rnd() % 9000), rplain = 5000 + (rnd() % 5000);
+		uint32_t arg = 7000 + (rnd() % 4000), pre = 5000 + (rnd() % 3000);
+
+		CHECK_OK(run_one(&tc, 4, 0, 0, rddp, rplain, rddp, reply_size(rddp, rplain)));
+		CHECK_OK(run_one(&tc, pre, arg, 9, rddp, 3, rddp + (rnd() & 3), 0));
+		CHECK_OK(run_one(&tc, 4, arg, 1, rddp, rplain, 0, reply_size(rddp, rplain)));
+	}
+	/* Random shapes. */
+	for (int i = 0; i < 60; i++) {
+		uint32_t pre = rnd() % 9000, arg = rnd() % 20000, post = rnd() % 300;
+		uint32_t rddp = rnd() % 30000, rplain = rnd() % 9000;
+		uint32_t cap = (rnd() & 1) ? rddp + (rnd() % 8) : 0;
+
+		/* max_reply: the largest reply, the largest DDP result included. */
+		CHECK_OK(run_one(&tc, pre, arg, post, rddp, rplain, cap,
+				 reply_size(cap > rddp ? cap : rddp, rplain)));
+	}
+	CHECK_RC(ts.verify_errors, 0);
+	CHECK_RC(tc.bad, 0);
+
+	cs = cstats(&tc);
+	ss = sstats(&ts);
+	CHECK(cs.inline_msgs && cs.read_chunk_msgs && cs.long_calls && cs.write_chunk_msgs &&
+	      cs.reply_chunk_msgs && cs.long_replies);
+	CHECK(ss.inline_msgs && ss.read_chunk_msgs && ss.long_calls && ss.write_chunk_msgs &&
+	      ss.long_replies && ss.rdma_read_bytes && ss.rdma_write_bytes);
+	CHECK_RC(cs.calls_sent, cs.calls_received);
+	CHECK_RC(ss.calls_received, ss.calls_sent);
+	CHECK_RC(cs.bad_msgs + ss.bad_msgs, 0);
+	CHECK_RC(grants_live(rpcrdma__xprt_clnt_provider(tc.t)), 0);
+
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
+/* Inline thresholds negotiated from RFC 8797 private data, both ways. */
+static int test_private_data(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct tclient tc;
+	struct raw srv;
+	struct raw_msg *m;
+	struct rpcrdma_cm_private pd;
+	struct rpcrdma_hdr h;
+	struct rpcrdma_hdr_fault f;
+	int port;
+
+	/* Our server takes 2048: a call over 2048 goes Long, even though the
+	 * client could send 4096. */
+	memset(&so, 0, sizeof(so));
+	so.inline_recv = 2048;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	CHECK_OK(run_one(&tc, 2048 - 28 - call_size(0, 0, 0), 0, 0, 0, 0, 0, 0));
+	CHECK_RC(cstats(&tc).long_calls, 0);
+	CHECK_OK(run_one(&tc, 2048 - 28 - call_size(0, 0, 0) + 4, 0, 0, 0, 0, 0, 0));
+	CHECK_RC(cstats(&tc).long_calls, 1);
+	tclient_close(&tc);
+	tserver_close(&ts);
+
+	/* A server that sends no private data: 1024 both ways. */
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.no_pd = true;
+	CHECK_OK(raw_listen(&srv, &port));
+	CHECK_OK(tclient_open(e, &tc, port, NULL));
+	/* What we sent: RFC 8797, 4096 each way. */
+	rpcrdma_cm_private_decode(srv.peer_pd, srv.peer_pdlen, &pd);
+	CHECK(pd.present);
+	CHECK_RC(pd.send_size, 4096);
+	CHECK_RC(pd.recv_size, 4096);
+	{
+		struct tcall *c1 = tcall_new(&tc, 1024 - 28 - call_size(0, 0, 0), 0, 0, 0, 0, 0, 0);
+		struct tcall *c2 =
+		    tcall_new(&tc, 1024 - 28 - call_size(0, 0, 0) + 1, 0, 0, 0, 0, 0, 0);
+
+		CHECK_OK(tcall_send(&tc, c1));
+		CHECK((m = raw_wait_msg(&srv)));
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+		CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+		CHECK_RC(m->len, 1024);
+		/* Answer with credit 1 so the next call may go. */
+		{
+			uint8_t rep[64];
+			struct rpcrdma_hdr r;
+			int n;
+
+			rpcrdma_hdr_init(&r, h.xid, 1, 1, RPCRDMA_PROC_ERROR);
+			r.err = RPCRDMA_ERR_CHUNK;
+			n = rpcrdma_hdr_encode(&r, rep, sizeof(rep));
+			CHECK(n > 0);
+			CHECK_OK(raw_send(&srv, rep, (size_t)n));
+		}
+		WAIT(e, c1->state == TC_DONE);
+		CHECK_RC(c1->failed_err, RPCRDMA_ERR_TRANSPORT_ERROR);
+		CHECK_OK(tcall_send(&tc, c2));
+		CHECK((m = raw_wait_msg(&srv)));
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+		CHECK_RC(h.proc, RPCRDMA_PROC_NOMSG); /* one byte over 1024: Long */
+		CHECK_RC(h.nreads, 1);
+		CHECK_RC(h.reads[0].position, 0);
+	}
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
+/* Credits: one until the first reply; never more than granted. */
+static int test_credits(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct tclient tc;
+	struct tcall *calls[256];
+	unsigned int sent = 0, done;
+	struct rpcrdma_xprt_stats cs, ss;
+
+	memset(&so, 0, sizeof(so));
+	so.credits = 32;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	ts.hold = true;
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	for (unsigned int i = 0; i < 256; i++)
+		CHECK((calls[i] = tcall_new(&tc, rnd() % 3000, rnd() % 6000, 4, rnd() % 5000,
+					    rnd() % 100, 5000, 0)));
+
+	/* Before any reply: exactly one call may be in flight. */
+	CHECK_OK(tcall_send(&tc, calls[sent++]));
+	CHECK_RC(tcall_send(&tc, calls[sent]), -EAGAIN);
+	WAIT(e, ts.nheld == 1);
+	CHECK_RC(ts.nheld, 1);
+	CHECK_OK(tserver_answer(&ts, 0));
+	ts.nheld = 0;
+	WAIT(e, calls[0]->state == TC_DONE);
+	CHECK_OK(calls[0]->status);
+
+	/* The grant is now 32: the server holds calls until 32 arrive, and
+	 * no 33rd comes. */
+	while (sent < 256 && tcall_send(&tc, calls[sent]) == 0)
+		sent++;
+	CHECK_RC(sent, 33);
+	WAIT(e, ts.nheld == 32);
+	CHECK_RC(ts.nheld, 32);
+	for (int i = 0; i < 50; i++)
+		pump(e);
+	CHECK_RC(ts.nheld, 32);
+
+	/* Then everything flows, the server answering at once. */
+	ts.hold = false;
+	for (unsigned int i = 0; i < 32; i++)
+		CHECK_OK(tserver_answer(&ts, i));
+	ts.nheld = 0;
+	for (int64_t dl = now_ms() + 30000; now_ms() < dl;) {
+		while (sent < 256 && tcall_send(&tc, calls[sent]) == 0)
+			sent++;
+		done = 0;
+		for (unsigned int i = 0; i < 256; i++)
+			done += calls[i]->state == TC_DONE;
+		if (done == 256)
+			break;
+		pump(e);
+	}
+	for (unsigned int i = 0; i < 256; i++) {
+		CHECK_RC(calls[i]->state, TC_DONE);
+		CHECK_OK(calls[i]->status);
+	}
+	cs = cstats(&tc);
+	ss = sstats(&ts);
+	CHECK_RC(ss.credits_in_use_max, 32);
+	CHECK(cs.credits_in_use_max <= 32);
+	CHECK_RC(cs.credits_granted, 32);
+	CHECK_RC(ss.credits_granted, 32);
+	CHECK_RC(cs.calls_sent, 256);
+	CHECK_RC(ss.calls_received, 256);
+	CHECK(tc.writables > 0);
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
+/*
+ * A raw requester against our responder.
+ */
+static int raw_call(struct raw *r, struct rpcrdma_hdr *h, uint32_t pre, uint32_t arg, uint32_t rddp,
+		    uint32_t rplain)
+{
+	uint8_t buf[RAW_RSIZE];
+	struct rpcrdma_xdr_stream x;
+	int n = rpcrdma_hdr_encode(h, buf, sizeof(buf));
+
+	if (n < 0)
+		return n;
+	rpcrdma_xdr_init(&x, buf + n, sizeof(buf) - (size_t)n);
+	if (encode_test_call(&x, h->xid, h->xid * 7, pre, arg, 0, rddp, rplain))
+		return -ENOSPC;
+	return raw_send(r, buf, (size_t)n + rpcrdma_xdr_pos(&x));
+}
+
+static int expect_error(struct raw *r, uint32_t xid, uint32_t err, struct rpcrdma_hdr *h)
+{
+	struct rpcrdma_hdr_limits lim;
+	struct rpcrdma_hdr_fault f;
+	struct raw_msg *m = raw_wait_msg(r);
+
+	CHECK(m);
+	rpcrdma_hdr_limits_default(&lim);
+	lim.vers_low = lim.vers_high = 1;
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, &lim, h, &f));
+	CHECK_RC(h->xid, xid);
+	CHECK_RC(h->proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(h->err, err);
+	return 0;
+}
+
+static int expect_reply(struct raw *r, uint32_t xid)
+{
+	struct rpcrdma_hdr h;
+	struct rpcrdma_hdr_fault f;
+	struct raw_msg *m = raw_wait_msg(r);
+	uint32_t status;
+
+	CHECK(m);
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.xid, xid);
+	if (h.proc == RPCRDMA_PROC_ERROR)
+		fprintf(stderr, "RDMA_ERROR %u for %08x\n", h.err, xid);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK(h.payload_len >= 8);
+	memcpy(&status, m->data + h.hdr_len + 4, 4);
+	CHECK_RC(be32toh(status), 0);
+	return 0;
+}
+
+static uint8_t raw_pd[RPCRDMA_CM_PRIVATE_SIZE];
+
+static int raw_to_server(struct env *e, struct raw *r, struct tserver *ts,
+			 const struct rpcrdma_server_opts *so)
+{
+	size_t n = rpcrdma__xconn_private(4096, 8192, false, raw_pd, sizeof(raw_pd));
+
+	CHECK_OK(tserver_open(e, ts, so));
+	CHECK_OK(raw_open(e, r, 0));
+	CHECK_OK(raw_connect(r, ts->port, raw_pd, n));
+	return 0;
+}
+
+static int test_bad_headers(struct env *e)
+{
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	uint8_t buf[256];
+	size_t n;
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+
+	/* A list discriminator of 2: ERR_CHUNK. */
+	rpcrdma_hdr_init(&h, 0x1001, 1, 8, RPCRDMA_PROC_MSG);
+	n = (size_t)rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	{
+		uint32_t two = htobe32(2);
+
+		memcpy(buf + 16, &two, 4);
+	}
+	{
+		uint32_t xid = htobe32(0x1001);
+
+		memcpy(buf + n, &xid, 4);
+	}
+	CHECK_OK(raw_send(&r, buf, n + 4));
+	CHECK_OK(expect_error(&r, 0x1001, RPCRDMA_ERR_CHUNK, &got));
+	CHECK_RC(got.vers, 1);
+
+	/* Version 7: ERR_VERS 1..1, echoing the version (RFC 8166 5.5). */
+	rpcrdma_hdr_init(&h, 0x1002, 7, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 0));
+	{
+		struct raw_msg *m = raw_wait_msg(&r);
+		struct rpcrdma_hdr_fault f;
+
+		CHECK(m);
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &got, &f));
+		CHECK_RC(got.xid, 0x1002);
+		CHECK_RC(got.vers, 7);
+		CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+		CHECK_RC(got.err, RPCRDMA_ERR_VERS);
+		CHECK_RC(got.vers_low, 1);
+		CHECK_RC(got.vers_high, 1);
+	}
+
+	/* A Read chunk past the end of the message: ERR_CHUNK. */
+	{
+		struct rpcrdma_segment seg = {.handle = 0x1234, .length = 16, .offset = 0};
+
+		rpcrdma_hdr_init(&h, 0x1003, 1, 8, RPCRDMA_PROC_MSG);
+		CHECK_OK(rpcrdma_hdr_add_read(&h, 4000, &seg));
+		CHECK_OK(raw_call(&r, &h, 4, 0, 0, 0));
+		CHECK_OK(expect_error(&r, 0x1003, RPCRDMA_ERR_CHUNK, &got));
+	}
+
+	/* Shorter than the fixed header: dropped; the next call is served. */
+	CHECK_OK(raw_send(&r, "\0\0\0\1\0\0\0\1", 8));
+	rpcrdma_hdr_init(&h, 0x1004, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(expect_reply(&r, 0x1004));
+	CHECK(r.up);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 3);
+
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
+static int test_short_reply_chunk(struct env *e)
+{
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	struct rpcrdma_prov_mr *mr;
+	struct rpcrdma_prov_grant *g;
+	struct rpcrdma_segment seg;
+	uint8_t *rc_buf = calloc(1, 2000);
+
+	CHECK(rc_buf);
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	CHECK_OK(raw_grant(&r, rc_buf, 2000, RPCRDMA_PACCESS_REMOTE_WRITE, &mr, &g, &seg));
+	/* The reply will be 10 KB: fits neither our 4 KB receive nor the
+	 * 2000-byte Reply chunk. */
+	rpcrdma_hdr_init(&h, 0x2001, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(rpcrdma_hdr_set_reply(&h, &seg, 1));
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 10000));
+	CHECK_OK(expect_error(&r, 0x2001, RPCRDMA_ERR_CHUNK, &got));
+	/* Nothing was written into the chunk. */
+	for (int i = 0; i < 2000; i++)
+		CHECK_RC(rc_buf[i], 0);
+	/* A reply that fits the chunk uses it. */
+	rpcrdma_hdr_init(&h, 0x2002, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(rpcrdma_hdr_set_reply(&h, &seg, 1));
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 1900));
+	{
+		struct raw_msg *m = raw_wait_msg(&r);
+		struct rpcrdma_hdr_fault f;
+
+		CHECK(m);
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &got, &f));
+		CHECK_RC(got.xid, 0x2002);
+		CHECK_RC(got.proc, RPCRDMA_PROC_MSG); /* 1.9 KB fits 4 KB inline */
+		CHECK_RC(got.has_reply, false);
+	}
+	CHECK_OK(rpcrdma__provider_revoke(g, NULL));
+	raw_close(&r);
+	free(rc_buf);
+	tserver_close(&ts);
+	return 0;
+}
+
+static int test_legacy(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	uint8_t buf[64];
+	int n;
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	/* RDMA_DONE: dropped silently. */
+	rpcrdma_hdr_init(&h, 0x3001, 1, 8, RPCRDMA_PROC_DONE);
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_OK(raw_send(&r, buf, (size_t)n));
+	/* RDMA_MSGP: ERR_CHUNK by default (RFC 8166 5.6.1). */
+	rpcrdma_hdr_init(&h, 0x3002, 1, 8, RPCRDMA_PROC_MSGP);
+	h.align = 64;
+	h.thresh = 32;
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	/* The first answer is the MSGP's: RDMA_DONE got none. */
+	CHECK_OK(expect_error(&r, 0x3002, RPCRDMA_ERR_CHUNK, &got));
+	rpcrdma_hdr_init(&h, 0x3003, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(expect_reply(&r, 0x3003));
+	CHECK_RC(r.nmsgs, 2);
+	raw_close(&r);
+	tserver_close(&ts);
+
+	/* accept_msgp: the padding before large opaques is skipped. */
+	memset(&so, 0, sizeof(so));
+	so.accept_msgp = true;
+	CHECK_OK(raw_to_server(e, &r, &ts, &so));
+	for (uint32_t arg = 30; arg < 40; arg++) {
+		uint8_t msg[RAW_RSIZE];
+		struct rpcrdma_xdr_stream x;
+		uint32_t xid = 0x3100 + arg, seed = xid * 7, hlen, pad = 0;
+		uint8_t a[8] = {0}, b[64];
+
+		memset(msg, 0, sizeof(msg)); /* the padding is skipped, not written */
+		rpcrdma_hdr_init(&h, xid, 1, 8, RPCRDMA_PROC_MSGP);
+		h.align = 64;
+		h.thresh = 32;
+		n = rpcrdma_hdr_encode(&h, msg, sizeof(msg));
+		CHECK(n > 0);
+		hlen = (uint32_t)n;
+		rpcrdma_xdr_init(&x, msg + hlen, sizeof(msg) - hlen);
+		fill(a, 4, seed ^ 1);
+		fill(b, arg, seed ^ 2);
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, xid));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, TEST_MAGIC));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, seed));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, a, 4));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, arg));
+		/* The data starts at a multiple of 64 in the receive buffer
+		 * (header included), when it is at least thresh long. */
+		if (arg >= 32)
+			pad = (64 - (hlen + (uint32_t)rpcrdma_xdr_pos(&x)) % 64) % 64;
+		CHECK_OK(rpcrdma_xdr_skip(&x, pad));
+		CHECK_OK(rpcrdma_xdr_encode_fixed_opaque(&x, b, arg));
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, NULL, 0));
+		CHECK_OK(raw_send(&r, msg, hlen + rpcrdma_xdr_pos(&x)));
+		CHECK_OK(expect_reply(&r, xid));
+	}
+	CHECK_RC(ts.verify_errors, 0);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
+/* A Read chunk the requester never granted: the RDMA Read fails and the
+ * responder closes the connection (RFC 8166 5.5.3). */
+static int test_read_error(struct env *e)
+{
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h;
+	struct rpcrdma_segment seg = {.handle = 0x5eed1234, .length = 4000, .offset = 0};
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	rpcrdma_hdr_init(&h, 0x4001, 1, 8, RPCRDMA_PROC_MSG);
+	/* The DDP argument (after xid, magic, seed, 2 lengths, pre<4>) is at
+	 * position 32. */
+	CHECK_OK(rpcrdma_hdr_add_read(&h, 32, &seg));
+	{
+		uint8_t buf[256];
+		struct rpcrdma_xdr_stream x;
+		int n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+		uint8_t a[4] = {0};
+
+		CHECK(n > 0);
+		rpcrdma_xdr_init(&x, buf + n, sizeof(buf) - (size_t)n);
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0x4001));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, TEST_MAGIC));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 1));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, a, 4));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 4000));
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, NULL, 0));
+		CHECK_OK(raw_send(&r, buf, (size_t)n + rpcrdma_xdr_pos(&x)));
+	}
+	WAIT(e, r.down);
+	CHECK(r.down);
+	CHECK_RC(ts.calls, 0);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
+/* Grants @n segments of [buf, buf + len) for the peer to read or write. */
+static int raw_segments(struct raw *r, uint8_t *buf, uint32_t len, uint32_t n, unsigned int access,
+			struct rpcrdma_prov_mr **mr, struct rpcrdma_prov_grant **g,
+			struct rpcrdma_segment *segs)
+{
+	uint32_t off = 0;
+
+	CHECK_OK(rpcrdma__provider_reg_mr(r->p, buf, len ? len : 1, mr));
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t piece = k + 1 == n ? len - off : len / n;
+		struct rpcrdma_prov_rseg rs;
+
+		CHECK_OK(rpcrdma__provider_grant(r->c, *mr, buf + off, piece, access, &g[k], &rs));
+		segs[k].handle = rs.handle;
+		segs[k].length = rs.length;
+		segs[k].offset = rs.offset;
+		off += piece;
+	}
+	return 0;
+}
+
+static void raw_ungrant(struct raw *r, struct rpcrdma_prov_mr *mr, struct rpcrdma_prov_grant **g,
+			uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++)
+		(void)rpcrdma__provider_revoke(g[k], NULL);
+	raw_poll(r);
+	rpcrdma__provider_dereg_mr(mr);
+}
+
+/*
+ * Chunk layouts our requester never sends but a responder must take:
+ * two Read chunks of odd lengths (each followed by round-up), a
+ * Position-Zero chunk split by another Read chunk, multi-segment chunks,
+ * and two Write chunks of which one stays unused.
+ */
+static int test_chunk_layouts(struct env *e)
+{
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	struct rpcrdma_hdr_fault f;
+	struct raw_msg *m;
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	for (uint32_t round = 0; round < 8; round++) {
+		uint32_t P = 1001 + round, Q = 2002 + round * 3, xid = 0x6000 + round;
+		uint32_t seed = xid * 7;
+		uint8_t *pre = malloc(P), *arg = malloc(Q), msg[256];
+		struct rpcrdma_prov_mr *m1, *m2;
+		struct rpcrdma_prov_grant *g1[2], *g2[3];
+		struct rpcrdma_segment s1[2], s2[3];
+		struct rpcrdma_xdr_stream x;
+		int n;
+
+		CHECK(pre && arg);
+		fill(pre, P, seed ^ 1);
+		fill(arg, Q, seed ^ 2);
+		CHECK_OK(raw_segments(&r, pre, P, 2, RPCRDMA_PACCESS_REMOTE_READ, &m1, g1, s1));
+		CHECK_OK(raw_segments(&r, arg, Q, 3, RPCRDMA_PACCESS_REMOTE_READ, &m2, g2, s2));
+		rpcrdma_hdr_init(&h, xid, 1, 8, RPCRDMA_PROC_MSG);
+		for (int k = 0; k < 2; k++)
+			CHECK_OK(rpcrdma_hdr_add_read(&h, 24, &s1[k]));
+		for (int k = 0; k < 3; k++)
+			CHECK_OK(rpcrdma_hdr_add_read(&h, 28 + ALIGN4(P), &s2[k]));
+		n = rpcrdma_hdr_encode(&h, msg, sizeof(msg));
+		CHECK(n > 0);
+		/* The reduced message: the two items' bytes and padding gone. */
+		rpcrdma_xdr_init(&x, msg + n, sizeof(msg) - (size_t)n);
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, xid));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, TEST_MAGIC));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, seed));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, P));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, Q));
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, NULL, 0));
+		CHECK_OK(raw_send(&r, msg, (size_t)n + rpcrdma_xdr_pos(&x)));
+		CHECK_OK(expect_reply(&r, xid));
+
+		/* The same as a Long Call: the reduced message in a
+		 * Position-Zero chunk of two segments, split by the arg's
+		 * Read chunk. */
+		{
+			uint8_t red[64];
+			struct rpcrdma_prov_mr *m3;
+			struct rpcrdma_prov_grant *g3[2];
+			struct rpcrdma_segment s3[2];
+			struct rpcrdma_xdr_stream y;
+
+			xid += 0x100;
+			seed = xid * 7;
+			fill(pre, P, seed ^ 1);
+			fill(arg, Q, seed ^ 2);
+			memset(red, 0, sizeof(red));
+			rpcrdma_xdr_init(&y, red, sizeof(red));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, xid));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, TEST_MAGIC));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, seed));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, 0));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, 0));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, 4));
+			CHECK_OK(rpcrdma_xdr_encode_fixed_opaque(&y, pre, 4));
+			CHECK_OK(rpcrdma_xdr_encode_u32(&y, Q));
+			CHECK_OK(rpcrdma_xdr_encode_opaque(&y, NULL, 0));
+			{
+				/* pre is 4 bytes this time: pattern of its own. */
+				uint8_t p4[4];
+
+				fill(p4, 4, seed ^ 1);
+				memcpy(red + 24, p4, 4);
+			}
+			CHECK_OK(raw_segments(&r, red, (uint32_t)rpcrdma_xdr_pos(&y), 2,
+					      RPCRDMA_PACCESS_REMOTE_READ, &m3, g3, s3));
+			rpcrdma_hdr_init(&h, xid, 1, 8, RPCRDMA_PROC_NOMSG);
+			for (int k = 0; k < 2; k++)
+				CHECK_OK(rpcrdma_hdr_add_read(&h, 0, &s3[k]));
+			for (int k = 0; k < 3; k++)
+				CHECK_OK(rpcrdma_hdr_add_read(&h, 32, &s2[k]));
+			n = rpcrdma_hdr_encode(&h, msg, sizeof(msg));
+			CHECK(n > 0);
+			CHECK_OK(raw_send(&r, msg, (size_t)n));
+			CHECK_OK(expect_reply(&r, xid));
+			raw_ungrant(&r, m3, g3, 2);
+		}
+		raw_ungrant(&r, m1, g1, 2);
+		raw_ungrant(&r, m2, g2, 3);
+		free(pre);
+		free(arg);
+	}
+
+	/* Two Write chunks: the result fills the first (two segments,
+	 * lengths rewritten), the second comes back unused with zeros. */
+	{
+		uint8_t *w0 = calloc(1, 6000), *w1 = calloc(1, 5000);
+		struct rpcrdma_prov_mr *m0, *m1;
+		struct rpcrdma_prov_grant *g0[2], *g1[1];
+		struct rpcrdma_segment s0[2], s1[1];
+		uint32_t xid = 0x6100;
+
+		CHECK(w0 && w1);
+		CHECK_OK(raw_segments(&r, w0, 6000, 2, RPCRDMA_PACCESS_REMOTE_WRITE, &m0, g0, s0));
+		CHECK_OK(raw_segments(&r, w1, 5000, 1, RPCRDMA_PACCESS_REMOTE_WRITE, &m1, g1, s1));
+		rpcrdma_hdr_init(&h, xid, 1, 8, RPCRDMA_PROC_MSG);
+		CHECK_OK(rpcrdma_hdr_add_write(&h, s0, 2));
+		CHECK_OK(rpcrdma_hdr_add_write(&h, s1, 1));
+		CHECK_OK(raw_call(&r, &h, 4, 0, 4001, 0));
+		CHECK((m = raw_wait_msg(&r)));
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &got, &f));
+		CHECK_RC(got.proc, RPCRDMA_PROC_MSG);
+		CHECK_RC(got.nwrites, 2);
+		CHECK_RC(got.writes[0].nsegs, 2);
+		CHECK_RC(got.segs[got.writes[0].first].length, 3000);
+		CHECK_RC(got.segs[got.writes[0].first + 1].length, 1001);
+		CHECK_RC(got.segs[got.writes[0].first].handle, s0[0].handle);
+		CHECK_RC(got.writes[1].nsegs, 1);
+		CHECK_RC(got.segs[got.writes[1].first].length, 0);
+		CHECK_RC(mismatches(w0, 4001, xid * 7 ^ 4), 0);
+		for (int i = 4001; i < 6000; i++)
+			CHECK_RC(w0[i], 0); /* no XDR padding written */
+		for (int i = 0; i < 5000; i++)
+			CHECK_RC(w1[i], 0);
+		raw_ungrant(&r, m0, g0, 2);
+		raw_ungrant(&r, m1, g1, 1);
+		free(w0);
+		free(w1);
+	}
+	CHECK_RC(ts.verify_errors, 0);
+	CHECK_RC(sstats(&ts).bad_msgs, 0);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
+/*
+ * A raw responder against our requester.
+ */
+static int raw_server_for(struct env *e, struct raw *srv, struct tclient *tc)
+{
+	int port;
+	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+
+	CHECK_OK(raw_open(e, srv, 0));
+	srv->accept_pd = raw_pd;
+	srv->accept_pdlen = n;
+	CHECK_OK(raw_listen(srv, &port));
+	CHECK_OK(tclient_open(e, tc, port, NULL));
+	return 0;
+}
+
+static int raw_reply_msg(struct raw *srv, const struct rpcrdma_hdr *call, uint32_t credit,
+			 uint32_t written, const void *body, size_t len)
+{
+	struct rpcrdma_hdr r;
+	uint8_t buf[RAW_RSIZE];
+	int n;
+
+	rpcrdma_hdr_init(&r, call->xid, 1, credit, RPCRDMA_PROC_MSG);
+	for (uint32_t i = 0; i < call->nwrites; i++) {
+		struct rpcrdma_segment segs[16];
+		uint64_t left = written;
+
+		for (uint32_t k = 0; k < call->writes[i].nsegs; k++) {
+			segs[k] = call->segs[call->writes[i].first + k];
+			segs[k].length = left < segs[k].length ? (uint32_t)left : segs[k].length;
+			left -= segs[k].length;
+		}
+		if (rpcrdma_hdr_add_write(&r, segs, call->writes[i].nsegs))
+			return -EINVAL;
+	}
+	n = rpcrdma_hdr_encode(&r, buf, sizeof(buf));
+	if (n < 0 || (size_t)n + len > sizeof(buf))
+		return -EINVAL;
+	memcpy(buf + n, body, len);
+	return raw_send(srv, buf, (size_t)n + len);
+}
+
+/* After a call completes, the responder can reach none of its memory: on
+ * ofi/tcp an attempt kills the connection. */
+static int test_revoked_after_reply(struct env *e)
+{
+	for (int variant = 0; variant < 2; variant++) {
+		struct raw srv;
+		struct tclient tc;
+		struct tcall *c;
+		struct raw_msg *m;
+		struct rpcrdma_hdr h;
+		struct rpcrdma_hdr_fault f;
+		uint8_t *data = malloc(20000), body[64];
+		struct rpcrdma_prov_mr *mr;
+		struct rpcrdma_xdr_stream x;
+
+		CHECK(data);
+		CHECK_OK(raw_server_for(e, &srv, &tc));
+		CHECK_OK(rpcrdma__provider_reg_mr(srv.p, data, 20000, &mr));
+		/* A call with a Read chunk (the 9000-byte argument) and a
+		 * Write chunk (a 10000-byte result). */
+		c = tcall_new(&tc, 8, 9000, 0, 10000, 0, 10000, 0);
+		CHECK(c);
+		CHECK_OK(tcall_send(&tc, c));
+		CHECK((m = raw_wait_msg(&srv)));
+		CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+		CHECK_RC(h.nreads, 1);
+		CHECK_RC(h.nwrites, 1);
+		CHECK_RC(h.reads[0].target.length, 9000);
+		{
+			/* Pull the argument and push the result, as a responder
+			 * would. */
+			struct rpcrdma_prov_sge sge = {.addr = data, .length = 9000, .mr = mr};
+			struct rpcrdma_prov_rseg rs = {h.reads[0].target.handle, 9000,
+						       h.reads[0].target.offset};
+			const struct rpcrdma_segment *ws = &h.segs[h.writes[0].first];
+			struct rpcrdma_prov_rseg wr = {ws->handle, 10000, ws->offset};
+
+			CHECK_OK(
+			    rpcrdma__provider_post_read(srv.c, &sge, 1, &rs, 1, (void *)0x2000));
+			WAIT(e, srv.rma_done == 1);
+			CHECK_RC(srv.rma_errors, 0);
+			CHECK_RC(mismatches(data, 9000, c->seed ^ 2), 0);
+			fill(data, 10000, c->seed ^ 4);
+			sge.length = 10000;
+			CHECK_OK(
+			    rpcrdma__provider_post_write(srv.c, &sge, 1, &wr, 1, (void *)0x2000));
+			WAIT(e, srv.rma_done == 2);
+			CHECK_RC(srv.rma_errors, 0);
+		}
+		rpcrdma_xdr_init(&x, body, sizeof(body));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, h.xid));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+		CHECK_OK(rpcrdma_xdr_encode_u32(&x, 10000)); /* the result's length word */
+		CHECK_OK(rpcrdma_xdr_encode_opaque(&x, NULL, 0));
+		CHECK_OK(raw_reply_msg(&srv, &h, 8, 10000, body, rpcrdma_xdr_pos(&x)));
+		WAIT(e, c->state == TC_DONE);
+		CHECK_RC(c->state, TC_DONE);
+		CHECK_OK(c->status);
+		CHECK_RC(c->grants_live_at_done, 0);
+		CHECK_RC(mismatches(c->ddp_buf, 10000, c->seed ^ 4), 0);
+
+		/* Now reach for the call's memory again. */
+		memset(data, 0xab, 10000);
+		{
+			struct rpcrdma_prov_sge sge = {.addr = data, .length = 100, .mr = mr};
+			const struct rpcrdma_segment *ws = &h.segs[h.writes[0].first];
+			struct rpcrdma_prov_rseg wr = {ws->handle, 100, ws->offset};
+			struct rpcrdma_prov_rseg rd = {h.reads[0].target.handle, 100,
+						       h.reads[0].target.offset};
+
+			if (variant == 0)
+				CHECK_OK(rpcrdma__provider_post_write(srv.c, &sge, 1, &wr, 1,
+								      (void *)0x2000));
+			else
+				CHECK_OK(rpcrdma__provider_post_read(srv.c, &sge, 1, &rd, 1,
+								     (void *)0x2000));
+		}
+		WAIT(e, srv.down && tc.disconnects);
+		CHECK(srv.down);
+		CHECK_RC(tc.disconnects, 1);
+		if (variant == 1)
+			CHECK(srv.rma_errors >= 1);
+		/* The caller's buffer kept the result: nothing landed. */
+		CHECK_RC(mismatches(c->ddp_buf, 10000, c->seed ^ 4), 0);
+		rpcrdma__provider_dereg_mr(mr);
+		tclient_close(&tc);
+		raw_close(&srv);
+		free(data);
+	}
+	return 0;
+}
+
+/* RDMA_ERROR ends its call with a distinct error; a grant of 0 counts
+ * as 1. */
+static int test_rdma_error_and_zero_grant(struct env *e)
+{
+	struct raw srv;
+	struct tclient tc;
+	struct tcall *c1, *c2, *c3;
+	struct raw_msg *m;
+	struct rpcrdma_hdr h, r;
+	struct rpcrdma_hdr_fault f;
+	uint8_t buf[64];
+	int n;
+
+	CHECK_OK(raw_server_for(e, &srv, &tc));
+	c1 = tcall_new(&tc, 4, 0, 0, 100, 0, 100, 0);
+	c2 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	c3 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK_OK(tcall_send(&tc, c1));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	rpcrdma_hdr_init(&r, h.xid, 1, 0, RPCRDMA_PROC_ERROR); /* credit 0 */
+	r.err = RPCRDMA_ERR_CHUNK;
+	n = rpcrdma_hdr_encode(&r, buf, sizeof(buf));
+	CHECK_OK(raw_send(&srv, buf, (size_t)n));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_RC(c1->failed_err, RPCRDMA_ERR_TRANSPORT_ERROR);
+	CHECK_RC(c1->grants_live_at_done, 0);
+	CHECK_RC(cstats(&tc).rdma_errors_received, 1);
+	/* Granted 0, taken as 1: one call goes, not two. */
+	CHECK_OK(tcall_send(&tc, c2));
+	CHECK_RC(tcall_send(&tc, c3), -EAGAIN);
+	CHECK_RC(cstats(&tc).credits_granted, 1);
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
+/* Connection lost mid-call: every call's memory is revoked before the
+ * core hears of it; after reconnecting the calls go again and complete. */
+static int test_cut_mid_call(struct env *e)
+{
+	struct tserver ts;
+	struct tclient tc;
+	struct tcall *calls[12];
+
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	ts.hold = true;
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	/* One call first, for the grant. */
+	calls[0] = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK_OK(tcall_send(&tc, calls[0]));
+	WAIT(e, ts.nheld == 1);
+	CHECK_OK(tserver_answer(&ts, 0));
+	ts.nheld = 0;
+	WAIT(e, calls[0]->state == TC_DONE);
+	for (int i = 1; i < 12; i++) {
+		calls[i] = tcall_new(&tc, 6000, 7000 + (uint32_t)i, 0, 20000, 9000, 20000, 40000);
+		CHECK_OK(tcall_send(&tc, calls[i]));
+	}
+	CHECK(grants_live(rpcrdma__xprt_clnt_provider(tc.t)) >= 11 * 3);
+	WAIT(e, ts.nheld == 11);
+	CHECK_RC(ts.nheld, 11);
+
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	WAIT(e, tc.disconnects == 1 && ts.closed == 1);
+	CHECK_RC(tc.disconnects, 1);
+	CHECK_RC(tc.grants_live_at_disconnect, 0);
+	CHECK_RC(ts.closed, 1);
+	for (int i = 1; i < 12; i++)
+		CHECK_RC(calls[i]->state, TC_NEW);
+	/* The server's answers to the old connection go nowhere. */
+	for (unsigned int i = 0; i < ts.nheld; i++)
+		CHECK_RC(tserver_answer(&ts, i), -ENOTCONN);
+	ts.nheld = 0;
+	ts.hold = false;
+
+	/* Reconnect and send them again (the core's part). */
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	CHECK(tc.up);
+	for (int64_t dl = now_ms() + WAIT_MS; now_ms() < dl;) {
+		unsigned int done = 0;
+
+		for (int i = 1; i < 12; i++) {
+			if (calls[i]->state == TC_NEW)
+				(void)tcall_send(&tc, calls[i]);
+			done += calls[i]->state == TC_DONE;
+		}
+		if (done == 11)
+			break;
+		pump(e);
+	}
+	for (int i = 1; i < 12; i++) {
+		CHECK_RC(calls[i]->state, TC_DONE);
+		CHECK_OK(calls[i]->status);
+	}
+
+	/* And once more, the server side going away this time. */
+	ts.hold = true;
+	calls[0] = tcall_new(&tc, 4, 3000, 0, 300, 0, 300, 0);
+	CHECK_OK(tcall_send(&tc, calls[0]));
+	WAIT(e, ts.nheld == 1);
+	tserver_close(&ts);
+	WAIT(e, tc.disconnects == 2);
+	CHECK_RC(tc.disconnects, 2);
+	CHECK_RC(tc.grants_live_at_disconnect, 0);
+	tclient_close(&tc);
+	return 0;
+}
+
+/*
+ * A call the core aborts is fenced at once, but keeps its credit until
+ * its late reply (dropped) comes.  When every credit is held by aborted
+ * calls the connection is cut, so the core can start again.  A late reply
+ * that writes into an aborted call's Write chunk meets a revoked handle:
+ * on ofi/tcp that ends the connection, and the caller's buffer stays
+ * untouched.
+ */
+static int abort_sent(struct env *e, struct tserver *ts, struct tclient *tc, struct tcall *c,
+		      unsigned int held)
+{
+	CHECK_OK(tcall_send(tc, c));
+	WAIT(e, ts->nheld == held);
+	CHECK_RC(ts->nheld, held);
+	rpcrdma__rdma_clnt_ops.call_abort(tc->t, &c->req);
+	c->state = TC_NEW;
+	return 0;
+}
+
+static int test_abort(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct tclient tc;
+	struct tcall *c[8];
+
+	memset(&so, 0, sizeof(so));
+	so.credits = 2;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	for (int i = 0; i < 8; i++)
+		c[i] = tcall_new(&tc, 4, i == 0 ? 9000 : 0, 0, i == 5 ? 5000 : 0, 0,
+				 i == 5 ? 5000 : 0, 0);
+	CHECK_OK(tcall_roundtrip(&tc, c[7])); /* the grant: 2 */
+	ts.hold = true;
+
+	/* c0 (a Read chunk) aborted: fenced now, its credit still taken. */
+	CHECK_OK(abort_sent(e, &ts, &tc, c[0], 1));
+	CHECK_RC(grants_live(rpcrdma__xprt_clnt_provider(tc.t)), 0);
+	CHECK_OK(tcall_send(&tc, c[1]));
+	CHECK_RC(tcall_send(&tc, c[2]), -EAGAIN);
+	WAIT(e, ts.nheld == 2);
+	/* Its late reply goes to nobody and gives the credit back. */
+	CHECK_OK(tserver_answer(&ts, 0));
+	WAIT(e, tc.writables > 0);
+	CHECK(tc.writables > 0);
+	CHECK_RC(c[0]->state, TC_NEW);
+	CHECK_OK(tserver_answer(&ts, 1));
+	ts.nheld = 0;
+	WAIT(e, c[1]->state == TC_DONE);
+	CHECK_OK(c[1]->status);
+	CHECK_RC(tc.disconnects, 0);
+
+	/* Both credits held by aborted calls: the connection is cut. */
+	CHECK_OK(abort_sent(e, &ts, &tc, c[2], 1));
+	CHECK_OK(abort_sent(e, &ts, &tc, c[3], 2));
+	WAIT(e, tc.disconnects == 1);
+	CHECK_RC(tc.disconnects, 1);
+	CHECK_RC(tc.grants_live_at_disconnect, 0);
+	for (unsigned int i = 0; i < ts.nheld; i++)
+		(void)tserver_answer(&ts, i);
+	ts.nheld = 0;
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	ts.hold = false;
+	CHECK_OK(tcall_roundtrip(&tc, c[4]));
+
+	/* A Write chunk aborted, then written by the late reply. */
+	ts.hold = true;
+	CHECK_OK(tcall_send(&tc, c[6]));
+	CHECK_OK(abort_sent(e, &ts, &tc, c[5], 2));
+	CHECK_RC(tc.disconnects, 1);
+	CHECK_OK(tserver_answer(&ts, 1));
+	WAIT(e, tc.disconnects == 2);
+	CHECK_RC(tc.disconnects, 2);
+	for (size_t i = 0; i < 5000; i++)
+		CHECK_RC(c[5]->ddp_buf[i], 0xee);
+	(void)tserver_answer(&ts, 0);
+	ts.nheld = 0;
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
+/*
+ * A provider that is short of queue room (as verbs may be): grants and
+ * revocations sometimes answer -EAGAIN.  Calls wait and retry, deferred
+ * revocations are retried, and every call still completes only after all
+ * its grants are revoked.
+ */
+static struct rpcrdma_provider_ops flaky_ops;
+static const struct rpcrdma_provider_ops *real_ops;
+static unsigned int flaky_revokes, flaky_grants, revoke_refusals, grant_refusals;
+
+static int flaky_revoke(struct rpcrdma_prov_grant *g, void *ctx)
+{
+	if (++flaky_revokes % 3) {
+		revoke_refusals++;
+		return -EAGAIN;
+	}
+	return real_ops->revoke(g, ctx);
+}
+
+static int flaky_grant(struct rpcrdma_prov_conn *c, struct rpcrdma_prov_mr *mr, void *addr,
+		       uint32_t length, unsigned int access, struct rpcrdma_prov_grant **out,
+		       struct rpcrdma_prov_rseg *seg)
+{
+	if (++flaky_grants % 7 == 0) {
+		grant_refusals++;
+		return -EAGAIN;
+	}
+	return real_ops->grant(c, mr, addr, length, access, out, seg);
+}
+
+static int send_retrying(struct env *e, struct tclient *tc, struct tcall *c)
+{
+	int64_t dl = now_ms() + WAIT_MS;
+	int rc;
+
+	while ((rc = tcall_send(tc, c)) == -EAGAIN && now_ms() < dl)
+		pump(e);
+	return rc;
+}
+
+static int test_provider_eagain(struct env *e)
+{
+	struct tserver ts;
+	struct tclient tc;
+	struct rpcrdma_provider *p;
+	struct tcall *c[40];
+
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	p = rpcrdma__xprt_clnt_provider(tc.t);
+	real_ops = p->ops;
+	flaky_ops = *p->ops;
+	flaky_ops.revoke = flaky_revoke;
+	flaky_ops.grant = flaky_grant;
+	p->ops = &flaky_ops;
+
+	for (int i = 0; i < 20; i++) {
+		c[i] = tcall_new(&tc, 100, 5000 + (uint32_t)i, 0, 7000, 6000, 7000, 14000);
+		CHECK_OK(send_retrying(e, &tc, c[i]));
+		WAIT(e, c[i]->state == TC_DONE);
+		CHECK_RC(c[i]->state, TC_DONE);
+		CHECK_OK(c[i]->status);
+		CHECK_RC(c[i]->grants_live_at_done, 0);
+	}
+	/* Many at once, then the connection cut under them. */
+	ts.hold = true;
+	for (int i = 20; i < 40; i++) {
+		c[i] = tcall_new(&tc, 100, 5000, 0, 7000, 6000, 7000, 14000);
+		CHECK_OK(send_retrying(e, &tc, c[i]));
+	}
+	WAIT(e, ts.nheld == 20);
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	WAIT(e, tc.disconnects == 1);
+	CHECK_RC(tc.disconnects, 1);
+	CHECK_RC(tc.grants_live_at_disconnect, 0);
+	CHECK(revoke_refusals > 0 && grant_refusals > 0);
+	for (unsigned int i = 0; i < ts.nheld; i++)
+		(void)tserver_answer(&ts, i);
+	ts.nheld = 0;
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
+/* The X-macro lists every counter. */
+static int test_stats_macro(struct env *e)
+{
+	size_t n = 0;
+
+	(void)e;
+#define COUNT(name) n++;
+	RPCRDMA_XPRT_STATS(COUNT)
+#undef COUNT
+	CHECK_RC(n * sizeof(uint64_t), sizeof(struct rpcrdma_xprt_stats));
+	return 0;
+}
+
+struct test_case {
+	const char *name;
+	int (*fn)(struct env *e);
+};
+
+static const struct test_case cases[] = {
+    {"forms", test_forms},
+    {"private_data", test_private_data},
+    {"credits", test_credits},
+    {"bad_headers", test_bad_headers},
+    {"short_reply_chunk", test_short_reply_chunk},
+    {"chunk_layouts", test_chunk_layouts},
+    {"legacy", test_legacy},
+    {"read_error", test_read_error},
+    {"revoked_after_reply", test_revoked_after_reply},
+    {"rdma_error_zero_grant", test_rdma_error_and_zero_grant},
+    {"cut_mid_call", test_cut_mid_call},
+    {"abort", test_abort},
+    {"provider_eagain", test_provider_eagain},
+    {"stats_macro", test_stats_macro},
+};
+
+static int run(const struct test_case *tc)
+{
+	struct env e;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	if (rpcrdma_loop_create(&e.loop))
+		return 1;
+	rc = tc->fn(&e);
+	if (rpcrdma_loop_destroy(e.loop))
+		rc = rc ? rc : 1;
+	fprintf(stderr, "%s: %s\n", tc->name, rc ? "FAIL" : "ok");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int fails = 0, first = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	alarm(120);
+	while (first + 1 < argc &&
+	       (strcmp(argv[first], "--provider") == 0 || strcmp(argv[first], "--addr") == 0)) {
+		if (strcmp(argv[first], "--provider") == 0)
+			test_provider = argv[first + 1];
+		else
+			test_addr = argv[first + 1];
+		first += 2;
+	}
+	if (first < argc && strcmp(argv[first], "--list") == 0) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool want = argc == first;
+
+		for (int a = first; a < argc; a++)
+			want |= strcmp(argv[a], cases[i].name) == 0;
+		if (want)
+			fails += run(&cases[i]) != 0;
+	}
+	return fails ? 1 : 0;
+}
