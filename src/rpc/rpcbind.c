@@ -1,0 +1,336 @@
+/*
+ * Registration with rpcbind (RFC 1833): RPCBPROC_SET and RPCBPROC_UNSET of
+ * version 4, or of version 3 when rpcbind answers PROG_MISMATCH (both
+ * versions share the rpcb argument and the bool result), made with the
+ * library's own TCP client, and the universal address format of RFC 5665.
+ *
+ * Each request uses a short-lived client: registrations are rare, and a
+ * client is bound to one program version, so the fallback needs a second
+ * one anyway.  The time-out covers the whole request, fallback included,
+ * so a caller never waits much longer than it asked.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpcrdma/rpcbind.h"
+
+/* struct rpcb of RFC 1833 section 2.2, as sent. */
+struct rpcb_args {
+	uint32_t prog;
+	uint32_t vers;
+	const char *netid;
+	const char *addr;
+	const char *owner;
+};
+
+static int encode_rpcb(struct rpcrdma_xdr_stream *xdr, void *obj)
+{
+	const struct rpcb_args *a = obj;
+	int rc;
+
+	rc = rpcrdma_xdr_encode_u32(xdr, a->prog);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_u32(xdr, a->vers);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(xdr, a->netid, (uint32_t)strlen(a->netid));
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(xdr, a->addr, (uint32_t)strlen(a->addr));
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(xdr, a->owner, (uint32_t)strlen(a->owner));
+	return rc;
+}
+
+static int decode_bool(struct rpcrdma_xdr_stream *xdr, void *obj)
+{
+	return rpcrdma_xdr_decode_bool(xdr, obj);
+}
+
+static bool string_ok(const char *s, bool may_be_empty)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strnlen(s, RPCRDMA_RPCBIND_STRING_MAX + 1);
+	return n <= RPCRDMA_RPCBIND_STRING_MAX && (may_be_empty || n > 0);
+}
+
+/*
+ * One call to rpcbind version @vers.  Returns 0 with *@result set, or the
+ * client's error; *@mismatch tells the caller a PROG_MISMATCH came back,
+ * the one answer that makes trying another version worthwhile.
+ */
+static int rpcb_call_vers(struct rpcrdma_loop *loop, uint32_t vers, uint32_t proc,
+			  struct rpcb_args *args, const char *host, const char *service,
+			  int timeout_ms, bool *result, bool *mismatch)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_client *clnt = NULL;
+	struct rpcrdma_call call;
+	int rc;
+
+	*mismatch = false;
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	co.timeout_ms = timeout_ms;
+	/*
+	 * One reconnection at most (0 would mean the default, 3): a refused
+	 * connection is then reported after one short back-off instead of a
+	 * series of growing ones, and a SET sent twice is harmless anyway.
+	 */
+	co.retries = 1;
+	/* A bool reply is tiny; do not let a confused peer make us buffer 1 MiB. */
+	co.max_record = 4096;
+	rc = rpcrdma_client_create(loop, host, service, RPCRDMA_RPCBIND_PROG, vers, &co, &clnt);
+	if (rc)
+		return rc;
+
+	memset(&call, 0, sizeof(call));
+	call.proc = proc;
+	call.encode_args = encode_rpcb;
+	call.args = args;
+	call.decode_res = decode_bool;
+	call.res = result;
+	call.max_reply = 128;
+	rc = rpcrdma_client_call(clnt, &call);
+	rpcrdma_client_destroy(clnt);
+
+	switch (rc) {
+	case 0:
+		return 0;
+	case RPCRDMA_ERR_TIMEDOUT:
+		return -ETIMEDOUT;
+	case RPCRDMA_ERR_RPC_REJECTED:
+		if (call.reply.stat != RPCRDMA_RPC_MSG_ACCEPTED)
+			return rc;
+		if (call.reply.accept_stat == RPCRDMA_RPC_PROG_MISMATCH) {
+			*mismatch = true;
+			return -EPROTONOSUPPORT;
+		}
+		if (call.reply.accept_stat == RPCRDMA_RPC_PROG_UNAVAIL)
+			return -EPROTONOSUPPORT;
+		return rc;
+	case RPCRDMA_ERR_TRUNCATED:
+	case RPCRDMA_ERR_TOO_LONG:
+	case RPCRDMA_ERR_BAD_VALUE:
+		/* The results did not decode as a bool. */
+		return RPCRDMA_ERR_BAD_RPC;
+	default:
+		return rc;
+	}
+}
+
+/* Version 4, then version 3 if rpcbind says it only knows other versions. */
+static int rpcb_request(struct rpcrdma_loop *loop, uint32_t proc, struct rpcb_args *args,
+			const struct rpcrdma_rpcbind_opts *opts, bool *result)
+{
+	const char *host = opts && opts->host ? opts->host : "127.0.0.1";
+	const char *service = opts && opts->service ? opts->service : "111";
+	int timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : RPCRDMA_RPCBIND_TIMEOUT_MS;
+	uint64_t start, spent;
+	bool mismatch;
+	int rc;
+
+	if (timeout_ms < 0)
+		return -EINVAL;
+	start = rpcrdma_loop_now(loop);
+	rc = rpcb_call_vers(loop, RPCRDMA_RPCBIND_VERS4, proc, args, host, service, timeout_ms,
+			    result, &mismatch);
+	if (!mismatch)
+		return rc;
+	spent = rpcrdma_loop_now(loop) - start;
+	if (spent >= (uint64_t)timeout_ms)
+		return -ETIMEDOUT;
+	return rpcb_call_vers(loop, RPCRDMA_RPCBIND_VERS3, proc, args, host, service,
+			      timeout_ms - (int)spent, result, &mismatch);
+}
+
+/* rpcbind records the owner as the uid in decimal; so do we by default. */
+static const char *default_owner(const char *owner, char *buf, size_t size)
+{
+	if (owner)
+		return owner;
+	snprintf(buf, size, "%u", (unsigned int)geteuid());
+	return buf;
+}
+
+int rpcrdma_rpcbind_set(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers, const char *netid,
+			const char *uaddr, const char *owner,
+			const struct rpcrdma_rpcbind_opts *opts)
+{
+	char owner_buf[16];
+	struct rpcb_args args;
+	bool ok = false;
+	int rc;
+
+	if (!loop || !string_ok(netid, false) || !string_ok(uaddr, false) ||
+	    (owner && !string_ok(owner, true)))
+		return -EINVAL;
+	args.prog = prog;
+	args.vers = vers;
+	args.netid = netid;
+	args.addr = uaddr;
+	args.owner = default_owner(owner, owner_buf, sizeof(owner_buf));
+	rc = rpcb_request(loop, RPCRDMA_RPCBPROC_SET, &args, opts, &ok);
+	if (rc)
+		return rc;
+	return ok ? 0 : -EEXIST;
+}
+
+int rpcrdma_rpcbind_unset(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
+			  const char *netid, const char *uaddr, const char *owner,
+			  const struct rpcrdma_rpcbind_opts *opts)
+{
+	char owner_buf[16];
+	struct rpcb_args args;
+	bool ok = false;
+	int rc;
+
+	if (!netid)
+		netid = "";
+	if (!uaddr)
+		uaddr = "";
+	if (!loop || !string_ok(netid, true) || !string_ok(uaddr, true) ||
+	    (owner && !string_ok(owner, true)))
+		return -EINVAL;
+	args.prog = prog;
+	args.vers = vers;
+	args.netid = netid;
+	args.addr = uaddr;
+	args.owner = default_owner(owner, owner_buf, sizeof(owner_buf));
+	rc = rpcb_request(loop, RPCRDMA_RPCBPROC_UNSET, &args, opts, &ok);
+	if (rc)
+		return rc;
+	return ok ? 0 : -ENOENT;
+}
+
+int rpcrdma_rpcbind_uaddr(const struct sockaddr *sa, char *buf, size_t size)
+{
+	char host[INET6_ADDRSTRLEN];
+	uint16_t port;
+	int n;
+
+	if (!sa || !buf)
+		return -EINVAL;
+	/* Copy out of *sa: the caller's storage need not be aligned for the cast. */
+	if (sa->sa_family == AF_INET) {
+		struct sockaddr_in sin;
+
+		memcpy(&sin, sa, sizeof(sin));
+		if (!inet_ntop(AF_INET, &sin.sin_addr, host, sizeof(host)))
+			return -EINVAL;
+		port = ntohs(sin.sin_port);
+	} else if (sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 sin6;
+
+		memcpy(&sin6, sa, sizeof(sin6));
+		if (!inet_ntop(AF_INET6, &sin6.sin6_addr, host, sizeof(host)))
+			return -EINVAL;
+		port = ntohs(sin6.sin6_port);
+	} else {
+		return -EINVAL;
+	}
+	n = snprintf(buf, size, "%s.%u.%u", host, (unsigned int)(port >> 8),
+		     (unsigned int)(port & 0xff));
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size) {
+		/* Never leave a truncated address that looks like a valid one. */
+		if (size)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return n;
+}
+
+const char *rpcrdma_rpcbind_netid(enum rpcrdma_transport transport, int family)
+{
+	bool v6;
+
+	if (family == AF_INET)
+		v6 = false;
+	else if (family == AF_INET6)
+		v6 = true;
+	else
+		return NULL;
+	switch (transport) {
+	case RPCRDMA_TRANSPORT_RDMA:
+		return v6 ? "rdma6" : "rdma";
+	case RPCRDMA_TRANSPORT_TCP:
+		return v6 ? "tcp6" : "tcp";
+	}
+	return NULL;
+}
+
+/* The netid and wildcard uaddr under which @srv is (to be) registered. */
+static int server_mapping(struct rpcrdma_server *srv, enum rpcrdma_transport transport, int family,
+			  const char **netid, char *uaddr, size_t size)
+{
+	struct sockaddr_storage ss;
+	int port, rc;
+
+	if (!srv)
+		return -EINVAL;
+	*netid = rpcrdma_rpcbind_netid(transport, family);
+	if (!*netid)
+		return -EINVAL;
+	port = rpcrdma_server_port(srv);
+	if (port < 0)
+		return port;
+	if (port == 0 || port > 65535)
+		return -EINVAL;
+	/*
+	 * The wildcard address, as rpc.nfsd and the kernel register: clients
+	 * reach the server on whichever local address they asked rpcbind on.
+	 */
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_ANY);
+		sin->sin_port = htons((uint16_t)port);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_any;
+		sin6->sin6_port = htons((uint16_t)port);
+	}
+	rc = rpcrdma_rpcbind_uaddr((const struct sockaddr *)&ss, uaddr, size);
+	return rc < 0 ? rc : 0;
+}
+
+int rpcrdma_server_rpcbind_register(struct rpcrdma_loop *loop, struct rpcrdma_server *srv,
+				    uint32_t prog, uint32_t vers, enum rpcrdma_transport transport,
+				    int family, const struct rpcrdma_rpcbind_opts *opts)
+{
+	char uaddr[RPCRDMA_RPCBIND_UADDR_SIZE];
+	const char *netid;
+	int rc;
+
+	rc = server_mapping(srv, transport, family, &netid, uaddr, sizeof(uaddr));
+	if (rc)
+		return rc;
+	return rpcrdma_rpcbind_set(loop, prog, vers, netid, uaddr, NULL, opts);
+}
+
+int rpcrdma_server_rpcbind_unregister(struct rpcrdma_loop *loop, struct rpcrdma_server *srv,
+				      uint32_t prog, uint32_t vers,
+				      enum rpcrdma_transport transport, int family,
+				      const struct rpcrdma_rpcbind_opts *opts)
+{
+	char uaddr[RPCRDMA_RPCBIND_UADDR_SIZE];
+	const char *netid;
+	int rc;
+
+	rc = server_mapping(srv, transport, family, &netid, uaddr, sizeof(uaddr));
+	if (rc)
+		return rc;
+	return rpcrdma_rpcbind_unset(loop, prog, vers, netid, uaddr, NULL, opts);
+}
