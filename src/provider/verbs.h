@@ -61,6 +61,7 @@ struct vb_prov {
 	enum vb_grant_mode mode;
 	bool use_mw;          /* mode is one of the window modes */
 	bool inv_as_csum;     /* rxe: IBV_WC_IP_CSUM_OK means invalidated */
+	bool mw_no_reuse;     /* rxe: an invalidated window is deallocated */
 	uint32_t nmw, max_mw; /* windows allocated, allowed */
 	int failed;
 	bool failed_reported;

@@ -55,9 +55,31 @@ static void mw_destroy(struct vb_prov *p, struct ibv_mw *mw)
 	p->nmw--;
 }
 
-/* Back to the pool; its last handle is already in quarantine. */
+/*
+ * Back to the pool; its last handle is already in quarantine.
+ *
+ * WARNING (rxe, measured in the lab): a free window keeps its last key, and a
+ * remote invalidation of that key (Send With Invalidate) dereferences the free
+ * window's NULL QP in the responder (rxe_invalidate_mw -> __rxe_put): a
+ * kernel panic on our side, triggered by the peer.  The protocol does that
+ * whenever a call was aborted (its handles revoked here) and its late reply
+ * comes with Send With Invalidate (xprt_test abort).  So on rxe an
+ * invalidated window is deallocated, never pooled: its key then names no
+ * window (rxe allocates window indexes cyclically), the late invalidation
+ * fails its key check and the QP goes to the error state, as the IBA has it
+ * for invalidating a handle that is not valid.  A new window takes its place
+ * in the pool, so grants still pick their window at random among many (rxe's
+ * new window indexes are sequential: the provider suite's handles case).
+ */
 static void mw_release(struct vb_prov *p, struct ibv_mw *mw)
 {
+	if (p->mw_no_reuse) {
+		mw_destroy(p, mw);
+		mw = ibv_alloc_mw(p->pd, IBV_MW_TYPE_2);
+		if (!mw)
+			return;
+		p->nmw++;
+	}
 	if (p->nfree == p->capfree) {
 		size_t ncap = p->capfree ? 2 * p->capfree : 64;
 		struct ibv_mw **nv = realloc(p->mw_free, ncap * sizeof(*nv));
@@ -464,6 +486,7 @@ int rpcrdma__vb_pick_mode(struct vb_prov *p, const struct ibv_device_attr *da)
 		       da->max_mw > 0;
 
 	p->inv_as_csum = rxe;
+	p->mw_no_reuse = rxe;
 	p->mode = rxe ? VB_GRANT_WINDOW_OWN_MR : VB_GRANT_WINDOW;
 	if (force && *force) {
 		if (strcmp(force, "window") == 0)

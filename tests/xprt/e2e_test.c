@@ -7,7 +7,10 @@
  * Replies, credits under a pipeline, connection loss with retransmission,
  * and the counters.
  *
- * Usage: e2e_test [--list] CASE...
+ * Usage: e2e_test [--provider NAME] [--addr IPV4] [--list] CASE...
+ * (defaults "ofi", 127.0.0.1: the server listens on and the client
+ * connects to that address; the lab runs "verbs" on 10.77.0.1, where the
+ * client's route puts it on the other rxe device).
  */
 #include <errno.h>
 #include <signal.h>
@@ -178,6 +181,9 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
 		free_blob},
 };
 
+static const char *test_provider = "ofi";
+static const char *test_addr = "127.0.0.1";
+
 struct env {
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_server *srv;
@@ -194,17 +200,17 @@ static int env_up(struct env *e, uint32_t srv_credits, uint32_t clnt_credits)
 	CHECK_RC(rpcrdma_loop_create(&e->loop), 0);
 	rpcrdma_server_opts_default(&so);
 	so.transport = RPCRDMA_TRANSPORT_RDMA;
-	so.provider = "ofi";
+	so.provider = test_provider;
 	so.credits = srv_credits;
-	CHECK_RC(rpcrdma_server_create(e->loop, "127.0.0.1", "0", &so, &e->srv), 0);
+	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
 	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
 	rpcrdma_client_opts_default(&co);
 	co.transport = RPCRDMA_TRANSPORT_RDMA;
-	co.provider = "ofi";
+	co.provider = test_provider;
 	co.credits = clnt_credits;
 	co.timeout_ms = 20000;
-	CHECK_RC(rpcrdma_client_create(e->loop, "127.0.0.1", port, PROG, VERS, &co, &e->clnt), 0);
+	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, PROG, VERS, &co, &e->clnt), 0);
 	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
 	return 0;
 }
@@ -523,20 +529,28 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	int fails = 0;
+	int fails = 0, first = 1;
 
 	signal(SIGPIPE, SIG_IGN);
 	alarm(120);
-	if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+	while (first + 1 < argc &&
+	       (strcmp(argv[first], "--provider") == 0 || strcmp(argv[first], "--addr") == 0)) {
+		if (strcmp(argv[first], "--provider") == 0)
+			test_provider = argv[first + 1];
+		else
+			test_addr = argv[first + 1];
+		first += 2;
+	}
+	if (first < argc && strcmp(argv[first], "--list") == 0) {
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			printf("%s\n", cases[i].name);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool want = argc == 1;
+		bool want = argc == first;
 		int rc;
 
-		for (int k = 1; k < argc; k++)
+		for (int k = first; k < argc; k++)
 			want |= strcmp(argv[k], cases[i].name) == 0;
 		if (!want)
 			continue;

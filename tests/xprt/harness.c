@@ -70,18 +70,24 @@ uint64_t grants_live(struct rpcrdma_provider *p)
 
 const char *test_provider = "ofi";
 const char *test_addr = "127.0.0.1";
+const char *test_peer_addr; /* NULL: test_addr */
 
-/* The one address every test uses (IPv4). */
-static struct sockaddr_in loopback(int port)
+static struct sockaddr_in sockaddr_of(const char *addr, int port)
 {
 	struct sockaddr_in sin;
 
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, test_addr, &sin.sin_addr) != 1)
+	if (inet_pton(AF_INET, addr, &sin.sin_addr) != 1)
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	return sin;
+}
+
+/* The address servers listen on and clients connect to (IPv4). */
+static struct sockaddr_in loopback(int port)
+{
+	return sockaddr_of(test_addr, port);
 }
 
 /*
@@ -532,26 +538,37 @@ void tserver_close(struct tserver *ts)
  */
 int raw_open(struct env *e, struct raw *r, int slot)
 {
-	struct sockaddr_in sin = loopback(0);
-	struct rpcrdma_prov_open_attr attr = {.addr = (struct sockaddr *)&sin,
-					      .addrlen = sizeof(sin)};
-	int rc;
-
 	memset(r, 0, sizeof(*r));
 	r->env = e;
-	rc = rpcrdma__provider_open(test_provider, &attr, &r->p);
-	if (rc)
-		return rc;
 	r->rmem = calloc(RAW_RBUFS, RAW_RSIZE);
 	r->smem = calloc(RAW_RBUFS, RAW_RSIZE);
 	if (!r->rmem || !r->smem)
 		return -ENOMEM;
-	rc = rpcrdma__provider_reg_mr(r->p, r->rmem, RAW_RBUFS * RAW_RSIZE, &r->rmr);
-	rc = rc ? rc : rpcrdma__provider_reg_mr(r->p, r->smem, RAW_RBUFS * RAW_RSIZE, &r->smr);
-	if (rc)
-		return rc;
 	e->raws[slot] = r;
 	return 0;
+}
+
+/*
+ * The provider instance is opened when the raw peer's role is known: a
+ * listening raw peer on the server address, a connecting one on the
+ * client's (--peer-addr; in the lab the other rxe device, so that its
+ * traffic crosses the wire as the engine client's does).
+ */
+static int raw_start(struct raw *r, const char *addr)
+{
+	struct sockaddr_in sin = sockaddr_of(addr, 0);
+	struct rpcrdma_prov_open_attr attr = {.addr = (struct sockaddr *)&sin,
+					      .addrlen = sizeof(sin)};
+	int rc;
+
+	if (r->p)
+		return 0;
+	rc = rpcrdma__provider_open(test_provider, &attr, &r->p);
+	if (rc)
+		return rc;
+	rc = rpcrdma__provider_reg_mr(r->p, r->rmem, RAW_RBUFS * RAW_RSIZE, &r->rmr);
+	rc = rc ? rc : rpcrdma__provider_reg_mr(r->p, r->smem, RAW_RBUFS * RAW_RSIZE, &r->smr);
+	return rc;
 }
 
 void raw_close(struct raw *r)
@@ -587,7 +604,8 @@ int raw_connect(struct raw *r, int port, const void *pd, size_t pdlen)
 	struct sockaddr_in sin = loopback(port);
 	int rc;
 
-	rc = rpcrdma__provider_conn_create(r->p, NULL, r, &r->c);
+	rc = raw_start(r, test_peer_addr ? test_peer_addr : test_addr);
+	rc = rc ? rc : rpcrdma__provider_conn_create(r->p, NULL, r, &r->c);
 	rc = rc ? rc : raw_post_recvs(r);
 	rc = rc ? rc
 		: rpcrdma__provider_connect(r->c, (struct sockaddr *)&sin, sizeof(sin), pd, pdlen);
@@ -604,7 +622,8 @@ int raw_listen(struct raw *r, int *port)
 	socklen_t len = sizeof(ss);
 	int rc;
 
-	rc = rpcrdma__provider_listen(r->p, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, r,
+	rc = raw_start(r, test_addr);
+	rc = rc ? rc : rpcrdma__provider_listen(r->p, (struct sockaddr *)&sin, sizeof(sin), 8, NULL, r,
 				      &r->lst);
 	rc = rc ? rc : rpcrdma__provider_listener_addr(r->lst, &ss, &len);
 	if (rc)

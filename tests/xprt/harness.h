@@ -64,9 +64,14 @@
 
 #define TEST_MAGIC 0x54455354u
 
-/* --provider and --addr (defaults "ofi", 127.0.0.1). */
+/* --provider and --addr (defaults "ofi", 127.0.0.1): servers listen on
+ * and clients connect to test_addr; a raw peer that connects does so from
+ * --peer-addr (default: test_addr).  The engine's client picks its local
+ * address by route, so in the lab (--addr 10.77.0.1 --peer-addr
+ * 10.77.0.2) every client sits on rxe1 and every server on rxe0. */
 extern const char *test_provider;
 extern const char *test_addr;
+extern const char *test_peer_addr;
 
 int64_t now_ms(void);
 uint8_t pattern(uint32_t seed, size_t i);
