@@ -116,12 +116,28 @@ struct rpcrdma_call {
 	void *args;
 	rpcrdma_xdr_fn decode_res;  /* NULL: no results */
 	void *res;
-	/* Largest reply this procedure can produce, in bytes, or 0 when
-	 * unknown: over RDMA a Reply chunk is offered exactly when this can
-	 * exceed the inline receive size. */
+	/*
+	 * Largest reply this procedure can produce, in bytes, or 0 when
+	 * unknown: the whole RPC reply message (header, verifier, results
+	 * with their XDR padding), so it includes the largest DDP-eligible
+	 * result ddp_buf may receive.  Over RDMA, when ddp_buf is set and
+	 * max_reply >= ddp_len, ddp_len is subtracted first (that result
+	 * travels in the Write chunk); a max_reply below ddp_len is taken to
+	 * leave the DDP result out already.  A Reply chunk of what remains
+	 * (capped at 16 MiB) is offered exactly when that, with the reply's
+	 * transport header, exceeds the inline receive size.  With 0 none is
+	 * offered, and a reply that does not fit inline then fails the call
+	 * with RPCRDMA_ERR_TRANSPORT_ERROR (the server's ERR_CHUNK).  TCP
+	 * ignores it (opts.max_record bounds replies there).
+	 */
 	size_t max_reply;
-	/* Where a DDP-eligible result (rpcrdma_xdr_decode_ddp) is to land:
-	 * over RDMA it is offered as a Write chunk, placed without a copy. */
+	/*
+	 * Where a DDP-eligible result (rpcrdma_xdr_decode_ddp) is to land, and
+	 * its room: over RDMA a Write chunk of ddp_len bytes is offered for
+	 * the first such result, placed without a copy; a later one, or one
+	 * longer than ddp_len, comes inline (or in the Reply chunk).  TCP
+	 * ignores both.
+	 */
 	void *ddp_buf;
 	size_t ddp_len;
 	int timeout_ms; /* 0: the client's */

@@ -28,8 +28,12 @@ struct rpcrdma__drc_entry {
 	enum entry_state state;
 	struct rpcrdma__drc_entry *hnext;       /* hash chain */
 	struct rpcrdma__drc_entry *prev, *next; /* LRU (done) or free list */
+	void *mem;                              /* one allocation: ddp[], then reply */
+	struct rpcrdma__drc_ddp *ddp;           /* DDP-eligible items of the reply */
+	unsigned int nddp;
 	void *reply;
 	size_t reply_len;
+	size_t cost; /* what it counts against max_bytes */
 	void *owner;
 };
 
@@ -82,7 +86,7 @@ void rpcrdma__drc_destroy(struct rpcrdma__drc *drc)
 	if (!drc)
 		return;
 	for (unsigned int i = 0; i < drc->nentries; i++)
-		free(drc->pool[i].reply);
+		free(drc->pool[i].mem);
 	free(drc->pool);
 	free(drc->buckets);
 	free(drc);
@@ -197,13 +201,17 @@ static void release(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
 	if (e->state == E_DONE) {
 		lru_remove(drc, e);
 		drc->n.done--;
-		drc->n.bytes -= e->reply_len;
+		drc->n.bytes -= e->cost;
 	} else if (e->state == E_IN_PROGRESS) {
 		drc->n.in_progress--;
 	}
-	free(e->reply);
+	free(e->mem);
+	e->mem = NULL;
+	e->ddp = NULL;
+	e->nddp = 0;
 	e->reply = NULL;
 	e->reply_len = 0;
+	e->cost = 0;
 	e->owner = NULL;
 	e->state = E_FREE;
 	e->prev = NULL;
@@ -252,36 +260,74 @@ enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
 	return RPCRDMA__DRC_NEW;
 }
 
-int rpcrdma__drc_complete(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void *reply,
-			  size_t len)
+bool rpcrdma__drc_ddp_valid(const void *reply, size_t len, const struct rpcrdma__drc_ddp *d,
+			    size_t *end)
 {
-	void *copy;
+	const uint8_t *w;
 
-	if (e->state != E_IN_PROGRESS)
+	if (d->off % RPCRDMA_XDR_UNIT || d->off < *end + RPCRDMA_XDR_UNIT || d->off > len ||
+	    rpcrdma_xdr_align(d->len) > len - d->off)
+		return false;
+	w = (const uint8_t *)reply + d->off - RPCRDMA_XDR_UNIT;
+	if (((uint32_t)w[0] << 24 | (uint32_t)w[1] << 16 | (uint32_t)w[2] << 8 | w[3]) != d->len)
+		return false;
+	*end = d->off + rpcrdma_xdr_align(d->len);
+	return true;
+}
+
+int rpcrdma__drc_complete_ddp(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e,
+			      const void *reply, size_t len, const struct rpcrdma__drc_ddp *ddp,
+			      unsigned int nddp)
+{
+	unsigned int keep = 0;
+	size_t end = 0, cost;
+	uint8_t *mem;
+
+	if (e->state != E_IN_PROGRESS || (len && !reply) || (nddp && !ddp))
 		return -EINVAL;
-	if (len > drc->max_bytes) {
+	/* Count first: the items kept are part of what the entry costs. */
+	for (unsigned int i = 0; i < nddp; i++)
+		keep += rpcrdma__drc_ddp_valid(reply, len, &ddp[i], &end);
+	if (len > drc->max_bytes || keep > (drc->max_bytes - len) / sizeof(*ddp)) {
 		release(drc, e);
 		return -EMSGSIZE;
 	}
-	copy = malloc(len ? len : 1);
-	if (!copy) {
+	cost = len + keep * sizeof(*ddp);
+	mem = malloc(cost ? cost : 1);
+	if (!mem) {
 		release(drc, e);
 		return -ENOMEM;
 	}
-	memcpy(copy, reply, len);
-	while (drc->n.bytes + len > drc->max_bytes && drc->lru_head) {
+	e->mem = mem;
+	e->ddp = (struct rpcrdma__drc_ddp *)(void *)mem;
+	e->nddp = 0;
+	end = 0;
+	for (unsigned int i = 0; i < nddp; i++) {
+		if (rpcrdma__drc_ddp_valid(reply, len, &ddp[i], &end))
+			e->ddp[e->nddp++] = ddp[i];
+	}
+	e->reply = mem + keep * sizeof(*ddp);
+	if (len)
+		memcpy(e->reply, reply, len);
+	while (drc->n.bytes + cost > drc->max_bytes && drc->lru_head) {
 		drc->n.evictions++;
 		release(drc, drc->lru_head);
 	}
-	e->reply = copy;
 	e->reply_len = len;
+	e->cost = cost;
 	e->state = E_DONE;
 	e->owner = NULL;
 	drc->n.in_progress--;
 	drc->n.done++;
-	drc->n.bytes += len;
+	drc->n.bytes += cost;
 	lru_append(drc, e);
 	return 0;
+}
+
+int rpcrdma__drc_complete(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void *reply,
+			  size_t len)
+{
+	return rpcrdma__drc_complete_ddp(drc, e, reply, len, NULL, 0);
 }
 
 void rpcrdma__drc_forget(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
@@ -296,6 +342,13 @@ void rpcrdma__drc_reply(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, 
 	(void)drc;
 	*reply = e->reply;
 	*len = e->reply_len;
+}
+
+void rpcrdma__drc_reply_ddp(const struct rpcrdma__drc_entry *e, const struct rpcrdma__drc_ddp **ddp,
+			    unsigned int *nddp)
+{
+	*ddp = e->ddp;
+	*nddp = e->nddp;
 }
 
 void **rpcrdma__drc_owner(struct rpcrdma__drc_entry *e)

@@ -10,6 +10,13 @@
  * RPCRDMA__DRC_CSUM_LEN bytes (an XID reused by another call of the same
  * client after a wrap or a restart must not get the old reply).
  *
+ * A cached reply is its plain XDR bytes plus, for each DDP-eligible result
+ * in it, where that item sits (struct rpcrdma__drc_ddp): over RDMA a replay
+ * must hand those items to the transport again (rpcrdma_xdr_encode_ddp) so
+ * they travel in the new call's Write chunk, as the original reply's did;
+ * sent as plain bytes they would not fit inline and the call would get
+ * ERR_CHUNK instead of its reply.
+ *
  * The cache holds a fixed number of entries and a byte budget for cached
  * replies.  Entries of calls in progress are never evicted; answered ones
  * go least recently used first.  When every entry is in progress, a new
@@ -18,6 +25,7 @@
 #ifndef RPCRDMA_RPC_DRC_H
 #define RPCRDMA_RPC_DRC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -38,6 +46,16 @@ struct rpcrdma__drc_key {
 	uint64_t args_len;
 	uint16_t family; /* AF_INET or AF_INET6 (v4-mapped addresses are AF_INET) */
 	uint8_t addr[16];
+};
+
+/*
+ * A DDP-eligible item inside a cached reply: @off is the offset of its first
+ * data byte (its length word is the four bytes before), @len its length
+ * without XDR padding.
+ */
+struct rpcrdma__drc_ddp {
+	size_t off;
+	uint32_t len;
 };
 
 enum rpcrdma__drc_verdict {
@@ -82,12 +100,41 @@ enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
 int rpcrdma__drc_complete(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void *reply,
 			  size_t len);
 
+/**
+ * rpcrdma__drc_ddp_valid - whether @d is what it claims in @reply
+ * @end: where the previous item ended (0 before the first); moved past @d
+ *	when it is valid
+ *
+ * True when @d->off is on an XDR unit at least one word past @end, the word
+ * before it holds @d->len, and the bytes with their padding lie inside the
+ * @len bytes of @reply.  Anything else would have a replay hand the
+ * transport bytes that are not the item the reply carried.
+ */
+bool rpcrdma__drc_ddp_valid(const void *reply, size_t len, const struct rpcrdma__drc_ddp *d,
+			    size_t *end);
+
+/**
+ * rpcrdma__drc_complete_ddp - as rpcrdma__drc_complete(), with the @nddp
+ * DDP-eligible items of the reply (in stream order)
+ *
+ * Items that are not valid (rpcrdma__drc_ddp_valid) are left out: their
+ * bytes are in the reply all the same and replay as plain bytes.  The items count in the
+ * byte budget.
+ */
+int rpcrdma__drc_complete_ddp(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e,
+			      const void *reply, size_t len, const struct rpcrdma__drc_ddp *ddp,
+			      unsigned int nddp);
+
 /** Drop an entry in progress whose call produced no reply. */
 void rpcrdma__drc_forget(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e);
 
 /** The cached reply of a DONE entry; marks the entry recently used. */
 void rpcrdma__drc_reply(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, const void **reply,
 			size_t *len);
+
+/** The DDP-eligible items of a DONE entry's reply (valid as rpcrdma__drc_reply's bytes). */
+void rpcrdma__drc_reply_ddp(const struct rpcrdma__drc_entry *e, const struct rpcrdma__drc_ddp **ddp,
+			    unsigned int *nddp);
 
 /** One pointer the owner may keep with an entry in progress (NULL at first). */
 void **rpcrdma__drc_owner(struct rpcrdma__drc_entry *e);

@@ -26,7 +26,9 @@
  *
  * Duplicates.  Only calls that reach a procedure go through the cache;
  * the error replies above cost nothing to produce again.  A duplicate of an
- * answered call gets the cached reply bytes.  A duplicate of a call still
+ * answered call gets the cached reply bytes, its DDP-eligible results
+ * handed to the transport again so that over RDMA they land in the new
+ * call's Write chunk as the original's did.  A duplicate of a call still
  * executing is not executed; the newest such duplicate is parked on the
  * entry (an older parked one is dropped) and gets the original's reply
  * when it is produced: the client usually sends a duplicate because the
@@ -199,12 +201,80 @@ static void gather(const struct rpcrdma_xdr_stream *xdr, uint8_t *dst, size_t n)
 }
 
 /*
+ * Where the DDP-eligible items of a reply encoded for the cache fall: a
+ * DDP context that leaves every item inline (so the bytes are the whole
+ * reply) and notes its position and length.  Growth that fails only stops
+ * the notes: the bytes stay right, and a replay then sends the rest of the
+ * items inline, which at worst gets ERR_CHUNK; failing the encode instead
+ * would leave the call uncached and let a retransmission run it twice.
+ */
+struct ddp_notes {
+	struct rpcrdma_xdr_ddp base;
+	struct rpcrdma__drc_ddp *items;
+	unsigned int n, cap;
+	bool full;
+};
+
+static int notes_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	struct ddp_notes *dn = (struct ddp_notes *)ddp;
+
+	(void)data;
+	if (dn->full)
+		return 0;
+	if (dn->n == dn->cap) {
+		unsigned int cap = dn->cap ? dn->cap * 2 : 4;
+		struct rpcrdma__drc_ddp *items = NULL;
+
+		if (cap > dn->cap)
+			items = realloc(dn->items, (size_t)cap * sizeof(*items));
+		if (!items) {
+			dn->full = true;
+			return 0;
+		}
+		dn->items = items;
+		dn->cap = cap;
+	}
+	dn->items[dn->n].off = pos;
+	dn->items[dn->n].len = len;
+	dn->n++;
+	return 0;
+}
+
+static int notes_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)buf;
+	(void)len;
+	return 0;
+}
+
+static const struct rpcrdma_xdr_ddp_ops notes_ops = {
+    .encode = notes_encode,
+    .decode = notes_decode,
+};
+
+static void notes_init(struct ddp_notes *dn)
+{
+	memset(dn, 0, sizeof(*dn));
+	dn->base.ops = &notes_ops;
+}
+
+static void notes_release(struct ddp_notes *dn)
+{
+	free(dn->items);
+	notes_init(dn);
+}
+
+/*
  * The reply's bytes in a buffer of ours, for the cache: encoded again
  * without DDP, since items a transport placed directly are not in its
- * stream.  Returns the buffer (malloc) or NULL.
+ * stream; @dn notes where the DDP-eligible ones are.  Returns the buffer
+ * (malloc) or NULL.
  */
 static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *hdr,
-			     enum body body, size_t *len)
+			     enum body body, size_t *len, struct ddp_notes *dn)
 {
 	for (size_t room = 8192; room <= REPLY_MAX_HINT; room *= 4) {
 		struct rpcrdma_xdr_stream xdr;
@@ -214,6 +284,10 @@ static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc
 		if (!buf)
 			return NULL;
 		rpcrdma_xdr_init(&xdr, buf, room);
+		/* Notes from an attempt that ran out of room are stale. */
+		dn->n = 0;
+		dn->full = false;
+		rpcrdma_xdr_set_ddp(&xdr, &dn->base);
 		rc = encode_reply(r, &xdr, hdr, body);
 		if (rc == 0) {
 			*len = rpcrdma_xdr_pos(&xdr);
@@ -227,7 +301,7 @@ static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc
 }
 
 static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len);
+			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp);
 
 /* Release a parked duplicate without answering it. */
 static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
@@ -243,11 +317,12 @@ static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 }
 
 /*
- * Record the reply of @r in the cache and hand it to a parked duplicate.
- * @bytes NULL: no reply could be produced; the entry is forgotten.
+ * Record the reply of @r in the cache, with the @nddp DDP-eligible items in
+ * it, and hand it to a parked duplicate.  @bytes NULL: no reply could be
+ * produced; the entry is forgotten.
  */
 static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len)
+			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
 {
 	struct rpcrdma_svc_req *parked;
 
@@ -255,7 +330,7 @@ static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, con
 		return;
 	parked = *rpcrdma__drc_owner(r->drc);
 	if (bytes)
-		(void)rpcrdma__drc_complete(s->drc, r->drc, bytes, len);
+		(void)rpcrdma__drc_complete_ddp(s->drc, r->drc, bytes, len, ddp, nddp);
 	else
 		rpcrdma__drc_forget(s->drc, r->drc);
 	r->drc = NULL;
@@ -263,7 +338,7 @@ static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, con
 		waiting_remove(s, parked);
 		parked->drc = NULL;
 		if (bytes)
-			send_cached(s, parked, bytes, len);
+			send_cached(s, parked, bytes, len, ddp, nddp);
 		else
 			s->ops->reply_drop(parked->t);
 		req_free(parked);
@@ -279,6 +354,7 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		       struct rpcrdma_rpc_reply *hdr, enum body body)
 {
 	struct rpcrdma__sreq *t = r->t;
+	struct ddp_notes dn;
 	size_t prev_room = 0;
 	uint8_t *plain;
 	size_t len;
@@ -309,15 +385,18 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		t->reply_hint = 0;
 	}
 	if (r->drc) {
+		/* A transport without DDP placed nothing: its stream is the reply. */
+		notes_init(&dn);
 		if (!t->reply.ddp) {
 			len = rpcrdma_xdr_pos(&t->reply);
 			plain = malloc(len ? len : 1);
 			if (plain)
 				gather(&t->reply, plain, len);
 		} else {
-			plain = encode_plain(r, hdr, body, &len);
+			plain = encode_plain(r, hdr, body, &len, &dn);
 		}
-		cache_reply(s, r, plain, len);
+		cache_reply(s, r, plain, len, dn.items, dn.n);
+		notes_release(&dn);
 		free(plain);
 	}
 	(void)s->ops->reply_send(t);
@@ -326,21 +405,52 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 
 out_no_stream:
 	if (r->drc) {
-		plain = encode_plain(r, hdr, body, &len);
-		cache_reply(s, r, plain, len);
+		notes_init(&dn);
+		plain = encode_plain(r, hdr, body, &len, &dn);
+		cache_reply(s, r, plain, len, dn.items, dn.n);
+		notes_release(&dn);
 		free(plain);
 	}
 	s->ops->reply_drop(t);
 	req_free(r);
 }
 
+/*
+ * A cached reply into @xdr: the bytes as they are, except that each DDP
+ * item goes through rpcrdma_xdr_encode_ddp() again, so the transport can
+ * place it in this call's Write chunk as it did (or would have done) for
+ * the original.  Items that are not what they claim (notes handed straight
+ * to a parked duplicate have not been through the cache) stay plain bytes.
+ * The transport copies what it takes (transport.h gives it no later moment
+ * at which the bytes must still be there), so the entry may go afterwards.
+ */
+static int encode_cached(struct rpcrdma_xdr_stream *xdr, const uint8_t *bytes, size_t len,
+			 const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
+{
+	size_t at = 0, end = 0;
+	int rc;
+
+	for (unsigned int i = 0; i < nddp; i++) {
+		if (!rpcrdma__drc_ddp_valid(bytes, len, &ddp[i], &end))
+			continue;
+		rc = rpcrdma_xdr_encode_fixed_opaque(xdr, bytes + at,
+						     ddp[i].off - RPCRDMA_XDR_UNIT - at);
+		if (!rc)
+			rc = rpcrdma_xdr_encode_ddp(xdr, bytes + ddp[i].off, ddp[i].len);
+		if (rc)
+			return rc;
+		at = end;
+	}
+	return rpcrdma_xdr_encode_fixed_opaque(xdr, bytes + at, len - at);
+}
+
 static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len)
+			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
 {
 	struct rpcrdma__sreq *t = r->t;
 
 	t->reply_hint = len;
-	if (s->ops->reply_begin(t) || rpcrdma_xdr_encode_fixed_opaque(&t->reply, bytes, len)) {
+	if (s->ops->reply_begin(t) || encode_cached(&t->reply, bytes, len, ddp, nddp)) {
 		s->ops->reply_drop(t);
 		return;
 	}
@@ -546,12 +656,15 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		run_proc(s, r, msg);
 		break;
 	case RPCRDMA__DRC_DONE: {
+		const struct rpcrdma__drc_ddp *ddp;
+		unsigned int nddp;
 		const void *bytes;
 		size_t len;
 
 		s->dups++;
 		rpcrdma__drc_reply(s->drc, e, &bytes, &len);
-		send_cached(s, r, bytes, len);
+		rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
+		send_cached(s, r, bytes, len, ddp, nddp);
 		free(r);
 		break;
 	}

@@ -118,8 +118,14 @@ static int proc_echo(struct rpcrdma_svc_req *req, void *args, void *res)
 	struct echo *in = args, *out = res;
 
 	(void)req;
+	svc.echo_execs++;
 	out->len = in->len;
 	memcpy(out->data, in->data, in->len);
+	if (svc.cut) {
+		/* As COUNT: the reply, DDP result and all, goes nowhere. */
+		rpcrdma__client_disconnect(svc.cut);
+		svc.cut = NULL;
+	}
 	return 0;
 }
 
@@ -147,29 +153,49 @@ static void deferred_fire(struct rpcrdma__timer *t)
 	*d->pprev = d->next;
 	if (d->next)
 		d->next->pprev = d->pprev;
-	*d->res = d->value + 1;
+	if (d->res)
+		*d->res = d->value + 1;
 	CHECK_EQ(rpcrdma_svc_reply(d->req, 0), 0);
 	free(d);
 }
 
-static int proc_defer(struct rpcrdma_svc_req *req, void *args, void *res)
+/* Answer @req in @delay_ms, setting *@res to @value + 1 first (if @res). */
+static int answer_later(struct rpcrdma_svc_req *req, uint32_t *res, uint32_t value,
+			uint32_t delay_ms)
 {
-	struct defer_args *a = args;
 	struct deferred *d = calloc(1, sizeof(*d));
 
 	if (!d)
 		return -RPCRDMA_RPC_SYSTEM_ERR;
-	svc.defer_execs++;
 	d->req = req;
 	d->res = res;
-	d->value = a->value;
+	d->value = value;
 	d->next = svc.pending;
 	if (d->next)
 		d->next->pprev = &d->next;
 	d->pprev = &svc.pending;
 	svc.pending = d;
-	rpcrdma__timer_start(svc.loop, &d->timer, a->delay_ms, deferred_fire, d);
+	rpcrdma__timer_start(svc.loop, &d->timer, delay_ms, deferred_fire, d);
 	return RPCRDMA_SVC_DEFERRED;
+}
+
+static int proc_defer(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct defer_args *a = args;
+
+	svc.defer_execs++;
+	return answer_later(req, res, a->value, a->delay_ms);
+}
+
+/* ECHO answered ECHO_LATER_MS later: its DDP result waits in the server. */
+static int proc_echo_later(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct echo *in = args, *out = res;
+
+	svc.echo_execs++;
+	out->len = in->len;
+	memcpy(out->data, in->data, in->len);
+	return answer_later(req, NULL, 0, ECHO_LATER_MS);
 }
 
 /* Before destroying the server: its deferred requests are answered by it. */
@@ -249,6 +275,8 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_COUNT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc, sizeof(uint32_t), NULL},
     [P_EMPTY] = {NULL, NULL, 0, NULL, 0, NULL},
     [P_BADRES] = {proc_null, NULL, 0, xdr_fail_enc, 4, NULL},
+    [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
+		      sizeof(struct echo), NULL},
 };
 
 struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port)
@@ -322,6 +350,38 @@ int add(struct rpcrdma_client *c, int32_t a, int32_t b, int32_t *sum)
 
 	call_init(&call, P_ADD, xdr_add_enc, &args, xdr_i32_dec, sum);
 	return rpcrdma_client_call(c, &call);
+}
+
+/*
+ * What a caller of ECHO must offer over RDMA for a result above the inline
+ * size: a Write chunk for the DDP-eligible result, and max_reply for the
+ * whole reply.  Without them the server can only answer ERR_CHUNK.  TCP
+ * ignores both.
+ */
+void echo_offer_ddp(struct rpcrdma_call *c, struct echo *out)
+{
+	c->ddp_buf = out->data;
+	c->ddp_len = sizeof(out->data);
+	c->max_reply = ECHO_REPLY_MAX;
+}
+
+/*
+ * A new RPC-over-RDMA connection has one credit until its first reply
+ * (RFC 8166 4.3.3), so calls started together on it go one at a time.
+ * Cases that need @n calls in flight at once make one round trip first
+ * (over TCP there is nothing to wait for).
+ */
+void open_credits(struct rpcrdma_client *c, uint64_t n)
+{
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_call call;
+
+	if (transport != RPCRDMA_TRANSPORT_RDMA)
+		return;
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_EQ(rpcrdma_client_call(c, &call), 0);
+	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
+	CHECK(st.credits_granted >= n);
 }
 
 void pump_until(struct rpcrdma_loop *loop, const bool *flag)

@@ -27,6 +27,13 @@
 
 #define TEST_PROG 0x20000099u
 #define ECHO_MAX (1u << 20)
+/*
+ * The largest ECHO reply, as a caller puts it in rpcrdma_call.max_reply:
+ * the accepted reply header with an AUTH_NONE verifier (24 bytes), the
+ * result's length word and ECHO_MAX bytes of data, rounded up.
+ */
+#define ECHO_REPLY_MAX (ECHO_MAX + 64u)
+#define ECHO_LATER_MS 300u /* ECHO_LATER answers this long after it ran */
 
 enum {
 	P_NULL,
@@ -39,6 +46,7 @@ enum {
 	P_COUNT,
 	P_EMPTY,
 	P_BADRES,
+	P_ECHO_LATER,
 	P_NPROCS,
 };
 
@@ -90,7 +98,7 @@ struct whoami {
 struct deferred {
 	struct rpcrdma__timer timer;
 	struct rpcrdma_svc_req *req;
-	uint32_t *res;
+	uint32_t *res; /* NULL: the results are ready already (ECHO_LATER) */
 	uint32_t value;
 	struct deferred *next, **pprev;
 };
@@ -99,10 +107,11 @@ struct deferred {
 struct svc_state {
 	struct rpcrdma_loop *loop;
 	unsigned int count_execs;
+	unsigned int echo_execs;
 	unsigned int defer_execs;
 	unsigned int never_execs;
 	unsigned int free_res_calls;
-	struct rpcrdma_client *cut;    /* COUNT drops this client's connection */
+	struct rpcrdma_client *cut;    /* COUNT or ECHO drops this client's connection */
 	struct rpcrdma_server *doomed; /* COUNT destroys this server */
 	struct deferred *pending;
 };
@@ -177,6 +186,8 @@ void env_down(struct env *e);
 void call_init(struct rpcrdma_call *c, uint32_t proc, rpcrdma_xdr_fn enc, void *args,
 	       rpcrdma_xdr_fn dec, void *res);
 int add(struct rpcrdma_client *c, int32_t a, int32_t b, int32_t *sum);
+void echo_offer_ddp(struct rpcrdma_call *c, struct echo *out);
+void open_credits(struct rpcrdma_client *c, uint64_t n);
 void pump_until(struct rpcrdma_loop *loop, const bool *flag);
 void pump_ms(struct rpcrdma_loop *loop, int ms);
 void raw_adopt(struct raw *r, struct rpcrdma_loop *loop, int fd);

@@ -4,7 +4,8 @@
  * version, procedure, argument length and checksum are), v4-mapped
  * addresses, LRU eviction of answered entries only, calls in progress that
  * are never evicted (uncached instead), the byte budget, forget, the owner
- * slot, and a key computed without moving the caller's stream.
+ * slot, a key computed without moving the caller's stream, and the DDP
+ * items of a cached reply (only those that are what they claim are kept).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -234,6 +235,93 @@ static void test_byte_budget(void **state)
 	rpcrdma__drc_destroy(drc);
 }
 
+/*
+ * A reply with DDP-eligible items: "HDR0HDR1", a 5-byte item at 12 (its
+ * length word at 8, padding to 20), an empty item at 24 (length word at
+ * 20), and "TAIL" at 24.
+ */
+static const char ddp_reply[] = "HDR0HDR1"
+				"\0\0\0\5"
+				"abcde\0\0\0"
+				"\0\0\0\0"
+				"TAIL";
+#define DDP_REPLY_LEN (sizeof(ddp_reply) - 1) /* without the literal's NUL */
+
+static void test_ddp_items(void **state)
+{
+	const struct rpcrdma__drc_ddp claims[] = {
+	    {12, 5}, /* kept */
+	    {12, 5}, /* the same again: overlaps the one before */
+	    {16, 1}, /* inside it */
+	    {24, 0}, /* kept: the empty item */
+	    {26, 0}, /* not on an XDR unit */
+	    {28, 0}, /* its "length word" is TAIL */
+	    {32, 0}, /* past the end */
+	};
+	const struct rpcrdma__drc_ddp wrong_len = {12, 6}, too_long = {12, 100};
+	struct sockaddr_in a = v4("127.0.0.1", 1);
+	const struct rpcrdma__drc_ddp *ddp;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+	unsigned int nddp;
+	const void *reply;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(8, 0, &drc), 0);
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete_ddp(drc, e, ddp_reply, DDP_REPLY_LEN, claims,
+						   sizeof(claims) / sizeof(claims[0])),
+			 0);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+	rpcrdma__drc_reply(drc, e, &reply, &len);
+	assert_int_equal(len, DDP_REPLY_LEN);
+	assert_memory_equal(reply, ddp_reply, len);
+	rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
+	assert_int_equal(nddp, 2);
+	assert_int_equal(ddp[0].off, 12);
+	assert_int_equal(ddp[0].len, 5);
+	assert_int_equal(ddp[1].off, 24);
+	assert_int_equal(ddp[1].len, 0);
+	/* The items kept count against the budget with the bytes. */
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.bytes, DDP_REPLY_LEN + 2 * sizeof(*ddp));
+
+	/* A length that is not the one in the reply, or runs past its end. */
+	make_key(&k, 2, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete_ddp(drc, e, ddp_reply, DDP_REPLY_LEN, &wrong_len, 1),
+			 0);
+	rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
+	assert_int_equal(nddp, 0);
+	make_key(&k, 3, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete_ddp(drc, e, ddp_reply, DDP_REPLY_LEN, &too_long, 1),
+			 0);
+	rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
+	assert_int_equal(nddp, 0);
+	/* Plain completion: no items. */
+	make_key(&k, 4, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, ddp_reply, DDP_REPLY_LEN), 0);
+	rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
+	assert_int_equal(nddp, 0);
+	rpcrdma__drc_destroy(drc);
+
+	/* Bytes within the budget, items taking it over: not cached. */
+	assert_int_equal(rpcrdma__drc_create(8, DDP_REPLY_LEN + 4, &drc), 0);
+	make_key(&k, 1, 1, &a, args_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete_ddp(drc, e, ddp_reply, DDP_REPLY_LEN, claims, 1),
+			 -EMSGSIZE);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete_ddp(drc, e, NULL, 4, NULL, 0), -EINVAL);
+	rpcrdma__drc_destroy(drc);
+}
+
 static void test_create_args(void **state)
 {
 	struct rpcrdma__drc *drc = NULL;
@@ -254,6 +342,7 @@ int main(void)
 	    cmocka_unit_test(test_lru_eviction),
 	    cmocka_unit_test(test_in_progress_never_evicted),
 	    cmocka_unit_test(test_byte_budget),
+	    cmocka_unit_test(test_ddp_items),
 	    cmocka_unit_test(test_create_args),
 	};
 
