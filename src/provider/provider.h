@@ -158,6 +158,11 @@ struct rpcrdma_prov_conn {
 	void *ctx;                          /* the owner's; may be changed at any time */
 	struct rpcrdma_prov_conn_attr attr; /* effective values */
 	enum rpcrdma_prov_conn_state state; /* read-only for the owner */
+	/* The peer's address, read-only for the owner: set when
+	 * CONNECT_REQUEST is reported (incoming) or by connect (outgoing);
+	 * peer_addrlen is 0 while unknown. */
+	struct sockaddr_storage peer_addr;
+	socklen_t peer_addrlen;
 };
 
 /* A local registration.  Scatter-gather entries must lie inside one. */
@@ -350,6 +355,20 @@ struct rpcrdma_provider_ops {
 	int (*connect)(struct rpcrdma_prov_conn *c, const struct sockaddr *dst, socklen_t dstlen,
 	               const void *pdata, size_t pdlen);
 	int (*accept)(struct rpcrdma_prov_conn *c, const void *pdata, size_t pdlen);
+	/*
+	 * Hand an incoming connection over to another instance, so that a
+	 * server can pin each connection to one of several worker threads.
+	 * Called on the thread that owns c's instance, with c in state
+	 * REQUESTED and nothing posted on it; @to is another open instance of
+	 * the same provider on the same device, owned by another thread (this
+	 * call is safe against that thread polling @to).  On 0, c no longer
+	 * belongs to its old instance (no event of the old instance names it
+	 * again) and @to's poll reports it as a new CONNECT_REQUEST (listener
+	 * NULL, ctx @ctx, the peer's private data again), after which the
+	 * owner of @to posts receives and accepts or rejects it as usual.  On
+	 * error nothing changed.  -EOPNOTSUPP when @to is not compatible.
+	 */
+	int (*conn_handoff)(struct rpcrdma_prov_conn *c, struct rpcrdma_provider *to, void *ctx);
 	int (*reject)(struct rpcrdma_prov_conn *c, const void *pdata, size_t pdlen);
 	int (*disconnect)(struct rpcrdma_prov_conn *c);
 	void (*conn_destroy)(struct rpcrdma_prov_conn *c);
