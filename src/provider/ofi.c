@@ -692,6 +692,7 @@ static void on_connreq(struct ofi_prov *p, struct ofi_listener *l, struct fi_inf
 	c->req_info = info;
 	c->listener = l;
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
+	rpcrdma__provider_set_peer(&c->base, info->dest_addr, info->dest_addr ? info->dest_addrlen : 0);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
 	ev.conn = &c->base;
@@ -830,45 +831,27 @@ static int ofi_fd(struct rpcrdma_provider *b)
 	return prov_of(b)->epfd;
 }
 
+static bool ofi_fill(void *ctx)
+{
+	struct ofi_prov *p = ctx;
+
+	return eq_read_one(p) > 0 || cq_read_batch(p) > 0;
+}
+
+static void ofi_announce(void *ctx, struct rpcrdma_prov_conn *c)
+{
+	(void)ctx;
+	conn_of(c)->announced = true;
+}
+
 static int ofi_poll(struct rpcrdma_provider *b, struct rpcrdma_prov_event *ev, unsigned int max)
 {
 	struct ofi_prov *p = prov_of(b);
-	unsigned int n = 0;
+	const struct rpcrdma_prov_poll_state ps = {
+	    &p->q, &p->st, &p->failed, &p->failed_reported, ofi_fill, ofi_announce, p,
+	};
 
-	if (!ev && max)
-		return -EINVAL;
-	p->st.polls++;
-	while (n < max) {
-		struct rpcrdma_prov_event e;
-
-		if (rpcrdma__provider_evq_pop(&p->q, &e)) {
-			if (!e.type)
-				continue;
-			if (e.type == RPCRDMA_PEV_CONNECT_REQUEST && e.conn)
-				conn_of(e.conn)->announced = true;
-			ev[n++] = e;
-			continue;
-		}
-		if (p->failed) {
-			if (p->failed_reported)
-				return n ? (int)n : -EIO;
-			memset(&e, 0, sizeof(e));
-			e.type = RPCRDMA_PEV_DEVICE_ERROR;
-			e.error = p->failed;
-			p->failed_reported = true;
-			ev[n++] = e;
-			continue;
-		}
-		if (eq_read_one(p) > 0)
-			continue;
-		if (cq_read_batch(p) > 0)
-			continue;
-		if (!p->q.count && !p->failed)
-			break;
-	}
-	if (!n)
-		p->st.empty_polls++;
-	return (int)n;
+	return rpcrdma__provider_poll_loop(&ps, ev, max);
 }
 
 static int ofi_trywait(struct rpcrdma_provider *b)
@@ -1170,6 +1153,7 @@ static int ofi_connect(struct rpcrdma_prov_conn *bc, const struct sockaddr *dst,
 	ret = fi_connect(c->ep, dst, pdlen ? pdata : NULL, pdlen);
 	if (ret)
 		return errmap(ret);
+	rpcrdma__provider_set_peer(bc, dst, dstlen);
 	bc->state = RPCRDMA_PCONN_CONNECTING;
 	return 0;
 }

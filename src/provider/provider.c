@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -53,7 +54,7 @@ const char *const *rpcrdma__provider_names(void)
 }
 
 int rpcrdma__provider_open(const char *name, const struct rpcrdma_prov_open_attr *attr,
-                           struct rpcrdma_provider **out)
+			   struct rpcrdma_provider **out)
 {
 	const struct rpcrdma_provider_ops *ops;
 
@@ -162,7 +163,7 @@ bool rpcrdma__provider_evq_pop(struct rpcrdma_prov_evq *q, struct rpcrdma_prov_e
 }
 
 void rpcrdma__provider_evq_scrub(struct rpcrdma_prov_evq *q, const struct rpcrdma_prov_conn *c,
-                                 const struct rpcrdma_prov_listener *l)
+				 const struct rpcrdma_prov_listener *l)
 {
 	for (size_t i = 0; i < q->count; i++) {
 		struct rpcrdma_prov_event *ev = &q->v[(q->head + i) % q->cap];
@@ -182,6 +183,65 @@ void rpcrdma__provider_evq_free(struct rpcrdma_prov_evq *q)
 {
 	free(q->v);
 	memset(q, 0, sizeof(*q));
+}
+
+int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,
+				struct rpcrdma_prov_event *ev, unsigned int max)
+{
+	unsigned int n = 0;
+
+	if (!ev && max)
+		return -EINVAL;
+	ps->st->polls++;
+	while (n < max) {
+		struct rpcrdma_prov_event e;
+
+		if (rpcrdma__provider_evq_pop(ps->q, &e)) {
+			/* Type 0: scrubbed when its connection was destroyed. */
+			if (!e.type)
+				continue;
+			if (e.type == RPCRDMA_PEV_CONNECT_REQUEST && e.conn && ps->announce)
+				ps->announce(ps->ctx, e.conn);
+			ev[n++] = e;
+			continue;
+		}
+		if (*ps->failed) {
+			if (*ps->failed_reported)
+				return n ? (int)n : -EIO;
+			memset(&e, 0, sizeof(e));
+			e.type = RPCRDMA_PEV_DEVICE_ERROR;
+			e.error = *ps->failed;
+			*ps->failed_reported = true;
+			ev[n++] = e;
+			continue;
+		}
+		if (ps->fill(ps->ctx))
+			continue;
+		if (!ps->q->count && !*ps->failed)
+			break;
+	}
+	if (!n)
+		ps->st->empty_polls++;
+	return (int)n;
+}
+
+void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa, size_t len)
+{
+	size_t need;
+
+	c->peer_addrlen = 0;
+	if (!sa)
+		return;
+	if (sa->sa_family == AF_INET)
+		need = sizeof(struct sockaddr_in);
+	else if (sa->sa_family == AF_INET6)
+		need = sizeof(struct sockaddr_in6);
+	else
+		return;
+	if (len < need)
+		return;
+	memcpy(&c->peer_addr, sa, need);
+	c->peer_addrlen = (socklen_t)need;
 }
 
 void rpcrdma__provider_copy_private(struct rpcrdma_prov_event *ev, const void *data, size_t len)
@@ -307,8 +367,8 @@ bool rpcrdma__provider_range_in(const void *addr, size_t len, const void *base, 
 }
 
 int64_t rpcrdma__provider_sgl_check(const struct rpcrdma_provider *p,
-                                    const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
-                                    unsigned int max, bool mr_optional)
+				    const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
+				    unsigned int max, bool mr_optional)
 {
 	int64_t total = 0;
 
@@ -323,8 +383,8 @@ int64_t rpcrdma__provider_sgl_check(const struct rpcrdma_provider *p,
 			if (!mr_optional)
 				return -EINVAL;
 		} else if (s->mr->prov != p ||
-		           !rpcrdma__provider_range_in(s->addr, s->length, s->mr->addr,
-		                                       s->mr->length)) {
+			   !rpcrdma__provider_range_in(s->addr, s->length, s->mr->addr,
+						       s->mr->length)) {
 			return -EINVAL;
 		}
 		total += s->length;
@@ -333,8 +393,8 @@ int64_t rpcrdma__provider_sgl_check(const struct rpcrdma_provider *p,
 }
 
 int64_t rpcrdma__provider_rma_check(const struct rpcrdma_provider *p,
-                                    const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
-                                    const struct rpcrdma_prov_rseg *segs, unsigned int nseg)
+				    const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
+				    const struct rpcrdma_prov_rseg *segs, unsigned int nseg)
 {
 	const struct rpcrdma_prov_caps *caps = &p->caps;
 	uint64_t rtotal = 0;
@@ -357,10 +417,10 @@ int64_t rpcrdma__provider_rma_check(const struct rpcrdma_provider *p,
 }
 
 bool rpcrdma__provider_rma_next(struct rpcrdma_prov_rma_cursor *cur,
-                                const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
-                                const struct rpcrdma_prov_rseg *segs, unsigned int nseg,
-                                unsigned int lmax, unsigned int rmax,
-                                struct rpcrdma_prov_rma_piece *out)
+				const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
+				const struct rpcrdma_prov_rseg *segs, unsigned int nseg,
+				unsigned int lmax, unsigned int rmax,
+				struct rpcrdma_prov_rma_piece *out)
 {
 	unsigned int last_l = UINT_MAX, last_r = UINT_MAX;
 

@@ -440,6 +440,31 @@ void rpcrdma__provider_evq_free(struct rpcrdma_prov_evq *q);
 void rpcrdma__provider_copy_private(struct rpcrdma_prov_event *ev, const void *data, size_t len);
 
 /*
+ * The poll loop every implementation runs: deliver queued events, then the
+ * instance's failure once, then ask @fill to read more from the stack.
+ * @fill returns true when it read something (which it queued on @q or
+ * turned into nothing); @announce, when set, is told of each
+ * CONNECT_REQUEST as it is delivered.  Returns as provider poll does.
+ */
+struct rpcrdma_prov_poll_state {
+	struct rpcrdma_prov_evq *q;
+	struct rpcrdma_prov_stats *st;
+	const int *failed;
+	bool *failed_reported;
+	bool (*fill)(void *ctx);
+	void (*announce)(void *ctx, struct rpcrdma_prov_conn *c);
+	void *ctx;
+};
+
+int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,
+				struct rpcrdma_prov_event *ev, unsigned int max);
+
+/* Records @sa as @c's peer address when it is a well-formed IPv4 or IPv6
+ * address of at least its family's size; otherwise leaves it unknown. */
+void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa,
+				size_t len);
+
+/*
  * Handles a provider chooses itself.  Drawn from getrandom() (rfc5666bis
  * 10.1.2: unpredictable), never 0, and never one of the last
  * RPCRDMA_PROV_QUARANTINE retired handles, so a peer that still holds a

@@ -703,44 +703,28 @@ static int vb_fd(struct rpcrdma_provider *b)
 	return prov_of(b)->epfd;
 }
 
+static bool vb_fill(void *ctx)
+{
+	struct vb_prov *p = ctx;
+
+	return rpcrdma__vb_cm_read_one(p) || cq_events_read(p) || hot_poll_one(p) ||
+	       async_read_one(p);
+}
+
+static void vb_announce(void *ctx, struct rpcrdma_prov_conn *c)
+{
+	(void)ctx;
+	conn_of(c)->announced = true;
+}
+
 static int vb_poll(struct rpcrdma_provider *b, struct rpcrdma_prov_event *ev, unsigned int max)
 {
 	struct vb_prov *p = prov_of(b);
-	unsigned int n = 0;
+	const struct rpcrdma_prov_poll_state ps = {
+	    &p->q, &p->st, &p->failed, &p->failed_reported, vb_fill, vb_announce, p,
+	};
 
-	if (!ev && max)
-		return -EINVAL;
-	p->st.polls++;
-	while (n < max) {
-		struct rpcrdma_prov_event e;
-
-		if (rpcrdma__provider_evq_pop(&p->q, &e)) {
-			if (!e.type)
-				continue;
-			if (e.type == RPCRDMA_PEV_CONNECT_REQUEST && e.conn)
-				conn_of(e.conn)->announced = true;
-			ev[n++] = e;
-			continue;
-		}
-		if (p->failed) {
-			if (p->failed_reported)
-				return n ? (int)n : -EIO;
-			memset(&e, 0, sizeof(e));
-			e.type = RPCRDMA_PEV_DEVICE_ERROR;
-			e.error = p->failed;
-			p->failed_reported = true;
-			ev[n++] = e;
-			continue;
-		}
-		if (rpcrdma__vb_cm_read_one(p) || cq_events_read(p) || hot_poll_one(p) ||
-		    async_read_one(p))
-			continue;
-		if (!p->q.count && !p->failed)
-			break;
-	}
-	if (!n)
-		p->st.empty_polls++;
-	return (int)n;
+	return rpcrdma__provider_poll_loop(&ps, ev, max);
 }
 
 static int vb_trywait(struct rpcrdma_provider *b)

@@ -57,6 +57,7 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 	c->peer_ird = cp->responder_resources;
 	c->peer_ord = cp->initiator_depth;
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
+	rpcrdma__provider_set_peer(&c->base, rdma_get_peer_addr(id), sizeof(struct sockaddr_storage));
 	if (rpcrdma__vb_qp_create(c)) {
 		p->st.errors++;
 		rpcrdma__vb_conn_free(c); /* rejects it */
@@ -386,6 +387,7 @@ int rpcrdma__vb_connect(struct rpcrdma_prov_conn *bc, const struct sockaddr *dst
 	c->pdlen = (uint8_t)pdlen;
 	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)(uintptr_t)dst, VB_RESOLVE_MS))
 		return errno_neg();
+	rpcrdma__provider_set_peer(bc, dst, dstlen);
 	bc->state = RPCRDMA_PCONN_CONNECTING;
 	return 0;
 }

@@ -83,6 +83,9 @@ struct xrop {
 
 struct xsreq {
 	struct rpcrdma__sreq sreq; /* the core's view; tpriv points back */
+	/* The client's address for sreq.peer, copied: a request may outlive
+	 * its connection (transport.h). */
+	struct sockaddr_storage peer;
 	struct xsconn *conn;
 	enum xsreq_state state;
 	struct xsreq *next; /* free list, read or send queue */
@@ -239,6 +242,10 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 	s->rddp.nresults = 0;
 	memset(&s->sreq, 0, sizeof(s->sreq));
 	s->sreq.tpriv = s;
+	if (sc->c.pc && sc->c.pc->peer_addrlen) {
+		memcpy(&s->peer, &sc->c.pc->peer_addr, sc->c.pc->peer_addrlen);
+		s->sreq.peer = (const struct sockaddr *)&s->peer;
+	}
 	sc->sreqs++;
 	return s;
 }

@@ -686,6 +686,53 @@ static int test_connect_private_data(struct env *e)
 	return 0;
 }
 
+/* Compares the address part (not the port) of two IPv4/IPv6 addresses. */
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+		               &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr));
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		               &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return false;
+}
+
+static uint16_t port_of(const struct sockaddr_storage *a)
+{
+	if (a->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)a)->sin_port);
+	if (a->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+	return 0;
+}
+
+/* Each end knows the other's address: the server to key per-client state
+ * (a duplicate request cache), the client for its logs. */
+static int test_peer_address(struct env *e)
+{
+	struct rpcrdma_prov_conn *c;
+	struct pair pp;
+
+	CHECK_OK(rpcrdma__provider_conn_create(e->cli.p, NULL, NULL, &c));
+	CHECK(c->peer_addrlen == 0);
+	rpcrdma__provider_conn_destroy(c);
+
+	CHECK_OK(establish(e, NULL, NULL, 0, NULL, 0, NULL, NULL, &pp));
+	/* The client's view: exactly where it connected to. */
+	CHECK(pp.c->peer_addrlen == e->lst_len);
+	CHECK(same_host(&pp.c->peer_addr, &e->lst_addr));
+	CHECK(port_of(&pp.c->peer_addr) == port_of(&e->lst_addr));
+	/* The server's view: the client's address and some source port. */
+	CHECK(pp.s->peer_addrlen == e->cli_len);
+	CHECK(same_host(&pp.s->peer_addr, &e->cli_addr));
+	CHECK(port_of(&pp.s->peer_addr) != 0);
+	CHECK_OK(teardown_pair(e, &pp));
+	return 0;
+}
+
 static int test_reject_private_data(struct env *e)
 {
 	static const size_t lens[] = {RPCRDMA_PROV_PRIVATE_MAX, 0, 5};
@@ -2147,6 +2194,7 @@ struct test_case {
 static const struct test_case cases[] = {
     {"open_caps", test_open_caps},
     {"connect_private_data", test_connect_private_data},
+    {"peer_address", test_peer_address},
     {"reject_private_data", test_reject_private_data},
     {"connect_refused", test_connect_refused},
     {"send_recv", test_send_recv},
