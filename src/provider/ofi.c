@@ -127,6 +127,19 @@ struct ofi_prov {
 	struct link conns, listeners, mrs, grants;
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
+	struct rpcrdma_prov_inbox inbox; /* connections handed over to us */
+};
+
+/* A connection request on its way to another instance (conn_handoff). */
+struct ofi_handoff {
+	struct rpcrdma_prov_inbox_item item;
+	struct fi_info *info; /* libfabric's request: the new owner's now */
+	struct rpcrdma_prov_conn_attr attr;
+	void *ctx;
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	uint8_t pdlen;
+	uint8_t pdata[RPCRDMA_PROV_PRIVATE_MAX];
 };
 
 struct ofi_listener {
@@ -166,6 +179,8 @@ struct ofi_conn {
 	struct ofi_listener *listener; /* REQUESTED: where it arrived */
 	bool passive;
 	bool announced; /* CONNECT_REQUEST delivered to the owner */
+	uint8_t req_pdlen; /* REQUESTED: the peer's private data, for a handoff */
+	uint8_t req_pdata[RPCRDMA_PROV_PRIVATE_MAX];
 	bool closing;   /* in teardown: completions go straight out */
 	bool destroyed; /* events name no connection any more */
 	struct ofi_op *ops;
@@ -699,6 +714,8 @@ static void on_connreq(struct ofi_prov *p, struct ofi_listener *l, struct fi_inf
 	ev.listener = &l->base;
 	ev.ctx = l->base.ctx;
 	rpcrdma__provider_copy_private(&ev, data, len);
+	c->req_pdlen = (uint8_t)ev.private_len;
+	memcpy(c->req_pdata, ev.private_data, ev.private_len);
 	emit(p, &ev);
 }
 
@@ -831,11 +848,49 @@ static int ofi_fd(struct rpcrdma_provider *b)
 	return prov_of(b)->epfd;
 }
 
+/* Connections another instance handed over: each becomes a request here. */
+static bool inbox_drain(struct ofi_prov *p)
+{
+	struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox);
+	bool any = it != NULL;
+
+	while (it) {
+		struct ofi_handoff *h = container_of(it, struct ofi_handoff, item);
+		struct rpcrdma_prov_event ev;
+		struct ofi_conn *c;
+
+		it = it->next;
+		c = conn_alloc(p, &h->attr, h->ctx);
+		if (!c) {
+			/* Dropping the request closes it: the peer sees the
+			 * attempt fail. */
+			fi_freeinfo(h->info);
+			p->st.errors++;
+			free(h);
+			continue;
+		}
+		c->passive = true;
+		c->req_info = h->info;
+		c->base.state = RPCRDMA_PCONN_REQUESTED;
+		rpcrdma__provider_set_peer(&c->base, (struct sockaddr *)&h->peer, h->peerlen);
+		c->req_pdlen = h->pdlen;
+		memcpy(c->req_pdata, h->pdata, h->pdlen);
+		memset(&ev, 0, sizeof(ev));
+		ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
+		ev.conn = &c->base;
+		ev.ctx = h->ctx;
+		rpcrdma__provider_copy_private(&ev, h->pdata, h->pdlen);
+		emit(p, &ev);
+		free(h);
+	}
+	return any;
+}
+
 static bool ofi_fill(void *ctx)
 {
 	struct ofi_prov *p = ctx;
 
-	return eq_read_one(p) > 0 || cq_read_batch(p) > 0;
+	return eq_read_one(p) > 0 || cq_read_batch(p) > 0 || inbox_drain(p);
 }
 
 static void ofi_announce(void *ctx, struct rpcrdma_prov_conn *c)
@@ -1224,15 +1279,52 @@ static int ofi_reject(struct rpcrdma_prov_conn *bc, const void *pdata, size_t pd
 	ret = check_private(pdata, pdlen);
 	if (ret)
 		return ret;
-	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->req_info || !c->listener)
+	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->req_info)
 		return -ENOTCONN;
-	ret = fi_reject(c->listener->pep, c->req_info->handle, pdlen ? pdata : NULL, pdlen);
+	/* A request handed over from another instance has no listener here
+	 * to refuse it through: closing it is the refusal (without data). */
+	ret = c->listener
+		  ? fi_reject(c->listener->pep, c->req_info->handle, pdlen ? pdata : NULL, pdlen)
+		  : 0;
 	/* Whatever fi_reject said, the request is finished with. */
 	fi_freeinfo(c->req_info);
 	c->req_info = NULL;
 	c->p->st.conns_rejected++;
 	conn_teardown(c, NULL);
 	return errmap(ret);
+}
+
+static int ofi_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provider *to, void *ctx)
+{
+	struct ofi_conn *c = conn_of(bc);
+	struct ofi_prov *dst;
+	struct ofi_handoff *h;
+
+	if (!to || to == bc->prov)
+		return -EINVAL;
+	if (to->ops != bc->prov->ops)
+		return -EOPNOTSUPP;
+	dst = prov_of(to);
+	if (dst->failed || dst->inbox.efd < 0)
+		return -EOPNOTSUPP;
+	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->req_info || c->ep || c->queued)
+		return -ENOTCONN;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->info = c->req_info;
+	h->attr = bc->attr;
+	h->ctx = ctx;
+	memcpy(&h->peer, &bc->peer_addr, sizeof(h->peer));
+	h->peerlen = bc->peer_addrlen;
+	h->pdlen = c->req_pdlen;
+	memcpy(h->pdata, c->req_pdata, c->req_pdlen);
+	/* The request is the new owner's: forget it here without refusing. */
+	c->req_info = NULL;
+	bc->state = RPCRDMA_PCONN_CLOSED;
+	c->p->st.conns_handed_off++;
+	conn_free(c);
+	return rpcrdma__provider_inbox_push(&dst->inbox, &h->item);
 }
 
 static int ofi_disconnect(struct rpcrdma_prov_conn *bc)
@@ -1505,6 +1597,15 @@ static void ofi_close(struct rpcrdma_provider *b)
 	}
 	while (p->mrs.next != &p->mrs)
 		ofi_dereg_mr(&container_of(p->mrs.next, struct ofi_mr, node)->base);
+	for (struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox), *n; it;
+	     it = n) {
+		struct ofi_handoff *h = container_of(it, struct ofi_handoff, item);
+
+		n = it->next;
+		fi_freeinfo(h->info);
+		free(h);
+	}
+	rpcrdma__provider_inbox_destroy(&p->inbox);
 	if (p->epfd >= 0)
 		close(p->epfd);
 	if (p->cq)
@@ -1617,6 +1718,7 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 		return -ENOMEM;
 	p->base.ops = &rpcrdma__provider_ofi_ops;
 	p->epfd = -1;
+	p->inbox.efd = -1;
 	list_init(&p->conns);
 	list_init(&p->listeners);
 	list_init(&p->mrs);
@@ -1671,6 +1773,9 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 			goto out_close;
 		}
 	}
+	ret = rpcrdma__provider_inbox_init(&p->inbox, p->epfd);
+	if (ret)
+		goto out_close;
 
 	p->rma_iov_limit = p->info->tx_attr->rma_iov_limit;
 	if (p->rma_iov_limit > RPCRDMA_PROV_MAX_RSEGS)
@@ -1731,6 +1836,7 @@ const struct rpcrdma_provider_ops rpcrdma__provider_ofi_ops = {
     .listener_addr = ofi_listener_addr,
     .listener_close = ofi_listener_close,
     .conn_create = ofi_conn_create,
+    .conn_handoff = ofi_conn_handoff,
     .connect = ofi_connect,
     .accept = ofi_accept,
     .reject = ofi_reject,

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/random.h>
 
 #include "provider/provider.h"
@@ -183,6 +186,87 @@ void rpcrdma__provider_evq_free(struct rpcrdma_prov_evq *q)
 {
 	free(q->v);
 	memset(q, 0, sizeof(*q));
+}
+
+int rpcrdma__provider_inbox_init(struct rpcrdma_prov_inbox *ib, int epfd)
+{
+	struct epoll_event ee = {.events = EPOLLIN};
+
+	ib->head = NULL;
+	ib->tail = &ib->head;
+	ib->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ib->efd < 0)
+		return -errno;
+	ee.data.fd = ib->efd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ib->efd, &ee)) {
+		int err = -errno;
+
+		close(ib->efd);
+		ib->efd = -1;
+		return err;
+	}
+	pthread_mutex_init(&ib->lock, NULL);
+	return 0;
+}
+
+int rpcrdma__provider_inbox_push(struct rpcrdma_prov_inbox *ib, struct rpcrdma_prov_inbox_item *it)
+{
+	return rpcrdma__provider_inbox_push_with(ib, it, NULL, NULL);
+}
+
+int rpcrdma__provider_inbox_push_with(struct rpcrdma_prov_inbox *ib,
+				      struct rpcrdma_prov_inbox_item *it, int (*prep)(void *),
+				      void *arg)
+{
+	uint64_t one = 1;
+	int ret = 0;
+
+	it->next = NULL;
+	pthread_mutex_lock(&ib->lock);
+	if (prep)
+		ret = prep(arg);
+	if (!ret) {
+		*ib->tail = it;
+		ib->tail = &it->next;
+	}
+	pthread_mutex_unlock(&ib->lock);
+	if (ret)
+		return ret;
+	/* Only an overflowing counter fails, and then it is readable anyway. */
+	(void)!write(ib->efd, &one, sizeof(one));
+	return 0;
+}
+
+struct rpcrdma_prov_inbox_item *rpcrdma__provider_inbox_take(struct rpcrdma_prov_inbox *ib)
+{
+	struct rpcrdma_prov_inbox_item *all;
+	uint64_t n;
+
+	if (ib->efd < 0)
+		return NULL;
+	/* Reset the counter before looking, so a push after the look wakes
+	 * the owner again. */
+	(void)!read(ib->efd, &n, sizeof(n));
+	pthread_mutex_lock(&ib->lock);
+	all = ib->head;
+	ib->head = NULL;
+	ib->tail = &ib->head;
+	pthread_mutex_unlock(&ib->lock);
+	return all;
+}
+
+void rpcrdma__provider_inbox_destroy(struct rpcrdma_prov_inbox *ib)
+{
+	if (ib->efd < 0)
+		return;
+	close(ib->efd);
+	ib->efd = -1;
+	pthread_mutex_destroy(&ib->lock);
+}
+
+bool rpcrdma__provider_inbox_fd(const struct rpcrdma_prov_inbox *ib, int fd)
+{
+	return ib->efd >= 0 && ib->efd == fd;
 }
 
 int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,

@@ -61,6 +61,7 @@
 #ifndef RPCRDMA_PROVIDER_H
 #define RPCRDMA_PROVIDER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -294,6 +295,7 @@ struct rpcrdma_prov_event {
 	X(conns_created)                                                                           \
 	X(conns_established)                                                                       \
 	X(conns_rejected)                                                                          \
+	X(conns_handed_off)                                                                        \
 	X(conns_failed)                                                                            \
 	X(conns_disconnected)                                                                      \
 	X(grants)                                                                                  \
@@ -438,6 +440,40 @@ void rpcrdma__provider_evq_free(struct rpcrdma_prov_evq *q);
 /* Copies a peer's private data into @ev, truncating (and flagging) beyond
  * RPCRDMA_PROV_PRIVATE_MAX. */
 void rpcrdma__provider_copy_private(struct rpcrdma_prov_event *ev, const void *data, size_t len);
+
+/*
+ * The inbox of an instance: the one piece of it other threads may touch.
+ * conn_handoff pushes onto the target instance's inbox from the source's
+ * thread; the target's poll takes everything on its own thread.  The
+ * eventfd is in the instance's epoll set, so a push wakes its owner.
+ */
+struct rpcrdma_prov_inbox_item {
+	struct rpcrdma_prov_inbox_item *next;
+};
+
+struct rpcrdma_prov_inbox {
+	pthread_mutex_t lock;
+	int efd;
+	struct rpcrdma_prov_inbox_item *head, **tail;
+};
+
+/* Creates the eventfd and adds it to @epfd.  Returns 0 or -errno. */
+int rpcrdma__provider_inbox_init(struct rpcrdma_prov_inbox *ib, int epfd);
+/* Any thread.  Returns 0 or -errno (the item was not queued). */
+int rpcrdma__provider_inbox_push(struct rpcrdma_prov_inbox *ib, struct rpcrdma_prov_inbox_item *it);
+/* The same, with @prep(@arg) run under the inbox's lock first: the item is
+ * queued only if it returns 0 (else its error is returned), and the owner's
+ * next take waits until both are done.  Lets a source finish moving a
+ * resource whose events the owner may see before the item arrives. */
+int rpcrdma__provider_inbox_push_with(struct rpcrdma_prov_inbox *ib,
+				      struct rpcrdma_prov_inbox_item *it, int (*prep)(void *),
+				      void *arg);
+/* The owner's thread: every item queued so far, oldest first, or NULL. */
+struct rpcrdma_prov_inbox_item *rpcrdma__provider_inbox_take(struct rpcrdma_prov_inbox *ib);
+/* The caller frees what rpcrdma__provider_inbox_take() still returns. */
+void rpcrdma__provider_inbox_destroy(struct rpcrdma_prov_inbox *ib);
+/* Whether @fd is the inbox's eventfd (epoll dispatch). */
+bool rpcrdma__provider_inbox_fd(const struct rpcrdma_prov_inbox *ib, int fd);
 
 /*
  * The poll loop every implementation runs: deliver queued events, then the
@@ -644,6 +680,15 @@ static inline int rpcrdma__provider_accept(struct rpcrdma_prov_conn *c, const vo
                                            size_t pdlen)
 {
 	return c->prov->ops->accept(c, pdata, pdlen);
+}
+
+/* -EOPNOTSUPP when the provider cannot hand connections over. */
+static inline int rpcrdma__provider_conn_handoff(struct rpcrdma_prov_conn *c,
+						 struct rpcrdma_provider *to, void *ctx)
+{
+	if (!c || !c->prov->ops->conn_handoff)
+		return -EOPNOTSUPP;
+	return c->prov->ops->conn_handoff(c, to, ctx);
 }
 
 /* The connection becomes CLOSED without a terminal event; receives posted

@@ -708,7 +708,7 @@ static bool vb_fill(void *ctx)
 	struct vb_prov *p = ctx;
 
 	return rpcrdma__vb_cm_read_one(p) || cq_events_read(p) || hot_poll_one(p) ||
-	       async_read_one(p);
+	       async_read_one(p) || rpcrdma__vb_inbox_drain(p);
 }
 
 static void vb_announce(void *ctx, struct rpcrdma_prov_conn *c)
@@ -954,6 +954,7 @@ static void vb_close(struct rpcrdma_provider *b)
 	while (!list_empty(&p->listeners))
 		rpcrdma__vb_listener_close(
 		    &container_of(p->listeners.next, struct vb_listener, node)->base);
+	rpcrdma__vb_inbox_close(p);
 	rpcrdma__vb_mem_close(p);
 	if (p->epfd >= 0)
 		close(p->epfd);
@@ -1079,6 +1080,7 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 		return -ENOMEM;
 	p->base.ops = &rpcrdma__provider_verbs_ops;
 	p->epfd = -1;
+	p->inbox.efd = -1;
 	list_init(&p->conns);
 	list_init(&p->listeners);
 	list_init(&p->mrs);
@@ -1136,6 +1138,8 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 		ret = epoll_watch(p->epfd, p->cch->fd);
 	if (!ret)
 		ret = epoll_watch(p->epfd, p->ctx->async_fd);
+	if (!ret)
+		ret = rpcrdma__provider_inbox_init(&p->inbox, p->epfd);
 	if (ret)
 		goto out_close;
 	ret = rpcrdma__vb_pick_mode(p, &da);
@@ -1172,6 +1176,7 @@ const struct rpcrdma_provider_ops rpcrdma__provider_verbs_ops = {
     .accept = rpcrdma__vb_accept,
     .reject = rpcrdma__vb_reject,
     .disconnect = rpcrdma__vb_disconnect,
+    .conn_handoff = rpcrdma__vb_conn_handoff,
     .conn_destroy = vb_conn_destroy,
     .post_recv = vb_post_recv,
     .post_send = vb_post_send,

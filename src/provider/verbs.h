@@ -44,6 +44,9 @@ enum vb_grant_mode {
 enum vb_kind {
 	VB_KIND_CONN = 0x636f6e6e,
 	VB_KIND_LISTENER = 0x6c697374,
+	/* A connection request between two instances (conn_handoff): its id
+	 * is on the target's channel, the target has not adopted it yet. */
+	VB_KIND_HANDOFF = 0x68616e64,
 };
 
 struct vb_prov {
@@ -71,6 +74,21 @@ struct vb_prov {
 	size_t nfree, capfree;
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
+	struct rpcrdma_prov_inbox inbox; /* connection requests handed to us */
+};
+
+/* A connection request on its way to another instance (conn_handoff). */
+struct vb_handoff {
+	enum vb_kind kind; /* VB_KIND_HANDOFF: the id's context meanwhile */
+	struct rpcrdma_prov_inbox_item item;
+	struct rdma_cm_id *id;
+	struct vb_prov *to;
+	struct rpcrdma_prov_conn_attr attr;
+	void *ctx;
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	uint8_t peer_ird, peer_ord;
+	uint8_t pdata[RPCRDMA_PROV_PRIVATE_MAX], pdlen;
 };
 
 struct vb_listener {
@@ -115,6 +133,7 @@ struct vb_conn {
 	bool armed, hot, qp_failed;
 	int fail_err;
 	uint8_t peer_ird, peer_ord; /* the REQ's, for accept */
+	/* Active: what the REQ carries.  Passive: what it carried (handoff). */
 	uint8_t pdata[RPCRDMA_PROV_PRIVATE_MAX], pdlen;
 	struct vb_op *ops;
 	unsigned int nops;
@@ -230,6 +249,11 @@ int rpcrdma__vb_connect(struct rpcrdma_prov_conn *bc, const struct sockaddr *dst
 int rpcrdma__vb_accept(struct rpcrdma_prov_conn *bc, const void *pdata, size_t pdlen);
 int rpcrdma__vb_reject(struct rpcrdma_prov_conn *bc, const void *pdata, size_t pdlen);
 int rpcrdma__vb_disconnect(struct rpcrdma_prov_conn *bc);
+int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provider *to, void *ctx);
+/* Adopts what other instances handed over.  Returns whether there was any. */
+bool rpcrdma__vb_inbox_drain(struct vb_prov *p);
+/* Refuses what is still in the inbox (close). */
+void rpcrdma__vb_inbox_close(struct vb_prov *p);
 
 /* verbs_mem.c */
 void rpcrdma__vb_remote_invalidated(struct vb_conn *c, uint32_t rkey);

@@ -56,6 +56,8 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 	c->listener = l;
 	c->peer_ird = cp->responder_resources;
 	c->peer_ord = cp->initiator_depth;
+	c->pdlen = (uint8_t)(len < RPCRDMA_PROV_PRIVATE_MAX ? len : RPCRDMA_PROV_PRIVATE_MAX);
+	memcpy(c->pdata, data, c->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
 	rpcrdma__provider_set_peer(&c->base, rdma_get_peer_addr(id), sizeof(struct sockaddr_storage));
 	if (rpcrdma__vb_qp_create(c)) {
@@ -226,6 +228,22 @@ int rpcrdma__vb_cm_read_one(struct vb_prov *p)
 		return 1;
 	}
 	kind = id ? id->context : NULL;
+	if (kind && *kind == VB_KIND_HANDOFF) {
+		/* Handed to us, and its event came before the inbox was
+		 * read: adopt it first (the push is complete once the inbox
+		 * can be taken), then find the connection it became. */
+		struct vb_conn *c = NULL;
+
+		(void)rpcrdma__vb_inbox_drain(p);
+		for (struct link *it = p->conns.next; it != &p->conns; it = it->next)
+			if (container_of(it, struct vb_conn, node)->id == id) {
+				c = container_of(it, struct vb_conn, node);
+				break;
+			}
+		if (c)
+			on_conn_event(c, type, status, data, len, consumer);
+		return 1;
+	}
 	if (!kind)
 		return 1; /* the anchor, or an id being given up */
 	if (*kind == VB_KIND_LISTENER) {
@@ -472,4 +490,138 @@ int rpcrdma__vb_disconnect(struct rpcrdma_prov_conn *bc)
 	else
 		rpcrdma__vb_conn_end(c, RPCRDMA_PEV_DISCONNECTED, 0, NULL, 0);
 	return 0;
+}
+
+/*
+ * Handing a connection request to another instance.  The CM id moves to the
+ * target's event channel (rdma_migrate_id) under the target's inbox lock,
+ * with a handoff record as its context, so an event the target reads before
+ * it takes the inbox finds the record and adopts it first.  The QP does not
+ * move: it belongs to the source's protection domain and completion
+ * channel, and nothing is posted on it yet, so the target makes its own.
+ */
+static int handoff_migrate(void *arg)
+{
+	struct vb_handoff *h = arg;
+	void *old = h->id->context;
+
+	h->id->context = &h->kind;
+	if (rdma_migrate_id(h->id, h->to->ec)) {
+		int ret = errno_neg();
+
+		h->id->context = old;
+		return ret;
+	}
+	return 0;
+}
+
+int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provider *to, void *ctx)
+{
+	struct vb_conn *c = conn_of(bc);
+	struct vb_prov *dst;
+	struct vb_handoff *h;
+	int ret;
+
+	if (!to || to == bc->prov)
+		return -EINVAL;
+	if (to->ops != bc->prov->ops)
+		return -EOPNOTSUPP;
+	dst = prov_of(to);
+	if (dst->failed || dst->inbox.efd < 0 || dst->dev != c->p->dev)
+		return -EOPNOTSUPP;
+	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->id || c->destroyed)
+		return -ENOTCONN;
+	for (unsigned int i = 0; i < c->nops; i++)
+		if (c->ops[i].in_use)
+			return -EBUSY;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->kind = VB_KIND_HANDOFF;
+	h->id = c->id;
+	h->to = dst;
+	h->attr = bc->attr;
+	h->ctx = ctx;
+	memcpy(&h->peer, &bc->peer_addr, sizeof(h->peer));
+	h->peerlen = bc->peer_addrlen;
+	h->peer_ird = c->peer_ird;
+	h->peer_ord = c->peer_ord;
+	h->pdlen = c->pdlen;
+	memcpy(h->pdata, c->pdata, c->pdlen);
+	ret = rpcrdma__provider_inbox_push_with(&dst->inbox, &h->item, handoff_migrate, h);
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	/* The id is the target's now: free the rest without refusing. */
+	c->id = NULL;
+	c->listener = NULL;
+	c->p->st.conns_handed_off++;
+	rpcrdma__vb_conn_free(c);
+	return 0;
+}
+
+static void adopt(struct vb_prov *p, struct vb_handoff *h)
+{
+	struct rpcrdma_prov_event ev;
+	struct vb_conn *c = rpcrdma__vb_conn_alloc(p, &h->attr, h->ctx);
+
+	if (!c) {
+		h->id->context = NULL;
+		(void)rdma_reject(h->id, NULL, 0);
+		(void)rdma_destroy_id(h->id);
+		p->st.errors++;
+		return;
+	}
+	c->id = h->id;
+	h->id->context = &c->kind;
+	c->passive = true;
+	c->peer_ird = h->peer_ird;
+	c->peer_ord = h->peer_ord;
+	c->pdlen = h->pdlen;
+	memcpy(c->pdata, h->pdata, h->pdlen);
+	c->base.state = RPCRDMA_PCONN_REQUESTED;
+	rpcrdma__provider_set_peer(&c->base, (struct sockaddr *)&h->peer, h->peerlen);
+	if (rpcrdma__vb_qp_create(c)) {
+		p->st.errors++;
+		rpcrdma__vb_conn_free(c); /* rejects it */
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
+	ev.conn = &c->base;
+	ev.ctx = h->ctx;
+	rpcrdma__vb_copy_private(&ev, h->pdata, h->pdlen);
+	rpcrdma__vb_emit(p, &ev);
+}
+
+bool rpcrdma__vb_inbox_drain(struct vb_prov *p)
+{
+	struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox);
+	bool any = it != NULL;
+
+	while (it) {
+		struct vb_handoff *h = container_of(it, struct vb_handoff, item);
+
+		it = it->next;
+		adopt(p, h);
+		free(h);
+	}
+	return any;
+}
+
+void rpcrdma__vb_inbox_close(struct vb_prov *p)
+{
+	struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox);
+
+	while (it) {
+		struct vb_handoff *h = container_of(it, struct vb_handoff, item);
+
+		it = it->next;
+		h->id->context = NULL;
+		(void)rdma_reject(h->id, NULL, 0);
+		(void)rdma_destroy_id(h->id);
+		free(h);
+	}
+	rpcrdma__provider_inbox_destroy(&p->inbox);
 }

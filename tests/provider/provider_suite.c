@@ -25,6 +25,9 @@
  * PROVIDER_SUITE_TRACE=1 in the environment prints every event.
  */
 #include <arpa/inet.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <pthread.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -410,10 +413,11 @@ static void env_close(struct env *e)
 	free(e->srv.up);
 }
 
-static bool private_ok(const struct env *e, const struct rpcrdma_prov_event *ev, const void *want,
-                       size_t len)
+/* Whether @ev carries @want, as a provider with @caps delivers it. */
+static bool private_matches(const struct rpcrdma_prov_caps *caps,
+			    const struct rpcrdma_prov_event *ev, const void *want, size_t len)
 {
-	bool exact = e->srv.p->caps.flags & RPCRDMA_PCAP_EXACT_PRIVATE_LEN;
+	bool exact = caps->flags & RPCRDMA_PCAP_EXACT_PRIVATE_LEN;
 
 	if (exact && ev->private_len != len)
 		return false;
@@ -424,6 +428,12 @@ static bool private_ok(const struct env *e, const struct rpcrdma_prov_event *ev,
 		if (ev->private_data[i])
 			return false;
 	return true;
+}
+
+static bool private_ok(const struct env *e, const struct rpcrdma_prov_event *ev, const void *want,
+		       size_t len)
+{
+	return private_matches(&e->srv.p->caps, ev, want, len);
 }
 
 typedef int (*prep_fn)(struct rpcrdma_prov_conn *conn, bool server, void *arg);
@@ -2184,6 +2194,264 @@ static int test_handle_scope(struct env *e)
 }
 
 /*
+ * conn_handoff: connections arrive on the listener's instance and are
+ * handed to "worker" instances, each polled by its own thread, as a server
+ * with worker loops does.  A worker accepts with private data, grants
+ * remote write access on its own instance, and the client RDMA Writes
+ * there and Sends; the worker checks both.  Then bad targets are refused
+ * and leave the request usable where it was.
+ */
+#define HO_WORKERS 3
+#define HO_CONNS 12
+#define HO_BYTES 4096
+
+struct ho_worker {
+	struct rpcrdma_provider *p;
+	pthread_t th;
+	atomic_bool stop;
+	/* Written by the worker thread, read after join. */
+	unsigned int accepted, verified, bad, disconnected;
+	struct ho_slot {
+		struct rpcrdma_prov_conn *c;
+		struct rpcrdma_prov_mr *mr;
+		struct rpcrdma_prov_grant *g;
+		uint8_t *mem; /* [0, HO_BYTES): the Write target; then receive and send areas */
+		unsigned int n;
+	} slot[HO_CONNS];
+	unsigned int nslots;
+};
+
+static void *ho_worker_main(void *arg)
+{
+	struct ho_worker *w = arg;
+	struct rpcrdma_prov_event ev[16];
+
+	while (!atomic_load(&w->stop)) {
+		struct pollfd pfd = {.fd = rpcrdma__provider_fd(w->p), .events = POLLIN};
+		int n = rpcrdma__provider_poll(w->p, ev, 16);
+
+		if (n < 0) {
+			w->bad++;
+			break;
+		}
+		if (n == 0) {
+			if (rpcrdma__provider_trywait(w->p) == 0)
+				(void)poll(&pfd, 1, 20);
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			struct ho_slot *sl;
+			struct rpcrdma_prov_sge sge;
+			struct rpcrdma_prov_rseg seg;
+
+			switch (ev[i].type) {
+			case RPCRDMA_PEV_CONNECT_REQUEST:
+				if (ev[i].listener || CTX_TAG(ev[i].ctx) != T_CONN_SERVER ||
+				    !private_matches(&w->p->caps, &ev[i], "cli", 3) ||
+				    !ev[i].conn->peer_addrlen || w->nslots >= HO_CONNS) {
+					w->bad++;
+					break;
+				}
+				sl = &w->slot[w->nslots];
+				sl->n = w->nslots++;
+				sl->c = ev[i].conn;
+				sl->c->ctx = sl;
+				sl->mem = calloc(1, 3 * HO_BYTES);
+				if (!sl->mem || rpcrdma__provider_reg_mr(w->p, sl->mem,
+									 3 * HO_BYTES, &sl->mr)) {
+					w->bad++;
+					break;
+				}
+				sge =
+				    (struct rpcrdma_prov_sge){sl->mem + HO_BYTES, HO_BYTES, sl->mr};
+				if (rpcrdma__provider_post_recv(sl->c, &sge, 1,
+								CTX(T_RECV, sl->n)) ||
+				    rpcrdma__provider_accept(sl->c, "srv", 3))
+					w->bad++;
+				break;
+			case RPCRDMA_PEV_ESTABLISHED:
+				sl = ev[i].ctx;
+				w->accepted++;
+				/* Tell the client where to write: a grant on this instance. */
+				if (rpcrdma__provider_grant(sl->c, sl->mr, sl->mem, HO_BYTES,
+							    RPCRDMA_PACCESS_REMOTE_WRITE, &sl->g,
+							    &seg)) {
+					w->bad++;
+					break;
+				}
+				memcpy(sl->mem + 2 * HO_BYTES, &seg, sizeof(seg));
+				sge = (struct rpcrdma_prov_sge){sl->mem + 2 * HO_BYTES, sizeof(seg),
+								sl->mr};
+				if (rpcrdma__provider_post_send(sl->c, &sge, 1, 0, 0,
+								CTX(T_SEND, sl->n)))
+					w->bad++;
+				break;
+			case RPCRDMA_PEV_COMPLETION:
+				if (ev[i].status != RPCRDMA_PST_SUCCESS) {
+					if (ev[i].status != RPCRDMA_PST_FLUSHED)
+						w->bad++;
+					break;
+				}
+				if (ev[i].op == RPCRDMA_POP_RECV) {
+					sl = &w->slot[CTX_N(ev[i].ctx)];
+					/* The Send follows the Write: the data is in place. */
+					for (unsigned int k = 0; k < HO_BYTES; k++) {
+						if (sl->mem[k] !=
+						    (uint8_t)(k * 7 + sl->mem[HO_BYTES])) {
+							w->bad++;
+							break;
+						}
+					}
+					w->verified++;
+				}
+				break;
+			case RPCRDMA_PEV_DISCONNECTED:
+				w->disconnected++;
+				break;
+			default:
+				w->bad++;
+				break;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void ho_worker_free(struct ho_worker *w)
+{
+	for (unsigned int i = 0; i < w->nslots; i++) {
+		struct ho_slot *sl = &w->slot[i];
+
+		if (sl->g)
+			(void)rpcrdma__provider_revoke(sl->g, NULL);
+		if (sl->c)
+			rpcrdma__provider_conn_destroy(sl->c);
+		if (sl->mr)
+			rpcrdma__provider_dereg_mr(sl->mr);
+		free(sl->mem);
+	}
+	if (w->p)
+		rpcrdma__provider_close(w->p);
+}
+
+static int test_handoff(struct env *e)
+{
+	struct rpcrdma_prov_open_attr sa = {(struct sockaddr *)&e->srv_addr, e->srv_len};
+	static struct ho_worker w[HO_WORKERS];
+	struct rpcrdma_prov_conn *c[HO_CONNS];
+	struct rpcrdma_prov_event ev;
+	struct rbuf cb;
+	unsigned int got = 0, written = 0, accepted = 0, verified = 0, bad = 0;
+	int64_t end;
+
+	memset(w, 0, sizeof(w));
+	for (int i = 0; i < HO_WORKERS; i++) {
+		CHECK_OK(rpcrdma__provider_open(e->prov, &sa, &w[i].p));
+		atomic_init(&w[i].stop, false);
+	}
+
+	/* Bad targets: the request stays where it is, still usable. */
+	CHECK_OK(rbuf_init(&e->cli, &cb, HO_CONNS * 2 * HO_BYTES));
+	CHECK_OK(rpcrdma__provider_conn_create(e->cli.p, NULL, CTX(T_CONN_CLIENT, 99), &c[0]));
+	CHECK_OK(
+	    rpcrdma__provider_connect(c[0], (struct sockaddr *)&e->lst_addr, e->lst_len, "cli", 3));
+	CHECK(wait_conn_ev(e, &e->srv, RPCRDMA_PEV_CONNECT_REQUEST, NULL, &ev));
+	CHECK_RC(rpcrdma__provider_conn_handoff(ev.conn, NULL, NULL), -EINVAL);
+	CHECK_RC(rpcrdma__provider_conn_handoff(ev.conn, e->srv.p, NULL), -EINVAL);
+	CHECK(ev.conn->state == RPCRDMA_PCONN_REQUESTED);
+	CHECK_OK(rpcrdma__provider_reject(ev.conn, NULL, 0));
+	rpcrdma__provider_conn_destroy(ev.conn);
+	CHECK(wait_conn_ev(e, &e->cli, RPCRDMA_PEV_REJECTED, c[0], NULL));
+	rpcrdma__provider_conn_destroy(c[0]);
+
+	for (int i = 0; i < HO_WORKERS; i++)
+		CHECK(pthread_create(&w[i].th, NULL, ho_worker_main, &w[i]) == 0);
+	for (unsigned int k = 0; k < HO_CONNS; k++) {
+		CHECK_OK(
+		    rpcrdma__provider_conn_create(e->cli.p, NULL, CTX(T_CONN_CLIENT, k), &c[k]));
+		CHECK_OK(rpcrdma__provider_post_recv(
+		    c[k], &(struct rpcrdma_prov_sge){cb.mem + 2 * k * HO_BYTES, HO_BYTES, cb.mr}, 1,
+		    CTX(T_RECV, k)));
+		CHECK_OK(rpcrdma__provider_connect(c[k], (struct sockaddr *)&e->lst_addr,
+						   e->lst_len, "cli", 3));
+	}
+	/* Each request goes to a worker, round robin; the rest happens there. */
+	for (unsigned int k = 0; k < HO_CONNS; k++) {
+		CHECK(wait_conn_ev(e, &e->srv, RPCRDMA_PEV_CONNECT_REQUEST, NULL, &ev));
+		CHECK(ev.listener == e->lst);
+		CHECK_OK(rpcrdma__provider_conn_handoff(ev.conn, w[k % HO_WORKERS].p,
+							CTX(T_CONN_SERVER, k)));
+	}
+	/* The client: on each worker's grant, Write a pattern there, then Send. */
+	end = now_ms() + 20000;
+	while (written < HO_CONNS) {
+		ssize_t i;
+
+		CHECK(now_ms() < end);
+		i = wait_idx(e, &e->cli, RPCRDMA_PEV_COMPLETION, NULL, true, NULL, true, 100);
+		if (i < 0)
+			continue;
+		take(&e->cli, (size_t)i, &ev);
+		if (ev.op == RPCRDMA_POP_RECV) {
+			unsigned int k = CTX_N(ev.ctx);
+			struct rpcrdma_prov_rseg seg;
+			uint8_t *src = cb.mem + (2 * k + 1) * HO_BYTES;
+
+			CHECK(ev.status == RPCRDMA_PST_SUCCESS && ev.byte_len == sizeof(seg));
+			memcpy(&seg, cb.mem + 2 * k * HO_BYTES, sizeof(seg));
+			CHECK(seg.length == HO_BYTES);
+			for (unsigned int b = 0; b < HO_BYTES; b++)
+				src[b] = (uint8_t)(b * 7 + k);
+			/* The worker reads byte HO_BYTES (its receive) as the seed. */
+			src[0] = (uint8_t)k;
+			CHECK_OK(rpcrdma__provider_post_write(
+			    c[k], &(struct rpcrdma_prov_sge){src, HO_BYTES, cb.mr}, 1, &seg, 1,
+			    CTX(T_WRITE, k)));
+			CHECK_OK(rpcrdma__provider_post_send(
+			    c[k], &(struct rpcrdma_prov_sge){src, 1, cb.mr}, 1, 0, 0,
+			    CTX(T_SEND, k)));
+			got++;
+		} else if (ev.op == RPCRDMA_POP_SEND) {
+			CHECK(ev.status == RPCRDMA_PST_SUCCESS);
+			written++;
+		} else {
+			CHECK(ev.status == RPCRDMA_PST_SUCCESS);
+		}
+	}
+	/* Every worker verified what landed in its memory. */
+	end = now_ms() + 10000;
+	for (;;) {
+		verified = 0;
+		for (int i = 0; i < HO_WORKERS; i++)
+			verified += __atomic_load_n(&w[i].verified, __ATOMIC_ACQUIRE);
+		if (verified == HO_CONNS || now_ms() > end)
+			break;
+		pump(e, 20);
+	}
+	for (unsigned int k = 0; k < HO_CONNS; k++)
+		(void)rpcrdma__provider_disconnect(c[k]);
+	settle(e, 200);
+	for (int i = 0; i < HO_WORKERS; i++) {
+		atomic_store(&w[i].stop, true);
+		pthread_join(w[i].th, NULL);
+		accepted += w[i].accepted;
+		bad += w[i].bad;
+		/* Handed out evenly. */
+		CHECK(w[i].nslots == HO_CONNS / HO_WORKERS);
+	}
+	printf("  %u handed over, %u established on workers, %u verified, %u bad\n", HO_CONNS,
+	       accepted, verified, bad);
+	CHECK(got == HO_CONNS && accepted == HO_CONNS && verified == HO_CONNS && bad == 0);
+	for (unsigned int k = 0; k < HO_CONNS; k++)
+		rpcrdma__provider_conn_destroy(c[k]);
+	for (int i = 0; i < HO_WORKERS; i++)
+		ho_worker_free(&w[i]);
+	rbuf_free(&cb);
+	e->cli.n = 0;
+	return 0;
+}
+
+/*
  * The runner.
  */
 struct test_case {
@@ -2195,6 +2463,7 @@ static const struct test_case cases[] = {
     {"open_caps", test_open_caps},
     {"connect_private_data", test_connect_private_data},
     {"peer_address", test_peer_address},
+    {"handoff", test_handoff},
     {"reject_private_data", test_reject_private_data},
     {"connect_refused", test_connect_refused},
     {"send_recv", test_send_recv},
