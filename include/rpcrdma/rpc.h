@@ -200,7 +200,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(timeouts)                                                                            \
 	X(rdma_errors_sent)                                                                    \
 	X(rdma_errors_received)                                                                \
-	X(remote_invalidations) /* handles the peer invalidated with Send With Invalidate */
+	X(remote_invalidations) /* handles the peer invalidated with Send With Invalidate */ \
+	X(write_zero_copy_bytes) /* server: Write chunk bytes sent from the results' memory */ \
+	X(conns_handed_off)    /* server: connections given to worker loops */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -234,7 +236,13 @@ struct rpcrdma_svc_proc {
 	size_t args_size; /* bytes the library allocates for args */
 	rpcrdma_xdr_fn encode_res;
 	size_t res_size;
-	void (*free_res)(void *res); /* after the reply is sent; may be NULL */
+	/* Runs once the library no longer reads @res or what it points to
+	 * (may be NULL).  Over RDMA a large DDP-eligible result (32 KiB or
+	 * more, rpcrdma_xdr_encode_ddp) is not copied: it is RDMA Written into
+	 * the client's Write chunk from the memory encode_res gave, and
+	 * free_res runs after that Write completed.  Keep that memory
+	 * unchanged until then. */
+	void (*free_res)(void *res);
 };
 
 struct rpcrdma_server_opts {
@@ -247,6 +255,17 @@ struct rpcrdma_server_opts {
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
 	uint32_t max_record;       /* TCP: largest call record; 0: 1 MiB + 64 KiB */
+	/*
+	 * Worker loops; 0: none, every call runs on the server's loop.  N (at
+	 * most 256): N threads, each running a loop of its own.  The server's
+	 * loop only accepts connections and hands each, round robin, to one
+	 * worker, which serves it for its whole life: procedures run on that
+	 * worker's thread (rpcrdma_svc_loop() names its loop), so they must
+	 * be safe to run on several threads at once.  The duplicate request
+	 * cache is shared, so a client that reconnects to another worker
+	 * still gets its cached replies.
+	 */
+	unsigned int workers;
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);
@@ -276,10 +295,11 @@ RPCRDMA_EXTERN int rpcrdma_server_port(struct rpcrdma_server *srv);
 /**
  * Counters summed over the server's connections, closed ones included;
  * retransmits counts duplicate calls the duplicate request cache caught.
- * Returns 0 or -EINVAL.
+ * With worker loops it asks each worker and waits for the answers: call it
+ * on the server's loop's thread (from a worker's thread it returns
+ * -EDEADLK).  Returns 0, -EINVAL or -ENOMEM.
  */
-RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv,
-					struct rpcrdma_xprt_stats *out);
+RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv, struct rpcrdma_xprt_stats *out);
 
 /**
  * rpcrdma_server_destroy - stop accepting, finish calls in progress, close
@@ -288,15 +308,26 @@ RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv,
  * Deferred requests not yet answered are answered with SYSTEM_ERR (their
  * free_res runs); their struct rpcrdma_svc_req must not be used afterwards.
  * Called from inside one of the server's procedures, the memory is released
- * at the loop's next iteration.
+ * at the loop's next iteration.  With worker loops, the listener closes
+ * first, then each worker finishes and closes its connections, and the
+ * call returns once every worker thread has ended; called on a worker's
+ * thread, the destruction is queued to the server's loop instead.
  */
 RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
 
 /** The credential of a request, as the client sent it. */
-RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
+RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *
+rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
 
 /** XID, program, version and procedure of a request. */
 RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);
+
+/**
+ * The loop @req runs on: the server's, or its worker's.  Deferred answers
+ * (rpcrdma_svc_reply) must be given on that loop's thread; from elsewhere,
+ * queue them there with rpcrdma_loop_wake().
+ */
+RPCRDMA_EXTERN struct rpcrdma_loop *rpcrdma_svc_loop(const struct rpcrdma_svc_req *req);
 
 /**
  * Answer a deferred request: @status as the fn's return value.  Returns 0,

@@ -22,7 +22,10 @@
  * The procedure returns 0 (SUCCESS with the encoded results), a negative
  * accept_stat, or RPCRDMA_SVC_DEFERRED to answer later through
  * rpcrdma_svc_reply().  Results that fail to encode turn into SYSTEM_ERR.
- * free_res runs once the reply has left (only when the procedure ran).
+ * free_res runs once the transport no longer reads the results (only when
+ * the procedure ran): over RDMA, DDP-eligible results of 32 KiB or more are
+ * written into the client's Write chunk straight from the memory encode_res
+ * pointed at, so that memory must stay put until then.
  *
  * Duplicates.  Only calls that reach a procedure go through the cache;
  * the error replies above cost nothing to produce again.  A duplicate of an
@@ -40,8 +43,10 @@
  * drops parked duplicates, then lets the transport flush and close.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rpc/core.h"
 #include "rpc/drc.h"
@@ -60,6 +65,7 @@ enum req_state {
 	R_RUNNING,  /* being dispatched */
 	R_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
 	R_PARKED,   /* a duplicate waiting for its original's reply */
+	R_WATCHING, /* a duplicate of a call running on another worker */
 };
 
 struct rpcrdma_svc_req {
@@ -68,24 +74,48 @@ struct rpcrdma_svc_req {
 	struct rpcrdma_rpc_msg msg;
 	const struct rpcrdma_svc_proc *proc;
 	void *args, *res;
-	struct rpcrdma__drc_entry *drc; /* running: its entry; parked: the original's */
+	struct rpcrdma__drc_entry *drc; /* running: its cache entry (the entry's owner is us) */
+	struct rpcrdma_svc_req *parked; /* running: its newest duplicate waiting */
+	struct rpcrdma_svc_req *orig;   /* parked: the call it waits for */
+	struct rpcrdma__drc_key key;    /* watching: the call it waits for */
+	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
+	uint32_t watch_ms;
 	enum req_state state;
 	bool ran;                            /* the procedure was called: free_res applies */
 	struct rpcrdma_svc_req *prev, *next; /* deferred or parked */
 };
 
+struct svc_worker {
+	struct rpcrdma_server *srv; /* the worker's core */
+	struct rpcrdma_loop *loop;
+	pthread_t thread;
+	bool running;
+};
+
+/*
+ * A server, or one worker's core.  A worker's core has its own loop,
+ * transport, deferred and parked requests and counters, all touched only
+ * on its thread; the program registry and the duplicate request cache are
+ * its root's, shared under the root's locks.
+ */
 struct rpcrdma_server {
 	struct rpcrdma_loop *loop;
 	const struct rpcrdma__svc_transport_ops *ops;
 	struct rpcrdma__svc_transport *t;
 	struct rpcrdma_server_opts opts;
-	struct svc_prog *progs;
-	struct rpcrdma__drc *drc;
+	struct rpcrdma_server *root;     /* itself, or the server a worker serves */
 	struct rpcrdma_svc_req *waiting; /* deferred and parked requests */
 	uint64_t bad_msgs, dups;
 	unsigned int busy;
 	bool destroying;
 	struct rpcrdma__timer free_timer;
+	/* The root's alone. */
+	pthread_rwlock_t reg_lock; /* progs: registered here, read by workers */
+	pthread_mutex_t drc_lock;  /* drc, and the owner slots of its entries */
+	struct svc_prog *progs;
+	struct rpcrdma__drc *drc;
+	struct svc_worker *workers;
+	unsigned int nworkers, next_worker;
 };
 
 void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
@@ -103,24 +133,39 @@ void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 	opts->accept_msgp = false;
 	opts->drc_entries = RPCRDMA__DRC_DEFAULT_ENTRIES;
 	opts->max_record = 0;
+	opts->workers = 0;
 }
 
 /* Life cycle helpers (as in clnt.c: free only with nothing of ours on the stack). */
 
+static void workers_stop(struct rpcrdma_server *s);
+
 static void finalize(struct rpcrdma_server *s)
 {
-	rpcrdma__timer_stop(&s->free_timer);
-	s->ops->destroy(s->t);
-	rpcrdma__drc_destroy(s->drc);
-	while (s->progs) {
-		struct svc_prog *p = s->progs;
+	struct rpcrdma_loop *loop = s->loop;
+	bool worker = s->root != s;
 
-		s->progs = p->next;
-		free(p->procs);
-		free(p);
+	rpcrdma__timer_stop(&s->free_timer);
+	/* The listener goes first: nothing is handed to a worker after. */
+	s->ops->destroy(s->t);
+	if (!worker) {
+		workers_stop(s);
+		rpcrdma__drc_destroy(s->drc);
+		while (s->progs) {
+			struct svc_prog *p = s->progs;
+
+			s->progs = p->next;
+			free(p->procs);
+			free(p);
+		}
+		pthread_rwlock_destroy(&s->reg_lock);
+		pthread_mutex_destroy(&s->drc_lock);
 	}
-	rpcrdma__loop_unref(s->loop);
+	rpcrdma__loop_unref(loop);
 	free(s);
+	/* A worker's thread returns once its core is gone (worker_main). */
+	if (worker)
+		rpcrdma_loop_stop(loop);
 }
 
 static void free_cb(struct rpcrdma__timer *tm)
@@ -169,6 +214,12 @@ static void req_free(struct rpcrdma_svc_req *r)
 	free(r->args);
 	free(r->res);
 	free(r);
+}
+
+/* The transport no longer reads the results (transport.h, done). */
+static void req_reply_done(void *ctx)
+{
+	req_free(ctx);
 }
 
 /* Encoding replies. */
@@ -303,16 +354,15 @@ static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc
 static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
 			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp);
 
-/* Release a parked duplicate without answering it. */
+/* Release a parked or watching duplicate without answering it. */
 static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
-	void **slot = rpcrdma__drc_owner(r->drc);
-
-	if (*slot == r)
-		*slot = NULL;
+	rpcrdma__timer_stop(&r->watch);
+	if (r->orig && r->orig->parked == r)
+		r->orig->parked = NULL;
+	r->orig = NULL;
 	waiting_remove(s, r);
 	s->ops->reply_drop(r->t);
-	r->drc = NULL;
 	req_free(r);
 }
 
@@ -324,19 +374,25 @@ static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
 			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
 {
+	struct rpcrdma_server *root = s->root;
 	struct rpcrdma_svc_req *parked;
 
 	if (!r->drc)
 		return;
-	parked = *rpcrdma__drc_owner(r->drc);
+	pthread_mutex_lock(&root->drc_lock);
+	/* No other worker may find us through the entry once it is done. */
+	*rpcrdma__drc_owner(r->drc) = NULL;
 	if (bytes)
-		(void)rpcrdma__drc_complete_ddp(s->drc, r->drc, bytes, len, ddp, nddp);
+		(void)rpcrdma__drc_complete_ddp(root->drc, r->drc, bytes, len, ddp, nddp);
 	else
-		rpcrdma__drc_forget(s->drc, r->drc);
+		rpcrdma__drc_forget(root->drc, r->drc);
+	pthread_mutex_unlock(&root->drc_lock);
 	r->drc = NULL;
+	parked = r->parked;
+	r->parked = NULL;
 	if (parked) {
 		waiting_remove(s, parked);
-		parked->drc = NULL;
+		parked->orig = NULL;
 		if (bytes)
 			send_cached(s, parked, bytes, len, ddp, nddp);
 		else
@@ -361,6 +417,10 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	int rc;
 
 	t->reply_hint = 0;
+	/* DDP results may be sent from @r's memory: the transport frees @r
+	 * through req_reply_done once it is done with them. */
+	t->done = req_reply_done;
+	t->done_ctx = r;
 	for (;;) {
 		size_t room;
 
@@ -400,7 +460,6 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		free(plain);
 	}
 	(void)s->ops->reply_send(t);
-	req_free(r);
 	return;
 
 out_no_stream:
@@ -412,7 +471,6 @@ out_no_stream:
 		free(plain);
 	}
 	s->ops->reply_drop(t);
-	req_free(r);
 }
 
 /*
@@ -574,7 +632,7 @@ static const struct svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t
 	const struct svc_prog *hit = NULL;
 
 	*known = false;
-	for (const struct svc_prog *p = s->progs; p; p = p->next) {
+	for (const struct svc_prog *p = s->root->progs; p; p = p->next) {
 		if (p->prog != prog)
 			continue;
 		if (!*known || p->vers < *low)
@@ -588,9 +646,91 @@ static const struct svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t
 	return hit;
 }
 
+/* A cached reply copied out of the cache. */
+struct cached {
+	void *bytes;
+	size_t len;
+	struct rpcrdma__drc_ddp *ddp;
+	unsigned int nddp;
+};
+
+static bool cached_copy(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, struct cached *c)
+{
+	const struct rpcrdma__drc_ddp *ddp;
+	const void *bytes;
+
+	memset(c, 0, sizeof(*c));
+	rpcrdma__drc_reply(drc, e, &bytes, &c->len);
+	rpcrdma__drc_reply_ddp(e, &ddp, &c->nddp);
+	c->bytes = malloc(c->len ? c->len : 1);
+	c->ddp = malloc(c->nddp ? c->nddp * sizeof(*ddp) : 1);
+	if (!c->bytes || !c->ddp)
+		return false;
+	memcpy(c->bytes, bytes, c->len);
+	if (c->nddp)
+		memcpy(c->ddp, ddp, c->nddp * sizeof(*ddp));
+	return true;
+}
+
+static void cached_free(struct cached *c)
+{
+	free(c->bytes);
+	free(c->ddp);
+}
+
+/*
+ * A duplicate whose original runs on another worker cannot be handed that
+ * worker's reply (each worker's requests are its own thread's), so it looks
+ * at the shared cache now and then until the reply is there.  This is rare:
+ * a client that reconnected while its call was still executing.
+ */
+#define WATCH_FIRST_MS 2u
+#define WATCH_MAX_MS 500u
+
+static void watch_look(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma_svc_req *r = tm->ctx;
+	struct rpcrdma_server *s = r->srv;
+	struct rpcrdma_server *root = s->root;
+	struct rpcrdma__drc_entry *e;
+	struct cached c;
+	bool ok = false;
+
+	pthread_mutex_lock(&root->drc_lock);
+	switch (rpcrdma__drc_lookup(root->drc, &r->key, &e)) {
+	case RPCRDMA__DRC_IN_PROGRESS:
+		pthread_mutex_unlock(&root->drc_lock);
+		r->watch_ms = r->watch_ms * 2 < WATCH_MAX_MS ? r->watch_ms * 2 : WATCH_MAX_MS;
+		rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);
+		return;
+	case RPCRDMA__DRC_DONE:
+		ok = cached_copy(root->drc, e, &c);
+		break;
+	case RPCRDMA__DRC_NEW:
+		/* The original produced no reply, or its entry was evicted:
+		 * we hold no arguments to run it with, so give the entry up
+		 * and let the client's next retransmission run it. */
+		if (e)
+			rpcrdma__drc_forget(root->drc, e);
+		memset(&c, 0, sizeof(c));
+		break;
+	}
+	pthread_mutex_unlock(&root->drc_lock);
+	enter(s);
+	waiting_remove(s, r);
+	if (ok)
+		send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
+	else
+		s->ops->reply_drop(r->t);
+	cached_free(&c);
+	req_free(r);
+	leave(s);
+}
+
 static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
 {
 	struct rpcrdma_server *s = ctx;
+	struct rpcrdma_server *root = s->root;
 	const struct rpcrdma_rpc_call *call;
 	const struct svc_prog *prog;
 	struct rpcrdma__drc_entry *e;
@@ -634,7 +774,11 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, auth);
 		goto out;
 	}
+	/* Registered programs are never removed while the server lives, so
+	 * what the lookup returns stays valid after the lock. */
+	pthread_rwlock_rdlock(&s->root->reg_lock);
 	prog = find_prog(s, call->prog, call->vers, &known, &low, &high);
+	pthread_rwlock_unlock(&s->root->reg_lock);
 	if (!known) {
 		reply_accepted(s, r, RPCRDMA_RPC_PROG_UNAVAIL, 0, 0);
 		goto out;
@@ -650,33 +794,52 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	r->proc = &prog->procs[call->proc];
 
 	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
-	switch (rpcrdma__drc_lookup(s->drc, &key, &e)) {
+	pthread_mutex_lock(&root->drc_lock);
+	switch (rpcrdma__drc_lookup(root->drc, &key, &e)) {
 	case RPCRDMA__DRC_NEW:
+		if (e)
+			*rpcrdma__drc_owner(e) = r;
+		pthread_mutex_unlock(&root->drc_lock);
 		r->drc = e;
 		run_proc(s, r, msg);
 		break;
 	case RPCRDMA__DRC_DONE: {
-		const struct rpcrdma__drc_ddp *ddp;
-		unsigned int nddp;
-		const void *bytes;
-		size_t len;
+		struct cached c;
+		bool ok;
 
 		s->dups++;
-		rpcrdma__drc_reply(s->drc, e, &bytes, &len);
-		rpcrdma__drc_reply_ddp(e, &ddp, &nddp);
-		send_cached(s, r, bytes, len, ddp, nddp);
+		/* A copy: once the lock is dropped another worker may
+		 * evict the entry. */
+		ok = cached_copy(root->drc, e, &c);
+		pthread_mutex_unlock(&root->drc_lock);
+		if (ok)
+			send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
+		else
+			s->ops->reply_drop(t);
+		cached_free(&c);
 		free(r);
 		break;
 	}
 	case RPCRDMA__DRC_IN_PROGRESS: {
-		struct rpcrdma_svc_req **slot = (struct rpcrdma_svc_req **)rpcrdma__drc_owner(e);
+		struct rpcrdma_svc_req *orig = *rpcrdma__drc_owner(e);
 
 		s->dups++;
-		if (*slot)
-			drop_parked(s, *slot);
+		pthread_mutex_unlock(&root->drc_lock);
+		if (!orig || orig->srv != s) {
+			r->state = R_WATCHING;
+			r->key = key;
+			r->watch_ms = WATCH_FIRST_MS;
+			waiting_add(s, r);
+			rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);
+			break;
+		}
+		/* The original runs here: the newest duplicate waits for its
+		 * reply. */
+		if (orig->parked)
+			drop_parked(s, orig->parked);
 		r->state = R_PARKED;
-		r->drc = e;
-		*slot = r;
+		r->orig = orig;
+		orig->parked = r;
 		waiting_add(s, r);
 		break;
 	}
@@ -702,10 +865,119 @@ static void on_conn_closed(void *ctx, void *conn)
 	(void)conn;
 }
 
+/* Worker loops. */
+
+#define SVC_WORKERS_MAX 256u
+
+static struct rpcrdma__svc_transport *on_place(void *ctx)
+{
+	struct rpcrdma_server *s = ctx;
+	struct svc_worker *w;
+
+	if (!s->nworkers || s->destroying)
+		return NULL;
+	/* Round robin: the cache is shared, so a client's reconnection may
+	 * land on any worker and still find its replies. */
+	w = &s->workers[s->next_worker++ % s->nworkers];
+	return w->srv->t;
+}
+
 static const struct rpcrdma__svc_cb svc_cb = {
     .call = on_call,
     .conn_closed = on_conn_closed,
+    .place = on_place,
 };
+
+static const struct rpcrdma__svc_cb worker_cb = {
+    .call = on_call,
+    .conn_closed = on_conn_closed,
+};
+
+static void *worker_main(void *arg)
+{
+	struct svc_worker *w = arg;
+
+	(void)rpcrdma_loop_run(w->loop);
+	return NULL;
+}
+
+static void worker_stop(void *arg)
+{
+	struct svc_worker *w = arg;
+
+	/* Its finalize stops the loop, and worker_main returns. */
+	rpcrdma_server_destroy(w->srv);
+}
+
+/* Returns the worker running on the calling thread, or NULL. */
+static struct svc_worker *worker_of_thread(const struct rpcrdma_server *s)
+{
+	for (unsigned int i = 0; i < s->nworkers; i++) {
+		if (s->workers[i].running && pthread_equal(s->workers[i].thread, pthread_self()))
+			return &s->workers[i];
+	}
+	return NULL;
+}
+
+static void workers_stop(struct rpcrdma_server *s)
+{
+	for (unsigned int i = 0; i < s->nworkers; i++) {
+		struct svc_worker *w = &s->workers[i];
+
+		if (!w->running) {
+			if (w->srv)
+				finalize(w->srv); /* never ran: nothing in flight */
+			continue;
+		}
+		/* Queued behind any connection handed over before the
+		 * listener closed, so those are served, then closed. */
+		while (rpcrdma_loop_wake(w->loop, worker_stop, w) == -ENOMEM)
+			usleep(1000);
+	}
+	for (unsigned int i = 0; i < s->nworkers; i++) {
+		struct svc_worker *w = &s->workers[i];
+
+		if (w->running)
+			pthread_join(w->thread, NULL);
+		if (w->loop)
+			(void)rpcrdma_loop_destroy(w->loop);
+	}
+	free(s->workers);
+	s->workers = NULL;
+	s->nworkers = 0;
+}
+
+/* A worker's core: a transport without a listener on its own loop. */
+static int worker_start(struct rpcrdma_server *root, struct svc_worker *w,
+			const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct rpcrdma_server *c;
+	int rc = rpcrdma_loop_create(&w->loop);
+
+	if (rc)
+		return rc;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->opts = root->opts;
+	c->opts.workers = 0;
+	c->loop = w->loop;
+	c->ops = root->ops;
+	c->root = root;
+	rc = c->ops->worker(w->loop, addr, addrlen, &c->opts, &worker_cb, c, &c->t);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	rpcrdma__loop_ref(w->loop);
+	w->srv = c;
+	/* Everything above happens before the thread runs (pthread_create). */
+	rc = -pthread_create(&w->thread, NULL, worker_main, w);
+	if (rc)
+		return rc;
+	w->running = true;
+	return 0;
+}
 
 /* Public API. */
 
@@ -720,6 +992,8 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 
 	if (!loop || !service || !out)
 		return -EINVAL;
+	if (opts && opts->workers > SVC_WORKERS_MAX)
+		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -727,6 +1001,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 		s->opts = *opts;
 	else
 		rpcrdma_server_opts_default(&s->opts);
+	s->root = s;
 	rc = rpcrdma__svc_ops_for(s->opts.transport, &ops);
 	if (!rc)
 		rc = rpcrdma__resolve(host, service, true, &ss, &sslen);
@@ -736,15 +1011,32 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 		free(s);
 		return rc;
 	}
+	pthread_rwlock_init(&s->reg_lock, NULL);
+	pthread_mutex_init(&s->drc_lock, NULL);
 	s->loop = loop;
 	s->ops = ops;
-	rc = ops->listen(loop, (struct sockaddr *)&ss, sslen, &s->opts, &svc_cb, s, &s->t);
+	rpcrdma__loop_ref(loop);
+	if (s->opts.workers) {
+		s->workers = calloc(s->opts.workers, sizeof(*s->workers));
+		rc = s->workers ? 0 : -ENOMEM;
+		if (!rc && !ops->worker)
+			rc = -EOPNOTSUPP;
+		for (unsigned int i = 0; !rc && i < s->opts.workers; i++) {
+			s->nworkers = i + 1;
+			rc = worker_start(s, &s->workers[i], (struct sockaddr *)&ss, sslen);
+		}
+	}
+	if (!rc)
+		rc = ops->listen(loop, (struct sockaddr *)&ss, sslen, &s->opts, &svc_cb, s, &s->t);
 	if (rc) {
+		workers_stop(s);
 		rpcrdma__drc_destroy(s->drc);
+		pthread_rwlock_destroy(&s->reg_lock);
+		pthread_mutex_destroy(&s->drc_lock);
+		rpcrdma__loop_unref(loop);
 		free(s);
 		return rc;
 	}
-	rpcrdma__loop_ref(loop);
 	*out = s;
 	return 0;
 }
@@ -753,13 +1045,10 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 			    const struct rpcrdma_svc_proc *procs, uint32_t nprocs)
 {
 	struct svc_prog *p;
+	int rc = 0;
 
 	if (!s || (nprocs && !procs) || s->destroying)
 		return -EINVAL;
-	for (p = s->progs; p; p = p->next) {
-		if (p->prog == prog && p->vers == vers)
-			return -EEXIST;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -774,9 +1063,21 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 	p->prog = prog;
 	p->vers = vers;
 	p->nprocs = nprocs;
-	p->next = s->progs;
-	s->progs = p;
-	return 0;
+	pthread_rwlock_wrlock(&s->reg_lock);
+	for (const struct svc_prog *q = s->progs; q; q = q->next) {
+		if (q->prog == prog && q->vers == vers)
+			rc = -EEXIST;
+	}
+	if (!rc) {
+		p->next = s->progs;
+		s->progs = p;
+	}
+	pthread_rwlock_unlock(&s->reg_lock);
+	if (rc) {
+		free(p->procs);
+		free(p);
+	}
+	return rc;
 }
 
 int rpcrdma_server_port(struct rpcrdma_server *s)
@@ -786,21 +1087,121 @@ int rpcrdma_server_port(struct rpcrdma_server *s)
 	return s->ops->port(s->t);
 }
 
+/* @acc += @one; the two gauges take the larger value instead. */
+static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_stats *one)
+{
+	uint64_t granted = acc->credits_granted > one->credits_granted ? acc->credits_granted
+								       : one->credits_granted;
+	uint64_t in_use = acc->credits_in_use_max > one->credits_in_use_max
+			      ? acc->credits_in_use_max
+			      : one->credits_in_use_max;
+
+#define ADD(name) acc->name += one->name;
+	RPCRDMA_XPRT_STATS(ADD)
+#undef ADD
+	acc->credits_granted = granted;
+	acc->credits_in_use_max = in_use;
+}
+
+/* One core's counters, on its own thread. */
+static void stats_of(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *acc)
+{
+	struct rpcrdma_xprt_stats one;
+
+	memset(&one, 0, sizeof(one));
+	s->ops->stats(s->t, &one);
+	one.bad_msgs += s->bad_msgs;
+	one.retransmits += s->dups;
+	stats_add(acc, &one);
+}
+
+/* Gathering the workers' counters, each on its own thread. */
+struct stats_job {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int pending;
+	struct rpcrdma_xprt_stats sum;
+};
+
+struct stats_ask {
+	struct stats_job *job;
+	struct rpcrdma_server *core;
+};
+
+static void stats_answer(void *arg)
+{
+	struct stats_ask *a = arg;
+	struct rpcrdma_xprt_stats one;
+
+	memset(&one, 0, sizeof(one));
+	stats_of(a->core, &one);
+	pthread_mutex_lock(&a->job->lock);
+	stats_add(&a->job->sum, &one);
+	if (--a->job->pending == 0)
+		pthread_cond_signal(&a->job->cond);
+	pthread_mutex_unlock(&a->job->lock);
+}
+
 int rpcrdma_server_stats(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *out)
 {
+	struct stats_job job;
+	struct stats_ask *asks;
+	int rc = 0;
+
 	if (!s || !out)
 		return -EINVAL;
+	if (worker_of_thread(s))
+		return -EDEADLK; /* it would wait for its own loop */
 	memset(out, 0, sizeof(*out));
-	s->ops->stats(s->t, out);
-	out->bad_msgs += s->bad_msgs;
-	out->retransmits += s->dups;
-	return 0;
+	stats_of(s, out);
+	if (!s->nworkers)
+		return 0;
+	asks = calloc(s->nworkers, sizeof(*asks));
+	if (!asks)
+		return -ENOMEM;
+	memset(&job, 0, sizeof(job));
+	pthread_mutex_init(&job.lock, NULL);
+	pthread_cond_init(&job.cond, NULL);
+	for (unsigned int i = 0; i < s->nworkers; i++) {
+		asks[i].job = &job;
+		asks[i].core = s->workers[i].srv;
+		pthread_mutex_lock(&job.lock);
+		job.pending++;
+		pthread_mutex_unlock(&job.lock);
+		if (rpcrdma_loop_wake(s->workers[i].loop, stats_answer, &asks[i])) {
+			pthread_mutex_lock(&job.lock);
+			job.pending--;
+			pthread_mutex_unlock(&job.lock);
+			rc = -ENOMEM;
+		}
+	}
+	pthread_mutex_lock(&job.lock);
+	while (job.pending)
+		pthread_cond_wait(&job.cond, &job.lock);
+	pthread_mutex_unlock(&job.lock);
+	pthread_cond_destroy(&job.cond);
+	pthread_mutex_destroy(&job.lock);
+	free(asks);
+	if (!rc)
+		stats_add(out, &job.sum);
+	return rc;
+}
+
+static void destroy_posted(void *arg)
+{
+	rpcrdma_server_destroy(arg);
 }
 
 void rpcrdma_server_destroy(struct rpcrdma_server *s)
 {
 	if (!s || s->destroying)
 		return;
+	if (s->root == s && worker_of_thread(s)) {
+		/* Joining the workers must not happen on one of them. */
+		while (rpcrdma_loop_wake(s->loop, destroy_posted, s) == -ENOMEM)
+			usleep(1000);
+		return;
+	}
 	s->destroying = true;
 	enter(s);
 	/*
@@ -823,6 +1224,11 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 		return;
 	}
 	leave(s);
+}
+
+struct rpcrdma_loop *rpcrdma_svc_loop(const struct rpcrdma_svc_req *r)
+{
+	return r ? r->srv->loop : NULL;
 }
 
 int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)

@@ -932,6 +932,69 @@ static void sconn_fail_later(struct sconn *sc, int err)
 
 static void svc_accept_retry(struct rpcrdma__timer *tm);
 
+/* Serve the accepted socket @fd here; closes it on failure. */
+static void sconn_start(struct rpcrdma__svc_transport *srv, int fd,
+			const struct sockaddr_storage *peer, socklen_t plen)
+{
+	struct sconn *sc = calloc(1, sizeof(*sc));
+
+	if (!sc || conn_init(&sc->c, srv->loop, srv->max_record, &srv->st)) {
+		if (sc)
+			conn_free(&sc->c);
+		free(sc);
+		close(fd);
+		return;
+	}
+	sc->srv = srv;
+	sc->c.fd = fd;
+	memcpy(&sc->peer, peer, plen <= sizeof(*peer) ? plen : sizeof(*peer));
+	sc->refs = 1;
+	if (rpcrdma__watch_start(srv->loop, &sc->c.watch, fd, EPOLLIN, sconn_on_event, sc)) {
+		conn_free(&sc->c); /* closes fd */
+		free(sc);
+		return;
+	}
+	sc->next = srv->conns;
+	if (sc->next)
+		sc->next->prev = sc;
+	srv->conns = sc;
+}
+
+/* A socket on its way to a worker's loop (cb->place). */
+struct tcp_handoff {
+	struct rpcrdma__svc_transport *to;
+	int fd;
+	socklen_t plen;
+	struct sockaddr_storage peer;
+};
+
+static void adopt(void *arg)
+{
+	struct tcp_handoff *h = arg;
+
+	sconn_start(h->to, h->fd, &h->peer, h->plen);
+	free(h);
+}
+
+/* Runs on the listener's thread; adopt() runs on the worker's. */
+static int handoff(struct rpcrdma__svc_transport *to, int fd, const struct sockaddr_storage *peer,
+		   socklen_t plen)
+{
+	struct tcp_handoff *h = malloc(sizeof(*h));
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	h->to = to;
+	h->fd = fd;
+	h->plen = plen <= sizeof(h->peer) ? plen : sizeof(h->peer);
+	memcpy(&h->peer, peer, h->plen);
+	rc = rpcrdma_loop_wake(to->loop, adopt, h);
+	if (rc)
+		free(h);
+	return rc;
+}
+
 static void svc_on_listen(struct rpcrdma__watch *w, uint32_t events)
 {
 	struct rpcrdma__svc_transport *srv = w->ctx;
@@ -940,7 +1003,6 @@ static void svc_on_listen(struct rpcrdma__watch *w, uint32_t events)
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
-		struct sconn *sc;
 		int fd;
 
 		fd =
@@ -957,28 +1019,15 @@ static void svc_on_listen(struct rpcrdma__watch *w, uint32_t events)
 			return;
 		}
 		(void)set_nodelay(fd);
-		sc = calloc(1, sizeof(*sc));
-		if (!sc || conn_init(&sc->c, srv->loop, srv->max_record, &srv->st)) {
-			if (sc)
-				conn_free(&sc->c);
-			free(sc);
-			close(fd);
-			continue;
+		if (srv->cb->place) {
+			struct rpcrdma__svc_transport *to = srv->cb->place(srv->cb_ctx);
+
+			if (to && to != srv && !handoff(to, fd, &peer, plen)) {
+				srv->st.conns_handed_off++;
+				continue;
+			}
 		}
-		sc->srv = srv;
-		sc->c.fd = fd;
-		memcpy(&sc->peer, &peer, plen <= sizeof(peer) ? plen : sizeof(peer));
-		sc->refs = 1;
-		if (rpcrdma__watch_start(srv->loop, &sc->c.watch, fd, EPOLLIN, sconn_on_event,
-					 sc)) {
-			conn_free(&sc->c);
-			free(sc);
-			continue;
-		}
-		sc->next = srv->conns;
-		if (sc->next)
-			sc->next->prev = sc;
-		srv->conns = sc;
+		sconn_start(srv, fd, &peer, plen);
 	}
 }
 
@@ -1030,6 +1079,28 @@ out_close:
 	return rc;
 }
 
+static int tcp_worker(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		      void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__svc_transport *srv;
+
+	(void)addr;
+	(void)addrlen;
+	if (!loop || !opts || !cb || !out)
+		return -EINVAL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->loop = loop;
+	srv->cb = cb;
+	srv->cb_ctx = cb_ctx;
+	srv->max_record = max_record_of(opts->max_record);
+	srv->fd = -1;
+	*out = srv;
+	return 0;
+}
+
 static int tcp_port(struct rpcrdma__svc_transport *srv)
 {
 	struct sockaddr_storage ss;
@@ -1062,10 +1133,15 @@ static int tcp_reply_begin(struct rpcrdma__sreq *req)
 static void sreq_release(struct tcp_sreq *r)
 {
 	struct sconn *sc = r->conn;
+	void (*done)(void *) = r->base.done;
+	void *done_ctx = r->base.done_ctx;
 
 	free(r->buf);
 	free(r->rec);
 	free(r);
+	/* The record holds a copy of the results: the core may free them. */
+	if (done)
+		done(done_ctx);
 	sc->inflight--;
 	if (!sc->dead && sc->c.paused && !sconn_should_pause(sc) && !sc->later.armed) {
 		sc->later_err = 0;
@@ -1121,7 +1197,8 @@ static void tcp_svc_destroy(struct rpcrdma__svc_transport *srv)
 		return;
 	rpcrdma__watch_stop(&srv->watch);
 	rpcrdma__timer_stop(&srv->accept_retry);
-	close(srv->fd);
+	if (srv->fd >= 0)
+		close(srv->fd);
 	while (srv->conns) {
 		struct sconn *sc = srv->conns;
 
@@ -1142,6 +1219,7 @@ static void tcp_svc_stats(struct rpcrdma__svc_transport *srv, struct rpcrdma_xpr
 const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops = {
     .name = "tcp",
     .listen = tcp_listen,
+    .worker = tcp_worker,
     .port = tcp_port,
     .reply_begin = tcp_reply_begin,
     .reply_send = tcp_reply_send,

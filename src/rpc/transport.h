@@ -131,11 +131,32 @@ struct rpcrdma__sreq {
 	void *core;
 	void *tpriv;
 	const struct sockaddr *peer;
+	/*
+	 * Set by the core before reply_begin when the results it encodes may
+	 * be referenced rather than copied: DDP-eligible results then stay in
+	 * the core's (the application's) memory, and the transport calls
+	 * done(done_ctx) exactly once, after reply_send or reply_drop, when
+	 * nothing it posted refers to that memory any more (possibly before
+	 * reply_send returns).  NULL: the transport copies what it keeps.
+	 */
+	void (*done)(void *ctx);
+	void *done_ctx;
 };
 
 struct rpcrdma__svc_cb {
 	void (*call)(void *ctx, struct rpcrdma__sreq *req, struct rpcrdma_xdr_stream *msg);
 	void (*conn_closed)(void *ctx, void *conn);
+	/*
+	 * Worker loops (may be NULL): called on the listener's loop for each
+	 * connection it accepts.  Returns the worker transport (made by
+	 * ops->worker on another loop) that serves the connection from now
+	 * on, or NULL to serve it here.  The listener hands it over safely
+	 * across threads; its calls then reach the worker's cb->call on the
+	 * worker's loop.  A worker must outlive the listener (destroy the
+	 * listener first), so nothing is ever handed to a worker that is gone.
+	 * A handoff that fails leaves the connection with the listener.
+	 */
+	struct rpcrdma__svc_transport *(*place)(void *ctx);
 };
 
 /*
@@ -153,6 +174,12 @@ struct rpcrdma__svc_cb {
 struct rpcrdma__svc_transport_ops {
 	const char *name;
 	int (*listen)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		      void *cb_ctx, struct rpcrdma__svc_transport **out);
+	/* A transport that does not listen: it serves what a listener on
+	 * another loop hands it (cb->place).  @addr is the listener's (over
+	 * RDMA it picks the device).  Same return values as listen. */
+	int (*worker)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		      void *cb_ctx, struct rpcrdma__svc_transport **out);
 	int (*port)(struct rpcrdma__svc_transport *t);

@@ -157,16 +157,32 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	if (d->next >= d->call->nwrites || len > rpcrdma__ddp_chunk_capacity(d->call, d->next))
 		return 0;
 	res = &d->results[d->nresults];
-	memset(res, 0, sizeof(*res));
 	res->chunk = d->next;
 	res->len = len;
-	if (len) {
+	res->src = NULL;
+	res->mr = NULL;
+	res->own = NULL;
+	/*
+	 * Large results go from the application's memory when it stays put
+	 * until the Write is done: one registration instead of a copy.  Memory
+	 * the provider will not register (read-only mappings on verbs, say) is
+	 * copied after all.
+	 */
+	if (len >= RPCRDMA__XPRT_ZC_MIN && d->zero_copy &&
+	    !rpcrdma__provider_reg_mr(d->prov, (void *)(uintptr_t)data, len, &res->own)) {
+		res->src = data;
+		res->mr = res->own;
+		d->zero_copy_bytes += len;
+	} else if (len) {
 		rc = rpcrdma__xbuf_reserve(d->prov, &res->buf, len);
 		if (rc) {
 			d->error = d->error ? d->error : rc;
 			return rc;
 		}
 		memcpy(res->buf.addr, data, len);
+		res->src = res->buf.addr;
+		res->mr = res->buf.mr;
+		d->copied_bytes += len;
 	}
 	d->nresults++;
 	d->next++;
@@ -188,7 +204,7 @@ static const struct rpcrdma_xdr_ddp_ops resp_ops = {
 };
 
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call)
+			    const struct rpcrdma_hdr *call, bool zero_copy)
 {
 	d->base.ops = &resp_ops;
 	d->prov = prov;
@@ -196,14 +212,31 @@ void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider
 	d->next = 0;
 	d->nresults = 0;
 	d->error = 0;
+	d->zero_copy = zero_copy;
 }
 
 void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d)
 {
-	for (uint32_t i = 0; i < d->nresults; i++)
-		rpcrdma__xbuf_free(&d->results[i].buf);
+	for (uint32_t i = 0; i < d->nresults; i++) {
+		struct rpcrdma__ddp_result *res = &d->results[i];
+
+		if (res->own)
+			rpcrdma__provider_dereg_mr(res->own);
+		res->own = NULL;
+		res->mr = NULL;
+		res->src = NULL;
+		if (res->buf.len > RPCRDMA__XPRT_KEEP_MAX)
+			rpcrdma__xbuf_free(&res->buf);
+	}
 	d->nresults = 0;
 	d->next = 0;
+}
+
+void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d)
+{
+	rpcrdma__ddp_resp_release(d);
+	for (uint32_t i = 0; i < RPCRDMA_HDR_MAX_WRITE_CHUNKS; i++)
+		rpcrdma__xbuf_free(&d->results[i].buf);
 }
 
 static int msgp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)

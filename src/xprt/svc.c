@@ -204,7 +204,7 @@ static void sreq_unlink_all(struct xsvc *v, struct xsreq *s)
 
 static void sreq_free_bufs(struct xsreq *s)
 {
-	rpcrdma__ddp_resp_release(&s->rddp);
+	rpcrdma__ddp_resp_free(&s->rddp);
 	rpcrdma__xbuf_free(&s->rdbuf);
 	rpcrdma__xbuf_free(&s->sbuf);
 	rpcrdma__xbuf_free(&s->rbuf);
@@ -257,6 +257,10 @@ static void sreq_release(struct xsreq *s)
 {
 	struct xsconn *sc = s->conn;
 	struct xsvc *v = sc->svc;
+	void (*done)(void *) = s->sreq.done;
+	void *done_ctx = s->sreq.done_ctx;
+
+	s->sreq.done = NULL;
 
 	if (s->counted && sc->in_progress)
 		sc->in_progress--;
@@ -290,6 +294,9 @@ static void sreq_release(struct xsreq *s)
 		free(s);
 	}
 	conn_try_free(sc);
+	/* Nothing posted reads the results any more: the core may free them. */
+	if (done)
+		done(done_ctx);
 }
 
 /* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
@@ -484,13 +491,16 @@ static void post_tx(struct xsreq *s)
 	if (s->form != SFORM_ERROR) {
 		for (uint32_t i = 0; i < s->rddp.nresults && !rc; i++) {
 			const struct rpcrdma__ddp_result *res = &s->rddp.results[i];
+			const struct rpcrdma__xbuf src = {(uint8_t *)(uintptr_t)res->src, res->len,
+							  res->mr};
 			int n;
 
 			if (!res->len)
 				continue;
+			if (res->own)
+				v->st.write_zero_copy_bytes += res->len;
 			n = fill_chunk(&s->hdr, &s->hdr.writes[res->chunk], res->len, v->segs);
-			rc = n < 0 ? n
-				   : post_chunk_write(s, &res->buf, res->len, v->segs, (uint32_t)n);
+			rc = n < 0 ? n : post_chunk_write(s, &src, res->len, v->segs, (uint32_t)n);
 		}
 		if (!rc && s->form == SFORM_LONG) {
 			int n = fill_chunk(&s->hdr, &s->hdr.reply, s->reply_len, v->segs);
@@ -988,6 +998,17 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 	size_t pdlen;
 	int rc;
 
+	if (!v->destroying && ev->listener && v->cb->place) {
+		struct rpcrdma__svc_transport *to = v->cb->place(v->cb_ctx);
+
+		/* A worker's instance takes the request over; it accepts it
+		 * there (this function, on the worker's loop). */
+		if (to && xsvc_of(to) != v &&
+		    !rpcrdma__provider_conn_handoff(pc, xsvc_of(to)->dev.prov, to)) {
+			v->st.conns_handed_off++;
+			return;
+		}
+	}
 	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
 		(void)rpcrdma__provider_reject(pc, NULL, 0);
 		rpcrdma__provider_conn_destroy(pc);
@@ -1079,11 +1100,11 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 /*
  * The transport ops.
  */
-static int s_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+/* The transport without a listener: its own provider instance on @addr's device. */
+static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
-		    void *cb_ctx, struct rpcrdma__svc_transport **out)
+		    void *cb_ctx, struct xsvc **out)
 {
-	struct rpcrdma_prov_conn_attr attr = {0};
 	struct xsvc *v;
 	int rc;
 
@@ -1117,19 +1138,49 @@ static int s_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.vers_high = v->vers_high;
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
+	*out = v;
+	return 0;
+}
 
+static void svc_close(struct xsvc *v)
+{
+	rpcrdma__xrecv_pool_destroy(&v->pool);
+	rpcrdma__xdev_close(&v->dev);
+	free(v);
+}
+
+static int s_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		    void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma_prov_conn_attr attr = {0};
+	struct xsvc *v;
+	int rc = svc_open(loop, addr, addrlen, opts, cb, cb_ctx, &v);
+
+	if (rc)
+		return rc;
 	/* A call needs a Send and a few Writes; its Reads go one by one. */
 	attr.send_depth = 4 * v->credits + 16;
 	attr.recv_depth = v->credits + 4;
 	rc = rpcrdma__provider_listen(v->dev.prov, addr, addrlen, 64, &attr, v, &v->lst);
 	if (rc) {
-		rpcrdma__xrecv_pool_destroy(&v->pool);
-		rpcrdma__xdev_close(&v->dev);
-		free(v);
+		svc_close(v);
 		return rc;
 	}
 	*out = (struct rpcrdma__svc_transport *)(void *)v;
 	return 0;
+}
+
+static int s_worker(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		    void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct xsvc *v;
+	int rc = svc_open(loop, addr, addrlen, opts, cb, cb_ctx, &v);
+
+	if (!rc)
+		*out = (struct rpcrdma__svc_transport *)(void *)v;
+	return rc;
 }
 
 static int s_port(struct rpcrdma__svc_transport *t)
@@ -1190,7 +1241,7 @@ static int s_reply_begin(struct rpcrdma__sreq *sreq)
 		return rc;
 	/* A second reply_begin starts over. */
 	rpcrdma__ddp_resp_release(&s->rddp);
-	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr);
+	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, sreq->done != NULL);
 	rpcrdma_xdr_init(&sreq->reply, s->rbuf.addr, room);
 	rpcrdma_xdr_set_ddp(&sreq->reply, &s->rddp.base);
 	s->begun = true;
@@ -1368,19 +1419,23 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 		}
 	}
 	while ((s = v->all)) {
+		void (*done)(void *) = s->sreq.done;
+
 		sreq_unlink_all(v, s);
 		if (s->r)
 			rpcrdma__xrecv_put(&v->pool, s->r);
 		sreq_free_bufs(s);
+		/* The connections are gone, so nothing reads the results: the
+		 * core may free them (transport.h: done exactly once). */
+		if (done)
+			done(s->sreq.done_ctx);
 		free(s);
 	}
 	while ((sc = v->conns)) {
 		v->conns = sc->next;
 		free(sc);
 	}
-	rpcrdma__xrecv_pool_destroy(&v->pool);
-	rpcrdma__xdev_close(&v->dev);
-	free(v);
+	svc_close(v);
 }
 
 static void s_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
@@ -1396,6 +1451,7 @@ struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transpor
 const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
     .name = "rdma",
     .listen = s_listen,
+    .worker = s_worker,
     .port = s_port,
     .reply_begin = s_reply_begin,
     .reply_send = s_reply_send,

@@ -280,12 +280,26 @@ struct rpcrdma__ddp_reply {
 void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, bool offered, void *buf, size_t cap,
 			     uint64_t written);
 
-/* Responder, encoding a reply: takes DDP results into the call's Write
- * chunks (copied into registered buffers; see svc.c for why). */
+/*
+ * Responder, encoding a reply: takes DDP results into the call's Write
+ * chunks.  A result of at least RPCRDMA__XPRT_ZC_MIN bytes, when the core
+ * keeps its memory until the reply is done (struct rpcrdma__sreq done), is
+ * written straight from where the application put it, through a
+ * registration made for this reply; smaller ones, and every result when
+ * the memory is not kept, are copied into a registered buffer that stays
+ * with the request slot for the next reply.
+ */
+#define RPCRDMA__XPRT_ZC_MIN (32u << 10)
+/* Copy buffers larger than this are not kept between replies. */
+#define RPCRDMA__XPRT_KEEP_MAX (256u << 10)
+
 struct rpcrdma__ddp_result {
 	uint32_t chunk; /* index in the call's Write list */
 	uint32_t len;
-	struct rpcrdma__xbuf buf;
+	const uint8_t *src;          /* where the Write reads from */
+	struct rpcrdma_prov_mr *mr;  /* its registration */
+	struct rpcrdma_prov_mr *own; /* made for this reply (zero copy), or NULL */
+	struct rpcrdma__xbuf buf;    /* copy buffer, kept between replies */
 };
 
 struct rpcrdma__ddp_resp {
@@ -295,13 +309,20 @@ struct rpcrdma__ddp_resp {
 	uint32_t next; /* next unused Write chunk */
 	uint32_t nresults;
 	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
-	int error; /* first failure (memory, registration) */
+	int error;                /* first failure (memory, registration) */
+	bool zero_copy;           /* the source memory outlives the reply's operations */
+	uint64_t zero_copy_bytes; /* counters: bytes written without a copy */
+	uint64_t copied_bytes;
 };
 
+/* Starts a reply.  The copy buffers of an earlier reply are kept. */
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call);
-/* Frees the results' buffers. */
+			    const struct rpcrdma_hdr *call, bool zero_copy);
+/* Ends a reply: registrations made for it go, large copy buffers too.
+ * Only once no posted operation reads from them. */
 void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d);
+/* Frees everything, kept copy buffers included.  Zeroes @d first use. */
+void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d);
 /* Bytes the call's Write chunk @i can take. */
 uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i);
 

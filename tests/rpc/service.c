@@ -262,10 +262,20 @@ static void count_free_res(void *res)
 	svc.free_res_calls++;
 }
 
+/* Poisons the result, so that a transport still sending from it after
+ * free_res (zero-copy DDP results) shows up as corrupt data at the client. */
+static void echo_free_res(void *res)
+{
+	struct echo *out = res;
+
+	memset(out->data, 0xa5, out->len <= ECHO_MAX ? out->len : ECHO_MAX);
+	svc.echo_frees++;
+}
+
 const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
     [P_ECHO] = {proc_echo, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc, sizeof(struct echo),
-		NULL},
+		echo_free_res},
     [P_ADD] = {proc_add, xdr_add_dec, sizeof(struct add_args), xdr_i32_enc, sizeof(int32_t), NULL},
     [P_SYSERR] = {proc_syserr, NULL, 0, NULL, 0, NULL},
     [P_DEFER] = {proc_defer, xdr_defer_dec, sizeof(struct defer_args), xdr_u32_enc,
@@ -276,7 +286,7 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_EMPTY] = {NULL, NULL, 0, NULL, 0, NULL},
     [P_BADRES] = {proc_null, NULL, 0, xdr_fail_enc, 4, NULL},
     [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
-		      sizeof(struct echo), NULL},
+		      sizeof(struct echo), echo_free_res},
 };
 
 struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port)

@@ -111,6 +111,7 @@ struct svc_state {
 	unsigned int defer_execs;
 	unsigned int never_execs;
 	unsigned int free_res_calls;
+	unsigned int echo_frees; /* ECHO's free_res, which poisons the result */
 	struct rpcrdma_client *cut;    /* COUNT or ECHO drops this client's connection */
 	struct rpcrdma_server *doomed; /* COUNT destroys this server */
 	struct deferred *pending;
@@ -223,5 +224,8 @@ void case_max_record(void);
 void case_server_backpressure(void);
 void case_drc_parked(void);
 void case_client_hostile_server(void);
+
+/* workers_cases.c */
+void case_workers(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

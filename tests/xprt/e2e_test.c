@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,8 @@ static int res_blob_enc(struct rpcrdma_xdr_stream *x, void *o)
 	return rpcrdma_xdr_encode_opaque(x, b->data, b->len);
 }
 
-static unsigned int executions;
+/* Procedures run on worker threads in e2e_workers. */
+static _Atomic unsigned int executions;
 
 static int proc_null(struct rpcrdma_svc_req *req, void *args, void *res)
 {
@@ -443,6 +445,69 @@ static void async_blob_done(struct rpcrdma_call *call, void *ctx)
  * so the DDP results here are small enough to come back inline; the large
  * messages are plain, through Long Calls and Reply chunks.)
  */
+/*
+ * Worker loops: the listener's instance hands each connection to a
+ * worker's instance (provider conn_handoff), which accepts it and moves
+ * every form of call there; a reconnection lands on the next worker.
+ */
+static int case_workers(void)
+{
+	enum { NW = 3, NC = 6 };
+	static const uint32_t sizes[] = {0, 4001, 65537, BIG};
+	struct echo in = {.data = malloc(BIG)}, out = {.data = malloc(BIG)};
+	struct rpcrdma_client *c[NC];
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats ss;
+	struct rpcrdma_call call;
+	struct env e;
+	char port[16];
+
+	CHECK(in.data && out.data);
+	memset(&e, 0, sizeof(e));
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.provider = test_provider;
+	so.workers = NW;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.timeout_ms = 20000;
+	for (int k = 0; k < NC; k++) {
+		CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &c[k]), 0);
+		CHECK_RC(rpcrdma_client_connect(c[k]), 0);
+	}
+	for (int k = 0; k < NC; k++) {
+		call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+		CHECK_RC(rpcrdma_client_call(c[k], &call), 0);
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			CHECK_RC(echo_call(c[k], &in, &out, sizes[i]), 0);
+		/* Long Call and Long Reply. */
+		CHECK_RC(blob_call(c[k], 100003, 200000), 0);
+	}
+	rpcrdma__client_disconnect(c[0]);
+	CHECK_RC(echo_call(c[0], &in, &out, BIG), 0);
+
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(ss.conns_handed_off, NC + 1);
+	CHECK(ss.calls_received >= NC * 6 + 1);
+	CHECK(ss.long_calls >= NC && ss.long_replies >= NC);
+	CHECK(ss.write_zero_copy_bytes >= (uint64_t)NC * (65537 + BIG));
+	rpcrdma_server_destroy(e.srv);
+	for (int k = 0; k < NC; k++)
+		rpcrdma_client_destroy(c[k]);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(e.loop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(e.loop), 0);
+	free(in.data);
+	free(out.data);
+	return 0;
+}
+
 static int case_reconnect(void)
 {
 	enum { N = 40 };
@@ -521,10 +586,9 @@ struct test_case {
 };
 
 static const struct test_case cases[] = {
-    {"e2e_forms", case_forms},
-    {"e2e_reply_too_large", case_reply_too_large},
-    {"e2e_pipeline", case_pipeline},
-    {"e2e_reconnect", case_reconnect},
+    {"e2e_forms", case_forms},       {"e2e_reply_too_large", case_reply_too_large},
+    {"e2e_pipeline", case_pipeline}, {"e2e_reconnect", case_reconnect},
+    {"e2e_workers", case_workers},
 };
 
 int main(int argc, char **argv)
