@@ -54,8 +54,12 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 	id->context = &c->kind;
 	c->passive = true;
 	c->listener = l;
-	c->peer_ird = cp->responder_resources;
-	c->peer_ord = cp->initiator_depth;
+	/* The CM reports a REQ's depths as the passive side sees them: its
+	 * responder_resources is the peer's initiator depth (the peer's ORD)
+	 * and its initiator_depth the peer's responder resources (IRD).  The
+	 * Linux NFS client offers IRD 128 and ORD 0, which shows a swap. */
+	c->peer_ird = cp->initiator_depth;
+	c->peer_ord = cp->responder_resources;
 	c->pdlen = (uint8_t)(len < RPCRDMA_PROV_PRIVATE_MAX ? len : RPCRDMA_PROV_PRIVATE_MAX);
 	memcpy(c->pdata, data, c->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
