@@ -1,0 +1,407 @@
+/* The exported directory: handles, credentials, attributes (export.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "siphash.h"
+
+/*
+ * Handle layout (at most 64 bytes):
+ *   [0]      format version (1)
+ *   [1]      n, the kernel handle's length
+ *   [2..5]   the kernel handle's type, little-endian
+ *   [6..6+n) the kernel handle
+ *   then 8 bytes of SipHash-2-4 over everything before, little-endian
+ */
+#define FH_VERSION 1u
+#define FH_HEAD 6u
+#define FH_MAC 8u
+#define FH_KERNEL_MAX (RPCRDMA_NFS3_FHSIZE - FH_HEAD - FH_MAC)
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (uint8_t *)buf + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int load_key(uint8_t key[16], const char *keyfile)
+{
+	int fd, rc;
+
+	if (!keyfile)
+		return getrandom(key, 16, 0) == 16 ? 0 : -EIO;
+	fd = open(keyfile, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		rc = read_full(fd, key, 16);
+		close(fd);
+		return rc;
+	}
+	if (errno != ENOENT)
+		return -errno;
+	if (getrandom(key, 16, 0) != 16)
+		return -EIO;
+	fd = open(keyfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	rc = write(fd, key, 16) == 16 && fsync(fd) == 0 ? 0 : -EIO;
+	close(fd);
+	return rc;
+}
+
+int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfile)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	int rc;
+
+	memset(ex, 0, sizeof(*ex));
+	ex->root_fd = ex->mount_fd = -1;
+	ex->root_squash = true;
+	ex->anon_uid = ex->anon_gid = 65534;
+	if (!realpath(dir, real))
+		return -errno;
+	if (strlen(real) > RPCRDMA_NFS3_PATH_MAX)
+		return -ENAMETOOLONG;
+	strcpy(ex->path, real);
+	ex->root_fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (ex->root_fd < 0 || fstat(ex->root_fd, &st) < 0)
+		return -errno;
+	ex->mount_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ex->mount_fd < 0)
+		return -errno;
+	ex->dev = st.st_dev;
+	ex->root_ino = st.st_ino;
+	ex->switch_creds = geteuid() == 0;
+	rc = load_key(ex->key, keyfile);
+	if (rc)
+		return rc;
+	/* Fail now, with a clear error, where handles cannot work. */
+	{
+		struct rpcrdma_nfs3_fh fh;
+		uint32_t status = nfsd_fh_make(ex, ex->root_fd, &fh);
+		int fd;
+
+		if (status != RPCRDMA_NFS3_OK)
+			return -EOPNOTSUPP;
+		fd = nfsd_fh_open(ex, &fh, &status);
+		if (fd < 0)
+			return status == RPCRDMA_NFS3ERR_PERM ? -EPERM : -EOPNOTSUPP;
+		close(fd);
+	}
+	return 0;
+}
+
+void nfsd_export_close(struct nfsd_export *ex)
+{
+	if (ex->root_fd >= 0)
+		close(ex->root_fd);
+	if (ex->mount_fd >= 0)
+		close(ex->mount_fd);
+	ex->root_fd = ex->mount_fd = -1;
+	explicit_bzero(ex->key, sizeof(ex->key));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh)
+{
+	union {
+		struct file_handle h;
+		uint8_t room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	int mount_id;
+	uint32_t type;
+
+	u.h.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", &u.h, &mount_id, AT_EMPTY_PATH) < 0)
+		return nfsd_errno_stat(errno);
+	if (u.h.handle_bytes > FH_KERNEL_MAX)
+		return RPCRDMA_NFS3ERR_NOTSUPP;
+	type = (uint32_t)u.h.handle_type;
+	fh->data[0] = FH_VERSION;
+	fh->data[1] = (uint8_t)u.h.handle_bytes;
+	for (int i = 0; i < 4; i++)
+		fh->data[2 + i] = (uint8_t)(type >> (8 * i));
+	memcpy(fh->data + FH_HEAD, u.h.f_handle, u.h.handle_bytes);
+	fh->len = FH_HEAD + u.h.handle_bytes + FH_MAC;
+	put_le64(fh->data + FH_HEAD + u.h.handle_bytes,
+		 nfsd_siphash24(ex->key, fh->data, FH_HEAD + u.h.handle_bytes));
+	return RPCRDMA_NFS3_OK;
+}
+
+int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status)
+{
+	union {
+		struct file_handle h;
+		uint8_t room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	} u;
+	uint8_t mac[FH_MAC], diff = 0;
+	uint32_t n, type = 0;
+	struct stat st;
+	int fd;
+
+	if (fh->len < FH_HEAD + FH_MAC || fh->len > RPCRDMA_NFS3_FHSIZE ||
+	    fh->data[0] != FH_VERSION || (n = fh->data[1]) != fh->len - FH_HEAD - FH_MAC) {
+		*status = RPCRDMA_NFS3ERR_BADHANDLE;
+		return -1;
+	}
+	put_le64(mac, nfsd_siphash24(ex->key, fh->data, FH_HEAD + n));
+	for (unsigned int i = 0; i < FH_MAC; i++)
+		diff |= (uint8_t)(mac[i] ^ fh->data[FH_HEAD + n + i]);
+	if (diff) {
+		*status = RPCRDMA_NFS3ERR_BADHANDLE;
+		return -1;
+	}
+	for (int i = 3; i >= 0; i--)
+		type = (type << 8) | fh->data[2 + i];
+	u.h.handle_bytes = n;
+	u.h.handle_type = (int)type;
+	memcpy(u.h.f_handle, fh->data + FH_HEAD, n);
+	fd = open_by_handle_at(ex->mount_fd, &u.h, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		*status = errno == EPERM ? RPCRDMA_NFS3ERR_PERM : RPCRDMA_NFS3ERR_STALE;
+		return -1;
+	}
+	/* Another filesystem's file cannot come from a handle we signed, but
+	 * a file can outlive its place: never serve one that left the
+	 * export's filesystem. */
+	if (fstat(fd, &st) < 0 || st.st_dev != ex->dev) {
+		close(fd);
+		*status = RPCRDMA_NFS3ERR_STALE;
+		return -1;
+	}
+	*status = RPCRDMA_NFS3_OK;
+	return fd;
+}
+
+void nfsd_cred_of(const struct nfsd_export *ex, const struct rpcrdma_svc_req *req,
+		  struct nfsd_cred *cred)
+{
+	const struct rpcrdma_opaque_auth *a = rpcrdma_svc_cred(req);
+	struct rpcrdma_auth_sys sys;
+
+	memset(cred, 0, sizeof(*cred));
+	cred->uid = ex->anon_uid;
+	cred->gid = ex->anon_gid;
+	if (!a || a->flavor != RPCRDMA_AUTH_SYS || rpcrdma_auth_sys_decode(a, &sys) != 0)
+		return;
+	cred->uid = sys.uid;
+	cred->gid = sys.gid;
+	cred->ngids = sys.ngids < 16 ? sys.ngids : 16;
+	memcpy(cred->gids, sys.gids, cred->ngids * sizeof(cred->gids[0]));
+	if (ex->root_squash && cred->uid == 0) {
+		cred->uid = ex->anon_uid;
+		cred->gid = ex->anon_gid;
+		cred->ngids = 0;
+	}
+}
+
+/* The raw system calls act on this thread only (glibc's setgroups and
+ * friends would change every thread of the process). */
+void nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred)
+{
+	gid_t gids[16];
+
+	if (!ex->switch_creds)
+		return;
+	for (uint32_t i = 0; i < cred->ngids; i++)
+		gids[i] = cred->gids[i];
+	(void)syscall(SYS_setgroups, (size_t)cred->ngids, gids);
+	(void)syscall(SYS_setfsgid, cred->gid);
+	(void)syscall(SYS_setfsuid, cred->uid);
+}
+
+void nfsd_cred_leave(const struct nfsd_export *ex)
+{
+	if (!ex->switch_creds)
+		return;
+	(void)syscall(SYS_setfsuid, 0);
+	(void)syscall(SYS_setfsgid, 0);
+	(void)syscall(SYS_setgroups, (size_t)0, NULL);
+}
+
+uint32_t nfsd_errno_stat(int err)
+{
+	switch (err) {
+	case 0:
+		return RPCRDMA_NFS3_OK;
+	case EPERM:
+		return RPCRDMA_NFS3ERR_PERM;
+	case ENOENT:
+		return RPCRDMA_NFS3ERR_NOENT;
+	case ENXIO:
+		return RPCRDMA_NFS3ERR_NXIO;
+	case EACCES:
+		return RPCRDMA_NFS3ERR_ACCES;
+	case EEXIST:
+		return RPCRDMA_NFS3ERR_EXIST;
+	case EXDEV:
+		return RPCRDMA_NFS3ERR_XDEV;
+	case ENODEV:
+		return RPCRDMA_NFS3ERR_NODEV;
+	case ENOTDIR:
+		return RPCRDMA_NFS3ERR_NOTDIR;
+	case EISDIR:
+		return RPCRDMA_NFS3ERR_ISDIR;
+	case EINVAL:
+		return RPCRDMA_NFS3ERR_INVAL;
+	case EFBIG:
+		return RPCRDMA_NFS3ERR_FBIG;
+	case ENOSPC:
+		return RPCRDMA_NFS3ERR_NOSPC;
+	case EROFS:
+		return RPCRDMA_NFS3ERR_ROFS;
+	case EMLINK:
+		return RPCRDMA_NFS3ERR_MLINK;
+	case ENAMETOOLONG:
+		return RPCRDMA_NFS3ERR_NAMETOOLONG;
+	case ENOTEMPTY:
+		return RPCRDMA_NFS3ERR_NOTEMPTY;
+	case EDQUOT:
+		return RPCRDMA_NFS3ERR_DQUOT;
+	case ESTALE:
+		return RPCRDMA_NFS3ERR_STALE;
+	case EOPNOTSUPP:
+		return RPCRDMA_NFS3ERR_NOTSUPP;
+	case ELOOP:
+		return RPCRDMA_NFS3ERR_ACCES;
+	default:
+		return RPCRDMA_NFS3ERR_IO;
+	}
+}
+
+static uint32_t ftype(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR:
+		return RPCRDMA_NF3DIR;
+	case S_IFBLK:
+		return RPCRDMA_NF3BLK;
+	case S_IFCHR:
+		return RPCRDMA_NF3CHR;
+	case S_IFLNK:
+		return RPCRDMA_NF3LNK;
+	case S_IFSOCK:
+		return RPCRDMA_NF3SOCK;
+	case S_IFIFO:
+		return RPCRDMA_NF3FIFO;
+	default:
+		return RPCRDMA_NF3REG;
+	}
+}
+
+static struct rpcrdma_nfs3_time ts(struct timespec t)
+{
+	struct rpcrdma_nfs3_time r = {(uint32_t)t.tv_sec, (uint32_t)t.tv_nsec};
+
+	return r;
+}
+
+void nfsd_fattr(const struct nfsd_export *ex, const struct stat *st, struct rpcrdma_nfs3_fattr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = ftype(st->st_mode);
+	a->mode = st->st_mode & 07777;
+	a->nlink = (uint32_t)st->st_nlink;
+	a->uid = st->st_uid;
+	a->gid = st->st_gid;
+	a->size = (uint64_t)st->st_size;
+	a->used = (uint64_t)st->st_blocks * 512u;
+	a->rdev_major = major(st->st_rdev);
+	a->rdev_minor = minor(st->st_rdev);
+	a->fsid = (uint64_t)ex->dev;
+	a->fileid = (uint64_t)st->st_ino;
+	a->atime = ts(st->st_atim);
+	a->mtime = ts(st->st_mtim);
+	a->ctime = ts(st->st_ctim);
+}
+
+int nfsd_stat_fd(int fd, struct stat *st)
+{
+	return fstatat(fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+void nfsd_post_attr(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_post_attr *pa)
+{
+	struct stat st;
+
+	pa->present = fd >= 0 && nfsd_stat_fd(fd, &st) == 0;
+	if (pa->present)
+		nfsd_fattr(ex, &st, &pa->attr);
+}
+
+void nfsd_wcc(const struct nfsd_export *ex, const struct stat *before, int fd,
+	      struct rpcrdma_nfs3_wcc *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (before) {
+		w->before_present = true;
+		w->before_size = (uint64_t)before->st_size;
+		w->before_mtime = ts(before->st_mtim);
+		w->before_ctime = ts(before->st_ctim);
+	}
+	nfsd_post_attr(ex, fd, &w->after);
+}
+
+int nfsd_reopen(int fd, int flags)
+{
+	char path[64];
+	int nfd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	nfd = open(path, flags | O_CLOEXEC);
+	return nfd < 0 ? -errno : nfd;
+}
+
+uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked)
+{
+	bool dir = S_ISDIR(st->st_mode);
+	uint32_t bits, got = 0;
+	bool in_group = cred->gid == st->st_gid;
+
+	if (cred->uid == 0) {
+		got = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY |
+		      RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE;
+		if (dir || (st->st_mode & 0111))
+			got |= RPCRDMA_ACCESS3_EXECUTE;
+		return got & asked;
+	}
+	for (uint32_t i = 0; i < cred->ngids && !in_group; i++)
+		in_group = cred->gids[i] == st->st_gid;
+	if (cred->uid == st->st_uid)
+		bits = (st->st_mode >> 6) & 7;
+	else if (in_group)
+		bits = (st->st_mode >> 3) & 7;
+	else
+		bits = st->st_mode & 7;
+	if (bits & 4)
+		got |= RPCRDMA_ACCESS3_READ;
+	if (bits & 2)
+		got |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE;
+	if (bits & 1)
+		got |= dir ? RPCRDMA_ACCESS3_LOOKUP : RPCRDMA_ACCESS3_EXECUTE;
+	return got & asked;
+}

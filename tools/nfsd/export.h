@@ -1,0 +1,75 @@
+/*
+ * rpcrdma-nfsd's view of the exported directory: file handles, the caller's
+ * credentials, attributes, and errno to nfsstat3.
+ *
+ * File handles are the kernel's own (name_to_handle_at), so they survive a
+ * restart and a rename, as knfsd's do, wrapped with a keyed MAC so that a
+ * client cannot forge a handle for a file the export never gave out (the
+ * kernel would open any file of the filesystem by handle).  Opening by
+ * handle needs CAP_DAC_READ_SEARCH, so the server runs as root; it then
+ * does each operation with the caller's AUTH_SYS identity as its
+ * filesystem identity (setfsuid/setfsgid and the thread's groups), so the
+ * kernel checks permissions as it would for a local user.
+ */
+#ifndef RPCRDMA_NFSD_EXPORT_H
+#define RPCRDMA_NFSD_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "rpcrdma/nfs3.h"
+#include "rpcrdma/rpc.h"
+
+struct nfsd_export {
+	char path[RPCRDMA_NFS3_PATH_MAX + 1]; /* absolute, as MNT must name it */
+	int root_fd;                          /* O_PATH: the root */
+	int mount_fd;                         /* the root opened for reading: open_by_handle_at
+					       * takes no O_PATH descriptor */
+	dev_t dev;
+	ino_t root_ino;
+	uint8_t key[16]; /* handle MAC key */
+	bool root_squash, switch_creds;
+	uint32_t anon_uid, anon_gid;
+};
+
+/* Opens @dir; reads or creates the handle key in @keyfile (NULL: a fresh
+ * key, so handles die with the process).  Returns 0 or -errno. */
+int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfile);
+void nfsd_export_close(struct nfsd_export *ex);
+
+/* The handle of the file @fd (O_PATH, inside the export).  Returns an
+ * nfsstat3. */
+uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh);
+/* An O_PATH descriptor for @fh, or -1 with *@status set (BADHANDLE for a
+ * handle we did not make, STALE for a file that is gone). */
+int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status);
+
+/* The caller's identity, after root squashing. */
+struct nfsd_cred {
+	uint32_t uid, gid;
+	uint32_t ngids;
+	uint32_t gids[16];
+};
+
+void nfsd_cred_of(const struct nfsd_export *ex, const struct rpcrdma_svc_req *req,
+		  struct nfsd_cred *cred);
+/* Act as @cred on this thread's filesystem calls, and back. */
+void nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred);
+void nfsd_cred_leave(const struct nfsd_export *ex);
+
+uint32_t nfsd_errno_stat(int err);
+void nfsd_fattr(const struct nfsd_export *ex, const struct stat *st, struct rpcrdma_nfs3_fattr *a);
+/* Attributes of @fd, or "none" when it cannot be read. */
+void nfsd_post_attr(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_post_attr *pa);
+/* wcc_data: the "before" part from @before (NULL: none), "after" from @fd. */
+void nfsd_wcc(const struct nfsd_export *ex, const struct stat *before, int fd,
+	      struct rpcrdma_nfs3_wcc *w);
+int nfsd_stat_fd(int fd, struct stat *st);
+/* Reopen an O_PATH descriptor for I/O with @flags, permission checked as
+ * the current filesystem identity.  Returns the fd or -errno. */
+int nfsd_reopen(int fd, int flags);
+/* ACCESS3 bits @cred has on @st, of those asked. */
+uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked);
+
+#endif /* RPCRDMA_NFSD_EXPORT_H */

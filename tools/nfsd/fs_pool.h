@@ -1,0 +1,31 @@
+/*
+ * rpcrdma-nfsd's filesystem threads.  NFS procedures run here, not on the
+ * RPC event loops, for two reasons: filesystem calls block, and acting as
+ * the caller (setfsuid and friends) gives a thread new credentials, after
+ * which the kernel refuses that thread's writes to the RDMA device files
+ * (uverbs and rdma_cm check that the writer's credentials are the
+ * opener's).  A job runs on a pool thread, then its completion runs on the
+ * loop it came from.
+ */
+#ifndef RPCRDMA_NFSD_FS_POOL_H
+#define RPCRDMA_NFSD_FS_POOL_H
+
+#include "rpcrdma/loop.h"
+
+struct nfsd_job {
+	struct nfsd_job *next;
+	struct rpcrdma_loop *loop;          /* where done runs */
+	void (*run)(struct nfsd_job *job);  /* on a pool thread */
+	void (*done)(struct nfsd_job *job); /* then on @loop's thread */
+};
+
+/* Starts @n threads.  Returns 0 or -errno. */
+int nfsd_pool_start(unsigned int n);
+/* Queues @job.  Returns 0 or -ESHUTDOWN once the pool is stopping. */
+int nfsd_pool_submit(struct nfsd_job *job);
+/* Waits until every job submitted has run and its done is queued. */
+void nfsd_pool_drain(void);
+/* Drains, then ends the threads. */
+void nfsd_pool_stop(void);
+
+#endif /* RPCRDMA_NFSD_FS_POOL_H */

@@ -1,0 +1,1069 @@
+/*
+ * rpcrdma-nfsd's NFSv3 and MOUNT v3 procedures.  Each resolves the file
+ * handles it was given as the server (opening by handle needs privilege),
+ * then acts as the caller (export.h) for the operation itself, so the
+ * kernel checks permissions.  Names are looked up only inside directories
+ * the export handed out, one component at a time, never following a
+ * symbolic link, so no request reaches outside the export.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fs_pool.h"
+#include "nfsd.h"
+
+static const struct nfsd_export *ex;
+static uint8_t write_verf[RPCRDMA_NFS3_VERF_SIZE];
+
+void nfsd_procs_init(const struct nfsd_export *export, const uint8_t verf[8])
+{
+	ex = export;
+	memcpy(write_verf, verf, sizeof(write_verf));
+}
+
+/* One call: the caller's identity, assumed once the handles are open. */
+struct call {
+	struct nfsd_cred cred;
+	bool acting;
+};
+
+static void act(struct call *c)
+{
+	nfsd_cred_enter(ex, &c->cred);
+	c->acting = true;
+}
+
+static void call_end(struct call *c)
+{
+	if (c->acting)
+		nfsd_cred_leave(ex);
+}
+
+bool nfsd_trace;
+
+/* --trace: one line per call, on stderr, with the thread that ran it. */
+static void trace(const struct rpcrdma_svc_req *req, const char *name, const void *res)
+{
+	const struct rpcrdma_rpc_msg *m = rpcrdma_svc_msg(req);
+
+	fprintf(stderr, "nfsd[%ld] xid 0x%08x %s -> %u\n", (long)syscall(SYS_gettid),
+		m ? m->xid : 0, name, *(const uint32_t *)res);
+}
+
+/* A call on its way through the filesystem threads (fs_pool.h). */
+struct proc_job {
+	struct nfsd_job base;
+	struct rpcrdma_svc_req *req;
+	void *args, *res;
+	void (*impl)(struct call *c, void *args, void *res);
+	const char *name;
+	struct call c;
+};
+
+static void job_run(struct nfsd_job *j)
+{
+	struct proc_job *p = (struct proc_job *)j;
+
+	p->impl(&p->c, p->args, p->res);
+	call_end(&p->c);
+}
+
+static void job_done(struct nfsd_job *j)
+{
+	struct proc_job *p = (struct proc_job *)j;
+
+	if (nfsd_trace)
+		trace(p->req, p->name, p->res);
+	(void)rpcrdma_svc_reply(p->req, 0);
+	free(p);
+}
+
+/* On the loop: the caller's identity now, the work on a pool thread, the
+ * answer back on this loop (the request waits, deferred). */
+static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
+		  void (*impl)(struct call *, void *, void *), const char *name)
+{
+	struct proc_job *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	p->req = req;
+	p->args = args;
+	p->res = res;
+	p->impl = impl;
+	p->name = name;
+	nfsd_cred_of(ex, req, &p->c.cred);
+	p->base.loop = rpcrdma_svc_loop(req);
+	p->base.run = job_run;
+	p->base.done = job_done;
+	if (nfsd_pool_submit(&p->base)) {
+		free(p);
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	}
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+#define PROC(name, impl)                                                                           \
+	static void impl##_job(struct call *c, void *args, void *res)                              \
+	{                                                                                          \
+		impl(c, args, res);                                                                \
+	}                                                                                          \
+	static int name(struct rpcrdma_svc_req *req, void *args, void *res)                        \
+	{                                                                                          \
+		return submit(req, args, res, impl##_job, #impl);                                  \
+	}
+
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+static int fh_open(const struct rpcrdma_nfs3_fh *fh, uint32_t *status)
+{
+	return nfsd_fh_open(ex, fh, status);
+}
+
+/* A directory's handle: the fd and its attributes before the operation. */
+static int dir_open(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint32_t *status)
+{
+	int fd = fh_open(fh, status);
+
+	if (fd < 0)
+		return -1;
+	if (nfsd_stat_fd(fd, st)) {
+		*status = RPCRDMA_NFS3ERR_IO;
+	} else if (!S_ISDIR(st->st_mode)) {
+		*status = RPCRDMA_NFS3ERR_NOTDIR;
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
+static bool is_dot(const struct rpcrdma_nfs3_name *n)
+{
+	return strcmp(n->s, ".") == 0 || strcmp(n->s, "..") == 0;
+}
+
+/* A name that may be created or removed: one plain component. */
+static uint32_t name_ok(const struct rpcrdma_nfs3_name *n)
+{
+	if (n->len == 0 || strchr(n->s, '/'))
+		return RPCRDMA_NFS3ERR_ACCES;
+	if (is_dot(n))
+		return RPCRDMA_NFS3ERR_EXIST;
+	return RPCRDMA_NFS3_OK;
+}
+
+static uint32_t err_stat(void)
+{
+	return nfsd_errno_stat(errno);
+}
+
+/* The child @name of @dfd as an O_PATH fd, not following a symbolic link
+ * and not leaving the export's filesystem. */
+static int child_open(int dfd, const struct stat *dst, const char *name, uint32_t *status)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(name, "..") == 0 && dst->st_ino == ex->root_ino && dst->st_dev == ex->dev)
+		name = "."; /* the export's root is its own parent */
+	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*status = err_stat();
+		return -1;
+	}
+	if (nfsd_stat_fd(fd, &st) || st.st_dev != ex->dev) {
+		close(fd);
+		*status = RPCRDMA_NFS3ERR_ACCES;
+		return -1;
+	}
+	*status = RPCRDMA_NFS3_OK;
+	return fd;
+}
+
+/* SETATTR's work, also after CREATE, MKDIR, SYMLINK, MKNOD (@skip_mode:
+ * the mode was given at creation). */
+static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nfs3_sattr *sa,
+			  bool skip_mode)
+{
+	char path[64];
+	bool lnk = S_ISLNK(st->st_mode);
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (sa->set_uid || sa->set_gid) {
+		if (fchownat(fd, "", sa->set_uid ? sa->uid : (uid_t)-1,
+			     sa->set_gid ? sa->gid : (gid_t)-1, AT_EMPTY_PATH) < 0)
+			return err_stat();
+	}
+	if (sa->set_mode && !skip_mode && !lnk && chmod(path, sa->mode & 07777) < 0)
+		return err_stat();
+	if (sa->set_size) {
+		int wfd;
+		int rc;
+
+		if (S_ISDIR(st->st_mode))
+			return RPCRDMA_NFS3ERR_ISDIR;
+		if (!S_ISREG(st->st_mode))
+			return RPCRDMA_NFS3ERR_INVAL;
+		if (sa->size > (uint64_t)INT64_MAX)
+			return RPCRDMA_NFS3ERR_FBIG;
+		wfd = nfsd_reopen(fd, O_WRONLY);
+		if (wfd < 0)
+			return nfsd_errno_stat(-wfd);
+		rc = ftruncate(wfd, (off_t)sa->size);
+		close(wfd);
+		if (rc < 0)
+			return err_stat();
+	}
+	if ((sa->atime_how != RPCRDMA_DONT_CHANGE || sa->mtime_how != RPCRDMA_DONT_CHANGE) &&
+	    !lnk) {
+		struct timespec t[2];
+		const uint32_t how[2] = {sa->atime_how, sa->mtime_how};
+		const struct rpcrdma_nfs3_time *given[2] = {&sa->atime, &sa->mtime};
+
+		for (int i = 0; i < 2; i++) {
+			if (how[i] == RPCRDMA_SET_TO_CLIENT_TIME) {
+				t[i].tv_sec = given[i]->seconds;
+				t[i].tv_nsec =
+				    given[i]->nseconds < 1000000000u ? given[i]->nseconds : 0;
+			} else {
+				t[i].tv_sec = 0;
+				t[i].tv_nsec =
+				    how[i] == RPCRDMA_SET_TO_SERVER_TIME ? UTIME_NOW : UTIME_OMIT;
+			}
+		}
+		if (utimensat(AT_FDCWD, path, t, 0) < 0)
+			return err_stat();
+	}
+	return RPCRDMA_NFS3_OK;
+}
+
+/* NFSv3 procedures. */
+
+static int p_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static void getattr(struct call *c, struct rpcrdma_nfs3_fh *fh, struct rpcrdma_nfs3_attr_res *r)
+{
+	struct stat st;
+	int fd = fh_open(fh, &r->status);
+
+	(void)c;
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st))
+		r->status = err_stat();
+	else
+		nfsd_fattr(ex, &st, &r->attr);
+	close(fd);
+}
+PROC(p_getattr, getattr)
+
+static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
+		    struct rpcrdma_nfs3_wcc_res *r)
+{
+	struct stat st;
+	int fd = fh_open(&a->obj, &r->status);
+
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st)) {
+		r->status = err_stat();
+	} else if (a->check && ((uint32_t)st.st_ctim.tv_sec != a->guard_ctime.seconds ||
+				(uint32_t)st.st_ctim.tv_nsec != a->guard_ctime.nseconds)) {
+		r->status = RPCRDMA_NFS3ERR_NOT_SYNC;
+	} else {
+		act(c);
+		r->status = set_attrs(fd, &st, &a->attr, false);
+	}
+	nfsd_wcc(ex, &st, fd, &r->wcc);
+	close(fd);
+}
+PROC(p_setattr, setattr)
+
+static void lookup(struct call *c, struct rpcrdma_nfs3_diropargs *a,
+		   struct rpcrdma_nfs3_lookup_res *r)
+{
+	struct stat dst;
+	int dfd = dir_open(&a->dir, &dst, &r->status), fd;
+
+	if (dfd < 0)
+		return;
+	act(c);
+	if (a->name.len == 0 || strchr(a->name.s, '/')) {
+		r->status = RPCRDMA_NFS3ERR_ACCES;
+	} else if ((fd = child_open(dfd, &dst, a->name.s, &r->status)) >= 0) {
+		r->status = nfsd_fh_make(ex, fd, &r->obj);
+		nfsd_post_attr(ex, fd, &r->obj_attr);
+		close(fd);
+	}
+	nfsd_post_attr(ex, dfd, &r->dir_attr);
+	close(dfd);
+}
+PROC(p_lookup, lookup)
+
+static void access3(struct call *c, struct rpcrdma_nfs3_access_args *a,
+		    struct rpcrdma_nfs3_access_res *r)
+{
+	struct stat st;
+	int fd = fh_open(&a->obj, &r->status);
+
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st)) {
+		r->status = err_stat();
+	} else {
+		r->access = nfsd_access(&c->cred, &st, a->access);
+		nfsd_post_attr(ex, fd, &r->attr);
+	}
+	close(fd);
+}
+PROC(p_access, access3)
+
+static void readlink3(struct call *c, struct rpcrdma_nfs3_fh *fh,
+		      struct rpcrdma_nfs3_readlink_res *r)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = fh_open(fh, &r->status);
+
+	if (fd < 0)
+		return;
+	act(c);
+	if (nfsd_stat_fd(fd, &st) || !S_ISLNK(st.st_mode)) {
+		r->status = RPCRDMA_NFS3ERR_INVAL;
+	} else {
+		n = readlinkat(fd, "", r->path.s, RPCRDMA_NFS3_PATH_MAX + 1);
+		if (n < 0)
+			r->status = err_stat();
+		else if (n > (ssize_t)RPCRDMA_NFS3_PATH_MAX)
+			r->status = RPCRDMA_NFS3ERR_NAMETOOLONG;
+		else
+			r->path.len = (uint32_t)n;
+	}
+	nfsd_post_attr(ex, fd, &r->attr);
+	close(fd);
+}
+PROC(p_readlink, readlink3)
+
+static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrdma_nfs3_read_res *r)
+{
+	struct stat st;
+	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
+	size_t got = 0;
+	int fd = fh_open(&a->file, &r->status), rfd;
+
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st)) {
+		r->status = err_stat();
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
+		goto out;
+	}
+	act(c);
+	rfd = nfsd_reopen(fd, O_RDONLY);
+	if (rfd < 0) {
+		r->status = nfsd_errno_stat(-rfd);
+		goto out;
+	}
+	/* Freed by free_read, once the reply (over RDMA, the Write into the
+	 * client's chunk) no longer needs it. */
+	r->data = malloc(count ? count : 1);
+	if (!r->data) {
+		r->status = RPCRDMA_NFS3ERR_SERVERFAULT;
+		close(rfd);
+		goto out;
+	}
+	while (got < count && a->offset <= (uint64_t)INT64_MAX - got) {
+		ssize_t n = pread(rfd, r->data + got, count - got, (off_t)(a->offset + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r->status = err_stat();
+			break;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(rfd);
+	r->count = r->len = (uint32_t)got;
+	if (nfsd_stat_fd(fd, &st) == 0)
+		r->eof = a->offset + got >= (uint64_t)st.st_size;
+out:
+	nfsd_post_attr(ex, fd, &r->attr);
+	close(fd);
+}
+PROC(p_read, read3)
+
+static void free_read(void *res)
+{
+	struct rpcrdma_nfs3_read_res *r = res;
+
+	free(r->data);
+	r->data = NULL;
+}
+
+/* WRITE's arguments with room for the data (the library allocates them). */
+struct write_args {
+	struct rpcrdma_nfs3_write_args a;
+	uint8_t buf[RPCRDMA_NFS3_MAXDATA];
+};
+
+static int write_args_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct write_args *w = o;
+
+	w->a.data = w->buf;
+	w->a.data_max = sizeof(w->buf);
+	return rpcrdma_nfs3_decode_args(RPCRDMA_NFS3_WRITE)(x, &w->a);
+}
+
+static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_write_res *r)
+{
+	struct rpcrdma_nfs3_write_args *a = &w->a;
+	struct stat st;
+	size_t done = 0;
+	int fd = fh_open(&a->file, &r->status), wfd;
+
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st)) {
+		r->status = err_stat();
+		nfsd_wcc(ex, NULL, fd, &r->wcc);
+		close(fd);
+		return;
+	}
+	if (a->count > a->len) {
+		r->status = RPCRDMA_NFS3ERR_INVAL; /* less data than it says */
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
+		goto out;
+	}
+	if (a->offset > (uint64_t)INT64_MAX - a->count) {
+		r->status = RPCRDMA_NFS3ERR_FBIG;
+		goto out;
+	}
+	act(c);
+	wfd = nfsd_reopen(fd, O_WRONLY);
+	if (wfd < 0) {
+		r->status = nfsd_errno_stat(-wfd);
+		goto out;
+	}
+	while (done < a->count) {
+		ssize_t n = pwrite(wfd, a->data + done, a->count - done, (off_t)(a->offset + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r->status = n < 0 ? err_stat() : RPCRDMA_NFS3ERR_IO;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (r->status == RPCRDMA_NFS3_OK) {
+		r->committed = a->stable;
+		if (a->stable == RPCRDMA_FILE_SYNC && fsync(wfd) < 0)
+			r->status = err_stat();
+		else if (a->stable == RPCRDMA_DATA_SYNC && fdatasync(wfd) < 0)
+			r->status = err_stat();
+	}
+	close(wfd);
+	r->count = (uint32_t)done;
+	memcpy(r->verf, write_verf, sizeof(r->verf));
+out:
+	nfsd_wcc(ex, &st, fd, &r->wcc);
+	close(fd);
+}
+PROC(p_write, write3)
+
+/* The end of every creating procedure: the new object's handle and attributes. */
+static void created(int dfd, const struct stat *dst, const char *name,
+		    const struct rpcrdma_nfs3_sattr *sa, bool skip_mode,
+		    struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat st;
+	int fd = child_open(dfd, dst, name, &r->status);
+
+	if (fd < 0)
+		return;
+	if (sa && nfsd_stat_fd(fd, &st) == 0)
+		r->status = set_attrs(fd, &st, sa, skip_mode);
+	if (r->status == RPCRDMA_NFS3_OK) {
+		r->has_obj = nfsd_fh_make(ex, fd, &r->obj) == RPCRDMA_NFS3_OK;
+		nfsd_post_attr(ex, fd, &r->obj_attr);
+	}
+	close(fd);
+}
+
+static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
+		    struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat dst;
+	int dfd = dir_open(&a->where.dir, &dst, &r->status), fd;
+	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
+	int flags = O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+	struct rpcrdma_nfs3_sattr sa = a->attr;
+
+	if (dfd < 0)
+		return;
+	r->status = name_ok(&a->where.name);
+	if (r->status != RPCRDMA_NFS3_OK)
+		goto out;
+	act(c);
+	if (a->mode != RPCRDMA_UNCHECKED)
+		flags |= O_EXCL;
+	if (a->mode == RPCRDMA_EXCLUSIVE) {
+		/* The verifier lives in the times until the client's SETATTR
+		 * (RFC 1813 section 3.3.8), so a retransmission succeeds. */
+		memset(&sa, 0, sizeof(sa));
+		sa.atime_how = sa.mtime_how = RPCRDMA_SET_TO_CLIENT_TIME;
+		memcpy(&sa.atime.seconds, a->verf, 4);
+		memcpy(&sa.mtime.seconds, a->verf + 4, 4);
+		sa.atime.seconds &= 0x7fffffffu;
+		sa.mtime.seconds &= 0x7fffffffu;
+		mode = 0600;
+	}
+	fd = openat(dfd, a->where.name.s, flags, mode);
+	if (fd < 0 && errno == EEXIST && a->mode == RPCRDMA_EXCLUSIVE) {
+		struct stat st;
+		int efd = child_open(dfd, &dst, a->where.name.s, &r->status);
+
+		if (efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint32_t)st.st_atim.tv_sec == sa.atime.seconds &&
+		    (uint32_t)st.st_mtim.tv_sec == sa.mtime.seconds) {
+			close(efd);
+			created(dfd, &dst, a->where.name.s, NULL, true, r);
+			goto out;
+		}
+		close_fd(efd);
+		r->status = RPCRDMA_NFS3ERR_EXIST;
+		goto out;
+	}
+	if (fd < 0) {
+		r->status = err_stat();
+		goto out;
+	}
+	close(fd);
+	created(dfd, &dst, a->where.name.s, &sa, a->mode != RPCRDMA_EXCLUSIVE, r);
+out:
+	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+	close(dfd);
+}
+PROC(p_create, create3)
+
+static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
+		   struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat dst;
+	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+
+	if (dfd < 0)
+		return;
+	r->status = name_ok(&a->where.name);
+	if (r->status == RPCRDMA_NFS3_OK) {
+		act(c);
+		if (mkdirat(dfd, a->where.name.s, a->attr.set_mode ? a->attr.mode & 07777 : 0755) <
+		    0)
+			r->status = err_stat();
+		else
+			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+	}
+	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+	close(dfd);
+}
+PROC(p_mkdir, mkdir3)
+
+static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
+		     struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat dst;
+	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+
+	if (dfd < 0)
+		return;
+	r->status = name_ok(&a->where.name);
+	if (r->status == RPCRDMA_NFS3_OK && a->target.len == 0)
+		r->status = RPCRDMA_NFS3ERR_INVAL;
+	if (r->status == RPCRDMA_NFS3_OK) {
+		/* The target is only text: it is never followed here. */
+		act(c);
+		if (symlinkat(a->target.s, dfd, a->where.name.s) < 0)
+			r->status = err_stat();
+		else
+			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+	}
+	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+	close(dfd);
+}
+PROC(p_symlink, symlink3)
+
+static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
+		   struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat dst;
+	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
+	dev_t dev = 0;
+	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+
+	if (dfd < 0)
+		return;
+	r->status = name_ok(&a->where.name);
+	switch (a->type) {
+	case RPCRDMA_NF3CHR:
+		mode |= S_IFCHR;
+		dev = makedev(a->major, a->minor);
+		break;
+	case RPCRDMA_NF3BLK:
+		mode |= S_IFBLK;
+		dev = makedev(a->major, a->minor);
+		break;
+	case RPCRDMA_NF3SOCK:
+		mode |= S_IFSOCK;
+		break;
+	case RPCRDMA_NF3FIFO:
+		mode |= S_IFIFO;
+		break;
+	default:
+		if (r->status == RPCRDMA_NFS3_OK)
+			r->status = RPCRDMA_NFS3ERR_BADTYPE;
+	}
+	if (r->status == RPCRDMA_NFS3_OK) {
+		act(c);
+		if (mknodat(dfd, a->where.name.s, mode, dev) < 0)
+			r->status = err_stat();
+		else
+			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+	}
+	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+	close(dfd);
+}
+PROC(p_mknod, mknod3)
+
+static void unlink_common(struct call *c, struct rpcrdma_nfs3_diropargs *a,
+			  struct rpcrdma_nfs3_wcc_res *r, int flags)
+{
+	struct stat dst;
+	int dfd = dir_open(&a->dir, &dst, &r->status);
+
+	if (dfd < 0)
+		return;
+	if (a->name.len == 0 || strchr(a->name.s, '/'))
+		r->status = RPCRDMA_NFS3ERR_ACCES;
+	else if (strcmp(a->name.s, ".") == 0)
+		r->status = RPCRDMA_NFS3ERR_INVAL;
+	else if (strcmp(a->name.s, "..") == 0)
+		r->status = RPCRDMA_NFS3ERR_NOTEMPTY;
+	if (r->status == RPCRDMA_NFS3_OK) {
+		act(c);
+		if (unlinkat(dfd, a->name.s, flags) < 0)
+			r->status = err_stat();
+	}
+	nfsd_wcc(ex, &dst, dfd, &r->wcc);
+	close(dfd);
+}
+
+static void remove3(struct call *c, struct rpcrdma_nfs3_diropargs *a,
+		    struct rpcrdma_nfs3_wcc_res *r)
+{
+	unlink_common(c, a, r, 0);
+}
+PROC(p_remove, remove3)
+
+static void rmdir3(struct call *c, struct rpcrdma_nfs3_diropargs *a, struct rpcrdma_nfs3_wcc_res *r)
+{
+	unlink_common(c, a, r, AT_REMOVEDIR);
+}
+PROC(p_rmdir, rmdir3)
+
+static void rename3(struct call *c, struct rpcrdma_nfs3_rename_args *a,
+		    struct rpcrdma_nfs3_rename_res *r)
+{
+	struct stat fst, tst;
+	int ffd = dir_open(&a->from.dir, &fst, &r->status), tfd = -1;
+
+	if (ffd < 0)
+		return;
+	tfd = dir_open(&a->to.dir, &tst, &r->status);
+	if (tfd < 0) {
+		nfsd_wcc(ex, &fst, ffd, &r->from_wcc);
+		close(ffd);
+		return;
+	}
+	r->status = name_ok(&a->from.name);
+	if (r->status == RPCRDMA_NFS3_OK)
+		r->status = name_ok(&a->to.name);
+	if (r->status == RPCRDMA_NFS3_OK) {
+		act(c);
+		if (renameat(ffd, a->from.name.s, tfd, a->to.name.s) < 0)
+			r->status = err_stat();
+	}
+	nfsd_wcc(ex, &fst, ffd, &r->from_wcc);
+	nfsd_wcc(ex, &tst, tfd, &r->to_wcc);
+	close(ffd);
+	close(tfd);
+}
+PROC(p_rename, rename3)
+
+static void link3(struct call *c, struct rpcrdma_nfs3_link_args *a, struct rpcrdma_nfs3_link_res *r)
+{
+	struct stat dst;
+	char path[64];
+	int fd = fh_open(&a->file, &r->status), dfd;
+
+	if (fd < 0)
+		return;
+	dfd = dir_open(&a->link.dir, &dst, &r->status);
+	if (dfd < 0) {
+		nfsd_post_attr(ex, fd, &r->file_attr);
+		close(fd);
+		return;
+	}
+	r->status = name_ok(&a->link.name);
+	if (r->status == RPCRDMA_NFS3_OK) {
+		/* Through /proc: linkat(AT_EMPTY_PATH) would need privilege,
+		 * and we act as the caller. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		act(c);
+		if (linkat(AT_FDCWD, path, dfd, a->link.name.s, AT_SYMLINK_FOLLOW) < 0)
+			r->status = err_stat();
+	}
+	nfsd_post_attr(ex, fd, &r->file_attr);
+	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+	close(fd);
+	close(dfd);
+}
+PROC(p_link, link3)
+
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static uint32_t xdr_len(uint32_t n)
+{
+	return 4 + ((n + 3) & ~3u);
+}
+
+/*
+ * READDIR and READDIRPLUS.  Cookies are the directory's own offsets
+ * (getdents64's d_off), so a listing resumes where it stopped; the reply
+ * stays within the client's count (and READDIRPLUS's dircount).
+ */
+static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
+			   struct rpcrdma_nfs3_readdir_res *r, bool plus)
+{
+	struct stat dst;
+	uint8_t buf[16384];
+	uint32_t used, dirbytes = 0;
+	bool full = false;
+	int dfd = dir_open(&a->dir, &dst, &r->status), iofd;
+
+	r->plus = plus;
+	if (dfd < 0)
+		return;
+	act(c);
+	iofd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (iofd < 0) {
+		r->status = err_stat();
+		goto out;
+	}
+	if (lseek(iofd, (off_t)a->cookie, SEEK_SET) < 0) {
+		r->status = RPCRDMA_NFS3ERR_BAD_COOKIE;
+		close(iofd);
+		goto out;
+	}
+	/* Freed by free_readdir. */
+	r->entries = calloc(RPCRDMA_NFS3_DIR_MAX, sizeof(*r->entries));
+	if (!r->entries) {
+		r->status = RPCRDMA_NFS3ERR_SERVERFAULT;
+		close(iofd);
+		goto out;
+	}
+	/* dir attributes, verifier, end of list, eof */
+	used = 4 + 84 + 8 + 4 + 4;
+	while (!full) {
+		long n = syscall(SYS_getdents64, iofd, buf, sizeof(buf));
+
+		if (n < 0) {
+			r->status = err_stat();
+			break;
+		}
+		if (n == 0) {
+			r->eof = true;
+			break;
+		}
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (struct linux_dirent64 *)(void *)(buf + off);
+			struct rpcrdma_nfs3_entry *e = &r->entries[r->n];
+			uint32_t nl = (uint32_t)strlen(d->d_name), esz, dsz;
+
+			off += d->d_reclen;
+			if (nl > RPCRDMA_NFS3_NAME_MAX)
+				continue;
+			dsz = 8 + xdr_len(nl) + 8;
+			esz = 4 + dsz + (plus ? 4 + 84 + 4 + 4 + RPCRDMA_NFS3_FHSIZE : 0);
+			if (r->n == RPCRDMA_NFS3_DIR_MAX || used + esz > a->count ||
+			    (plus && a->dircount && dirbytes + dsz > a->dircount)) {
+				full = true;
+				break;
+			}
+			used += esz;
+			dirbytes += dsz;
+			e->fileid = d->d_ino;
+			e->cookie = (uint64_t)d->d_off;
+			e->name.len = nl;
+			memcpy(e->name.s, d->d_name, nl + 1);
+			if (plus && !is_dot(&e->name)) {
+				uint32_t st;
+				int fd = child_open(dfd, &dst, d->d_name, &st);
+
+				if (fd >= 0) {
+					nfsd_post_attr(ex, fd, &e->attr);
+					e->has_fh = nfsd_fh_make(ex, fd, &e->fh) == RPCRDMA_NFS3_OK;
+					close(fd);
+				}
+			}
+			r->n++;
+		}
+	}
+	close(iofd);
+	if (r->status == RPCRDMA_NFS3_OK && r->n == 0 && !r->eof)
+		r->status = RPCRDMA_NFS3ERR_TOOSMALL;
+out:
+	nfsd_post_attr(ex, dfd, &r->dir_attr);
+	close(dfd);
+}
+
+static void readdir3(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
+		     struct rpcrdma_nfs3_readdir_res *r)
+{
+	readdir_common(c, a, r, false);
+}
+PROC(p_readdir, readdir3)
+
+static void readdirplus3(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
+			 struct rpcrdma_nfs3_readdir_res *r)
+{
+	readdir_common(c, a, r, true);
+}
+PROC(p_readdirplus, readdirplus3)
+
+static void free_readdir(void *res)
+{
+	struct rpcrdma_nfs3_readdir_res *r = res;
+
+	free(r->entries);
+	r->entries = NULL;
+}
+
+static void fsstat3(struct call *c, struct rpcrdma_nfs3_fh *fh, struct rpcrdma_nfs3_fsstat_res *r)
+{
+	struct statfs sf;
+	int fd = fh_open(fh, &r->status);
+
+	(void)c;
+	if (fd < 0)
+		return;
+	if (fstatfs(fd, &sf) < 0) {
+		r->status = err_stat();
+	} else {
+		r->tbytes = (uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize;
+		r->fbytes = (uint64_t)sf.f_bfree * (uint64_t)sf.f_bsize;
+		r->abytes = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
+		r->tfiles = sf.f_files;
+		r->ffiles = sf.f_ffree;
+		r->afiles = sf.f_ffree;
+	}
+	nfsd_post_attr(ex, fd, &r->attr);
+	close(fd);
+}
+PROC(p_fsstat, fsstat3)
+
+static void fsinfo3(struct call *c, struct rpcrdma_nfs3_fh *fh, struct rpcrdma_nfs3_fsinfo_res *r)
+{
+	int fd = fh_open(fh, &r->status);
+
+	(void)c;
+	if (fd < 0)
+		return;
+	r->rtmax = r->wtmax = RPCRDMA_NFS3_MAXDATA;
+	r->rtpref = r->wtpref = RPCRDMA_NFS3_MAXDATA;
+	r->rtmult = r->wtmult = 4096;
+	r->dtpref = 65536;
+	r->maxfilesize = (uint64_t)INT64_MAX;
+	r->time_delta.nseconds = 1;
+	r->properties = RPCRDMA_FSF3_LINK | RPCRDMA_FSF3_SYMLINK | RPCRDMA_FSF3_HOMOGENEOUS |
+			RPCRDMA_FSF3_CANSETTIME;
+	nfsd_post_attr(ex, fd, &r->attr);
+	close(fd);
+}
+PROC(p_fsinfo, fsinfo3)
+
+static void pathconf3(struct call *c, struct rpcrdma_nfs3_fh *fh,
+		      struct rpcrdma_nfs3_pathconf_res *r)
+{
+	int fd = fh_open(fh, &r->status);
+
+	(void)c;
+	if (fd < 0)
+		return;
+	r->linkmax = 65000;
+	r->name_max = RPCRDMA_NFS3_NAME_MAX;
+	r->no_trunc = true;
+	r->chown_restricted = true;
+	r->case_insensitive = false;
+	r->case_preserving = true;
+	nfsd_post_attr(ex, fd, &r->attr);
+	close(fd);
+}
+PROC(p_pathconf, pathconf3)
+
+static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
+		    struct rpcrdma_nfs3_commit_res *r)
+{
+	struct stat st;
+	int fd = fh_open(&a->file, &r->status), sfd;
+
+	(void)c;
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st)) {
+		r->status = err_stat();
+		nfsd_wcc(ex, NULL, fd, &r->wcc);
+		close(fd);
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r->status = RPCRDMA_NFS3ERR_INVAL;
+	} else {
+		/* As the server: the caller was allowed to write what it
+		 * now asks to be made stable. */
+		sfd = nfsd_reopen(fd, O_RDONLY);
+		if (sfd < 0 || fsync(sfd) < 0)
+			r->status = sfd < 0 ? nfsd_errno_stat(-sfd) : err_stat();
+		close_fd(sfd);
+		memcpy(r->verf, write_verf, sizeof(r->verf));
+	}
+	nfsd_wcc(ex, &st, fd, &r->wcc);
+	close(fd);
+}
+PROC(p_commit, commit3)
+
+void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS])
+{
+	static const rpcrdma_svc_fn fns[RPCRDMA_NFS3_NPROCS] = {
+	    p_null,   p_getattr, p_setattr,  p_lookup, p_access,  p_readlink,
+	    p_read,   p_write,   p_create,   p_mkdir,  p_symlink, p_mknod,
+	    p_remove, p_rmdir,   p_rename,   p_link,   p_readdir, p_readdirplus,
+	    p_fsstat, p_fsinfo,  p_pathconf, p_commit,
+	};
+
+	for (uint32_t i = 0; i < RPCRDMA_NFS3_NPROCS; i++) {
+		procs[i].fn = fns[i];
+		procs[i].decode_args = rpcrdma_nfs3_decode_args(i);
+		procs[i].args_size = rpcrdma_nfs3_args_size(i);
+		procs[i].encode_res = rpcrdma_nfs3_encode_res(i);
+		procs[i].res_size = rpcrdma_nfs3_res_size(i);
+		procs[i].free_res = NULL;
+	}
+	procs[RPCRDMA_NFS3_WRITE].decode_args = write_args_dec;
+	procs[RPCRDMA_NFS3_WRITE].args_size = sizeof(struct write_args);
+	procs[RPCRDMA_NFS3_READ].free_res = free_read;
+	procs[RPCRDMA_NFS3_READDIR].free_res = free_readdir;
+	procs[RPCRDMA_NFS3_READDIRPLUS].free_res = free_readdir;
+}
+
+/* MOUNT v3. */
+
+static bool same_path(const char *asked, const char *exported)
+{
+	size_t a = strlen(asked), e = strlen(exported);
+
+	while (a > 1 && asked[a - 1] == '/')
+		a--;
+	return a == e && memcmp(asked, exported, a) == 0;
+}
+
+static int m_mnt(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	const struct rpcrdma_nfs3_path *p = args;
+	struct rpcrdma_mount3_mnt_res *r = res;
+
+	(void)req;
+	if (!same_path(p->s, ex->path)) {
+		r->status = RPCRDMA_NFS3ERR_NOENT; /* MNT3ERR_NOENT */
+		return 0;
+	}
+	r->status = nfsd_fh_make(ex, ex->root_fd, &r->fh);
+	r->nflavors = 2;
+	r->flavors[0] = RPCRDMA_AUTH_SYS;
+	r->flavors[1] = RPCRDMA_AUTH_NONE;
+	return 0;
+}
+
+static int m_void(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static int m_export(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct rpcrdma_mount3_export_res *r = res;
+
+	(void)req;
+	(void)args;
+	r->n = 1;
+	r->dir.len = (uint32_t)strlen(ex->path);
+	memcpy(r->dir.s, ex->path, r->dir.len + 1);
+	return 0;
+}
+
+void nfsd_mount3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_MOUNT3_NPROCS])
+{
+	const struct rpcrdma_svc_proc table[RPCRDMA_MOUNT3_NPROCS] = {
+	    [RPCRDMA_MOUNT3_NULL] = {m_void, NULL, 0, NULL, 0, NULL},
+	    [RPCRDMA_MOUNT3_MNT] = {m_mnt, rpcrdma_mount3_xdr_path_dec,
+				    sizeof(struct rpcrdma_nfs3_path),
+				    rpcrdma_mount3_xdr_mnt_res_enc,
+				    sizeof(struct rpcrdma_mount3_mnt_res), NULL},
+	    [RPCRDMA_MOUNT3_DUMP] = {m_void, NULL, 0, rpcrdma_mount3_xdr_empty_list_enc, 0, NULL},
+	    [RPCRDMA_MOUNT3_UMNT] = {m_void, rpcrdma_mount3_xdr_path_dec,
+				     sizeof(struct rpcrdma_nfs3_path), NULL, 0, NULL},
+	    [RPCRDMA_MOUNT3_UMNTALL] = {m_void, NULL, 0, NULL, 0, NULL},
+	    [RPCRDMA_MOUNT3_EXPORT] = {m_export, NULL, 0, rpcrdma_mount3_xdr_export_res_enc,
+				       sizeof(struct rpcrdma_mount3_export_res), NULL},
+	};
+
+	memcpy(procs, table, sizeof(table));
+}
