@@ -35,10 +35,29 @@ static int check_private(const void *pdata, size_t pdlen)
 	return 0;
 }
 
+/* A passive connection's QP, then CONNECT_REQUEST to the owner
+ * (@l NULL: handed over by another instance). */
+static void announce_request(struct vb_prov *p, struct vb_conn *c, struct vb_listener *l, void *ctx)
+{
+	struct rpcrdma_prov_event ev;
+
+	if (rpcrdma__vb_qp_create(c)) {
+		p->st.errors++;
+		rpcrdma__vb_conn_free(c); /* rejects it */
+		return;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
+	ev.conn = &c->base;
+	ev.listener = l ? &l->base : NULL;
+	ev.ctx = ctx;
+	rpcrdma__vb_copy_private(&ev, c->pdata, c->pdlen);
+	rpcrdma__vb_emit(p, &ev);
+}
+
 static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_id *id,
 		       const struct rdma_conn_param *cp, const uint8_t *data, size_t len)
 {
-	struct rpcrdma_prov_event ev;
 	struct vb_conn *c = NULL;
 
 	if (!l || !id->verbs || id->verbs->device != p->dev ||
@@ -64,18 +83,7 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 	memcpy(c->pdata, data, c->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
 	rpcrdma__provider_set_peer(&c->base, rdma_get_peer_addr(id), sizeof(struct sockaddr_storage));
-	if (rpcrdma__vb_qp_create(c)) {
-		p->st.errors++;
-		rpcrdma__vb_conn_free(c); /* rejects it */
-		return;
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
-	ev.conn = &c->base;
-	ev.listener = &l->base;
-	ev.ctx = l->base.ctx;
-	rpcrdma__vb_copy_private(&ev, data, len);
-	rpcrdma__vb_emit(p, &ev);
+	announce_request(p, c, l, l->base.ctx);
 }
 
 /* CONNECT_RESPONSE on the active side: our QP, then the RTU (rdma_establish). */
@@ -567,7 +575,6 @@ int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provid
 
 static void adopt(struct vb_prov *p, struct vb_handoff *h)
 {
-	struct rpcrdma_prov_event ev;
 	struct vb_conn *c = rpcrdma__vb_conn_alloc(p, &h->attr, h->ctx);
 
 	if (!c) {
@@ -586,17 +593,7 @@ static void adopt(struct vb_prov *p, struct vb_handoff *h)
 	memcpy(c->pdata, h->pdata, h->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
 	rpcrdma__provider_set_peer(&c->base, (struct sockaddr *)&h->peer, h->peerlen);
-	if (rpcrdma__vb_qp_create(c)) {
-		p->st.errors++;
-		rpcrdma__vb_conn_free(c); /* rejects it */
-		return;
-	}
-	memset(&ev, 0, sizeof(ev));
-	ev.type = RPCRDMA_PEV_CONNECT_REQUEST;
-	ev.conn = &c->base;
-	ev.ctx = h->ctx;
-	rpcrdma__vb_copy_private(&ev, h->pdata, h->pdlen);
-	rpcrdma__vb_emit(p, &ev);
+	announce_request(p, c, NULL, h->ctx);
 }
 
 bool rpcrdma__vb_inbox_drain(struct vb_prov *p)

@@ -1040,6 +1040,24 @@ static void svc_accept_retry(struct rpcrdma__timer *tm)
 				     svc_accept_retry, srv);
 }
 
+/* A server transport without a socket yet; NULL on bad arguments or no memory. */
+static struct rpcrdma__svc_transport *svc_alloc(struct rpcrdma_loop *loop,
+						const struct rpcrdma_server_opts *opts,
+						const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+						struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__svc_transport *srv;
+
+	if (!loop || !opts || !cb || !out || !(srv = calloc(1, sizeof(*srv))))
+		return NULL;
+	srv->loop = loop;
+	srv->cb = cb;
+	srv->cb_ctx = cb_ctx;
+	srv->max_record = max_record_of(opts->max_record);
+	srv->fd = -1;
+	return srv;
+}
+
 static int tcp_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		      void *cb_ctx, struct rpcrdma__svc_transport **out)
@@ -1047,15 +1065,11 @@ static int tcp_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, so
 	struct rpcrdma__svc_transport *srv;
 	int one = 1, rc;
 
-	if (!loop || !addr || !opts || !cb || !out)
+	if (!addr)
 		return -EINVAL;
-	srv = calloc(1, sizeof(*srv));
+	srv = svc_alloc(loop, opts, cb, cb_ctx, out);
 	if (!srv)
-		return -ENOMEM;
-	srv->loop = loop;
-	srv->cb = cb;
-	srv->cb_ctx = cb_ctx;
-	srv->max_record = max_record_of(opts->max_record);
+		return out && loop && opts && cb ? -ENOMEM : -EINVAL;
 	srv->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (srv->fd < 0) {
 		rc = -errno;
@@ -1087,16 +1101,9 @@ static int tcp_worker(struct rpcrdma_loop *loop, const struct sockaddr *addr, so
 
 	(void)addr;
 	(void)addrlen;
-	if (!loop || !opts || !cb || !out)
-		return -EINVAL;
-	srv = calloc(1, sizeof(*srv));
+	srv = svc_alloc(loop, opts, cb, cb_ctx, out);
 	if (!srv)
-		return -ENOMEM;
-	srv->loop = loop;
-	srv->cb = cb;
-	srv->cb_ctx = cb_ctx;
-	srv->max_record = max_record_of(opts->max_record);
-	srv->fd = -1;
+		return out && loop && opts && cb ? -ENOMEM : -EINVAL;
 	*out = srv;
 	return 0;
 }
