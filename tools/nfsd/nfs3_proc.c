@@ -133,22 +133,32 @@ static int fh_open(const struct rpcrdma_nfs3_fh *fh, uint32_t *status)
 	return nfsd_fh_open(ex, fh, status);
 }
 
-/* A directory's handle: the fd and its attributes before the operation. */
-static int dir_open(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint32_t *status)
+static uint32_t err_stat(void);
+
+/* @fh opened with its attributes now, or -1 with *@status set. */
+static int fh_open_stat(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint32_t *status)
 {
 	int fd = fh_open(fh, status);
 
-	if (fd < 0)
+	if (fd >= 0 && nfsd_stat_fd(fd, st)) {
+		*status = err_stat();
+		close(fd);
 		return -1;
-	if (nfsd_stat_fd(fd, st)) {
-		*status = RPCRDMA_NFS3ERR_IO;
-	} else if (!S_ISDIR(st->st_mode)) {
-		*status = RPCRDMA_NFS3ERR_NOTDIR;
-	} else {
-		return fd;
 	}
-	close(fd);
-	return -1;
+	return fd;
+}
+
+/* A directory's handle: the fd and its attributes before the operation. */
+static int dir_open(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint32_t *status)
+{
+	int fd = fh_open_stat(fh, st, status);
+
+	if (fd >= 0 && !S_ISDIR(st->st_mode)) {
+		*status = RPCRDMA_NFS3ERR_NOTDIR;
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static bool is_dot(const struct rpcrdma_nfs3_name *n)
@@ -264,15 +274,12 @@ static int p_null(struct rpcrdma_svc_req *req, void *args, void *res)
 static void getattr(struct call *c, struct rpcrdma_nfs3_fh *fh, struct rpcrdma_nfs3_attr_res *r)
 {
 	struct stat st;
-	int fd = fh_open(fh, &r->status);
+	int fd = fh_open_stat(fh, &st, &r->status);
 
 	(void)c;
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st))
-		r->status = err_stat();
-	else
-		nfsd_fattr(ex, &st, &r->attr);
+	nfsd_fattr(ex, &st, &r->attr);
 	close(fd);
 }
 PROC(p_getattr, getattr)
@@ -281,14 +288,12 @@ static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
 		    struct rpcrdma_nfs3_wcc_res *r)
 {
 	struct stat st;
-	int fd = fh_open(&a->obj, &r->status);
+	int fd = fh_open_stat(&a->obj, &st, &r->status);
 
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st)) {
-		r->status = err_stat();
-	} else if (a->check && ((uint32_t)st.st_ctim.tv_sec != a->guard_ctime.seconds ||
-				(uint32_t)st.st_ctim.tv_nsec != a->guard_ctime.nseconds)) {
+	if (a->check && ((uint32_t)st.st_ctim.tv_sec != a->guard_ctime.seconds ||
+			 (uint32_t)st.st_ctim.tv_nsec != a->guard_ctime.nseconds)) {
 		r->status = RPCRDMA_NFS3ERR_NOT_SYNC;
 	} else {
 		act(c);
@@ -324,16 +329,12 @@ static void access3(struct call *c, struct rpcrdma_nfs3_access_args *a,
 		    struct rpcrdma_nfs3_access_res *r)
 {
 	struct stat st;
-	int fd = fh_open(&a->obj, &r->status);
+	int fd = fh_open_stat(&a->obj, &st, &r->status);
 
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st)) {
-		r->status = err_stat();
-	} else {
-		r->access = nfsd_access(&c->cred, &st, a->access);
-		nfsd_post_attr(ex, fd, &r->attr);
-	}
+	r->access = nfsd_access(&c->cred, &st, a->access);
+	nfsd_post_attr(ex, fd, &r->attr);
 	close(fd);
 }
 PROC(p_access, access3)
@@ -369,14 +370,10 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 	struct stat st;
 	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
 	size_t got = 0;
-	int fd = fh_open(&a->file, &r->status), rfd;
+	int fd = fh_open_stat(&a->file, &st, &r->status), rfd;
 
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st)) {
-		r->status = err_stat();
-		goto out;
-	}
 	if (!S_ISREG(st.st_mode)) {
 		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
 		goto out;
@@ -446,16 +443,10 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 	struct rpcrdma_nfs3_write_args *a = &w->a;
 	struct stat st;
 	size_t done = 0;
-	int fd = fh_open(&a->file, &r->status), wfd;
+	int fd = fh_open_stat(&a->file, &st, &r->status), wfd;
 
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st)) {
-		r->status = err_stat();
-		nfsd_wcc(ex, NULL, fd, &r->wcc);
-		close(fd);
-		return;
-	}
 	if (a->count > a->len) {
 		r->status = RPCRDMA_NFS3ERR_INVAL; /* less data than it says */
 		goto out;
@@ -950,17 +941,11 @@ static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
 		    struct rpcrdma_nfs3_commit_res *r)
 {
 	struct stat st;
-	int fd = fh_open(&a->file, &r->status), sfd;
+	int fd = fh_open_stat(&a->file, &st, &r->status), sfd;
 
 	(void)c;
 	if (fd < 0)
 		return;
-	if (nfsd_stat_fd(fd, &st)) {
-		r->status = err_stat();
-		nfsd_wcc(ex, NULL, fd, &r->wcc);
-		close(fd);
-		return;
-	}
 	if (!S_ISREG(st.st_mode)) {
 		r->status = RPCRDMA_NFS3ERR_INVAL;
 	} else {
