@@ -103,6 +103,14 @@ RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
  */
 RPCRDMA_EXTERN void rpcrdma_client_destroy(struct rpcrdma_client *clnt);
 
+/** One Write chunk offered for a DDP-eligible result (struct rpcrdma_call). */
+struct rpcrdma_ddp_buf {
+	void *buf;  /* where the result is placed; may be NULL when len is 0 */
+	size_t len; /* its room; 0: return that result inline */
+};
+
+#define RPCRDMA_CALL_MAX_WRITE_CHUNKS 4u
+
 /**
  * struct rpcrdma_call - one RPC, owned by the caller until it completes
  *
@@ -140,6 +148,20 @@ struct rpcrdma_call {
 	 */
 	void *ddp_buf;
 	size_t ddp_len;
+	/*
+	 * Several DDP-eligible results in one reply, as an NFSv4 COMPOUND
+	 * with READ and READLINK operations has (draft-callaghan-nfsdirect-00
+	 * section 4): over RDMA one Write chunk per entry, in this order, and
+	 * the n-th rpcrdma_xdr_decode_ddp() of the results resolves the n-th
+	 * chunk.  An entry of len 0 offers a zero-length chunk (a segment of
+	 * zeros): that result comes inline (or in the Reply chunk), and the
+	 * next result takes the next chunk.  Results beyond the list come
+	 * inline.  At most RPCRDMA_CALL_MAX_WRITE_CHUNKS entries; with
+	 * ddp_count non-zero, ddp_buf must be NULL.  max_reply is reduced by
+	 * the sum of the lengths, as for ddp_len.  TCP ignores the list.
+	 */
+	const struct rpcrdma_ddp_buf *ddp_list;
+	unsigned int ddp_count;
 	int timeout_ms; /* 0: the client's */
 
 	/* Outputs. */

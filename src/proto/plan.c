@@ -77,7 +77,10 @@ static bool shape_valid(const struct rpcrdma_call_shape *s)
 	if (s->nddp ? s->ddp_segs < s->nddp : s->ddp_segs != 0)
 		return false;
 	/* A Write chunk is "one or more" segments (4.4.6). */
-	return s->write_chunk ? s->write_segs != 0 : s->write_segs == 0;
+	if (!s->write_chunk)
+		return s->write_segs == 0 && s->write_chunks == 0;
+	return s->write_segs >= (s->write_chunks ? s->write_chunks : 1u) &&
+	       s->write_chunks <= RPCRDMA_HDR_MAX_WRITE_CHUNKS;
 }
 
 int rpcrdma__plan_call(const struct rpcrdma_call_shape *shape, const struct rpcrdma_inline *thr,
@@ -97,8 +100,14 @@ int rpcrdma__plan_call(const struct rpcrdma_call_shape *shape, const struct rpcr
 		return -EMSGSIZE;
 
 	write_list = WORD;
-	if (shape->write_chunk)
-		write_list += WORD + counted_chunk_size(shape->write_segs);
+	if (shape->write_chunk) {
+		uint32_t nchunks = shape->write_chunks ? shape->write_chunks : 1;
+
+		/* Each chunk: its discriminator and segment count; then the
+		 * segments of all of them. */
+		write_list += (size_t)nchunks * (WORD + counted_chunk_size(0)) +
+			      (size_t)shape->write_segs * RPCRDMA_SEGMENT_SIZE;
+	}
 
 	/*
 	 * The reply as the responder frames it (rpcrdma__plan_reply): no Read

@@ -51,8 +51,9 @@ struct rpcrdma_call_shape {
 	size_t reduced_len; /* the call with the DDP items taken out */
 	uint32_t nddp;      /* DDP items taken out (0: reduced == full) */
 	uint32_t ddp_segs;  /* Read segments those items need in all */
-	bool write_chunk;   /* a Write chunk will be offered (DDP result) */
-	uint32_t write_segs; /* its segments (>= 1 when write_chunk, else 0) */
+	bool write_chunk;   /* Write chunks will be offered (DDP results) */
+	uint32_t write_segs; /* their segments in all (>= write_chunks, else 0) */
+	uint32_t write_chunks; /* how many; 0 counts as 1 when write_chunk */
 	size_t max_reply;   /* largest reply, Write chunk data excluded; 0: small */
 	uint32_t reply_segs; /* segments a Reply chunk would take; 0 counts as 1 */
 };
@@ -81,8 +82,8 @@ struct rpcrdma_call_plan {
  *  - the call: 16 fixed bytes; the Read list (4 per terminator, 24 per
  *    entry): empty inline, shape->ddp_segs entries for Read chunks, ONE
  *    entry for a Long Call (the engine registers the full call, DDP items
- *    inline, as one region); the Write list (4, plus 8 + 16 * write_segs
- *    for the Write chunk); the Reply chunk (4 absent, 8 + 16 * reply_segs
+ *    inline, as one region); the Write list (4, plus 8 per Write chunk
+ *    and 16 per segment); the Reply chunk (4 absent, 8 + 16 * reply_segs
  *    present).
  *  - the reply as a responder following rpcrdma__plan_reply() sends it:
  *    16 + 4 (no Read list) + the Write list echoed with the same segment

@@ -675,13 +675,28 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 	leave(c);
 }
 
+/* A Write chunk list is either absent or well formed, never mixed with the
+ * single ddp_buf. */
+static bool ddp_list_valid(const struct rpcrdma_call *call)
+{
+	if (!call->ddp_count)
+		return true;
+	if (call->ddp_buf || !call->ddp_list || call->ddp_count > RPCRDMA_CALL_MAX_WRITE_CHUNKS)
+		return false;
+	for (unsigned int i = 0; i < call->ddp_count; i++) {
+		if (call->ddp_list[i].len && !call->ddp_list[i].buf)
+			return false;
+	}
+	return true;
+}
+
 int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *call)
 {
 	struct ccall *cc;
 	int timeout;
 
 	if (!c || !call || !call->done || call->timeout_ms < -1 ||
-	    (call->ddp_len && !call->ddp_buf))
+	    (call->ddp_len && !call->ddp_buf) || !ddp_list_valid(call))
 		return -EINVAL;
 	if (c->destroying)
 		return -ESHUTDOWN;
@@ -693,6 +708,8 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	cc->req.xid = new_xid(c);
 	cc->req.ddp_buf = call->ddp_buf;
 	cc->req.ddp_len = call->ddp_buf ? call->ddp_len : 0;
+	cc->req.ddp_list = call->ddp_count ? call->ddp_list : NULL;
+	cc->req.ddp_count = call->ddp_count;
 	cc->req.max_reply = call->max_reply;
 	cc->req.core = cc;
 	cc->hint = c->proc_hint[call->proc % HINT_SLOTS];

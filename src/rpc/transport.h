@@ -67,6 +67,10 @@ struct rpcrdma__creq {
 	uint32_t xid;
 	const void *ddp_buf; /* offer as a Write chunk (may be NULL) */
 	size_t ddp_len;
+	/* Or one Write chunk per entry, in order (rpcrdma_call.ddp_list);
+	 * ddp_buf is NULL then. */
+	const struct rpcrdma_ddp_buf *ddp_list;
+	unsigned int ddp_count;
 	size_t max_reply;    /* 0: unknown; the transport then assumes inline */
 	/* Room the core asks call_begin for, in bytes; 0: the transport's
 	 * default.  When an encode runs out of room the core calls call_abort,

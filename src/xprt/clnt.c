@@ -25,9 +25,9 @@
  * Chunk combinations sent: none (Short message); Read chunks, one per
  * DDP-eligible argument (at most RPCRDMA__XPRT_MAX_DDP, one segment each);
  * a Long Call's single Position-Zero segment holding the full call; each
- * of those with one Write chunk (the caller's ddp_buf, up to
- * RPCRDMA__XPRT_MAX_WSEGS segments) and/or a Reply chunk.  Not sent: more
- * than one Write chunk (the core offers one buffer per call), a Long Call
+ * of those with Write chunks (the caller's ddp_buf, or one per entry of its
+ * ddp_list, zero-length ones included; RPCRDMA__XPRT_MAX_WSEGS segments in
+ * all) and/or a Reply chunk.  Not sent: a Long Call
  * carrying a reduced call plus Read chunks (plan.h prefers the full call),
  * RDMA_MSGP and RDMA_DONE.  Replies taken: RDMA_MSG with the Write chunk
  * echoed (or not at all), RDMA_NOMSG through our Reply chunk, RDMA_ERROR.
@@ -101,9 +101,9 @@ struct xreq {
 
 	/* What the call offered. */
 	unsigned int chunks; /* enum xreq_chunks */
-	void *ddp_buf;
-	size_t ddp_len;
-	uint32_t wsegs;
+	uint32_t nwch;
+	struct rpcrdma__wchunk wch[RPCRDMA__XPRT_MAX_WCHUNKS];
+	uint32_t wsegs; /* segments of all Write chunks */
 	struct rpcrdma_segment wseg[RPCRDMA__XPRT_MAX_WSEGS];
 	uint32_t rsegs;
 	struct rpcrdma_segment rseg[RPCRDMA__XPRT_MAX_WSEGS];
@@ -356,8 +356,7 @@ static void req_fenced(struct rpcrdma__xfence *f)
 			    x->rep_in_rbuf ? x->rbuf.addr : x->rep->buf + x->rep_off;
 
 			rpcrdma_xdr_init_const(&xdr, buf, x->rep_len);
-			rpcrdma__ddp_reply_init(&x->rddp, x->chunks & XREQ_CH_WRITE, x->ddp_buf,
-						x->ddp_len, x->written);
+			rpcrdma__ddp_reply_init(&x->rddp, x->wch, x->nwch);
 			rpcrdma_xdr_set_ddp(&xdr, &x->rddp.base);
 			t->cb->reply(t->cb_ctx, creq, &xdr);
 		} else {
@@ -510,10 +509,22 @@ static int check_reply(struct xreq *x, const struct rpcrdma_hdr *h)
 	if (h->nreads)
 		return RPCRDMA_ERR_BAD_HEADER;
 	x->written = 0;
+	/* Every Write chunk comes back, used or not (4.4.6.2); a responder
+	 * that drops the list entirely wrote nothing. */
 	if (h->nwrites) {
-		if (!(x->chunks & XREQ_CH_WRITE) || h->nwrites != 1 ||
-		    check_returned(h, &h->writes[0], x->wseg, x->wsegs, &x->written))
+		if (h->nwrites != x->nwch)
 			return RPCRDMA_ERR_BAD_HEADER;
+		for (uint32_t i = 0; i < x->nwch; i++) {
+			struct rpcrdma__wchunk *c = &x->wch[i];
+
+			if (check_returned(h, &h->writes[i], &x->wseg[c->seg0], c->nsegs,
+					   &c->written))
+				return RPCRDMA_ERR_BAD_HEADER;
+			x->written += c->written;
+		}
+	} else {
+		for (uint32_t i = 0; i < x->nwch; i++)
+			x->wch[i].written = 0;
 	}
 	if (h->proc == RPCRDMA_PROC_MSG) {
 		x->rep_in_rbuf = false;
@@ -810,6 +821,7 @@ static int x_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq
 	x->nown = 0;
 	x->chunks = 0;
 	x->wsegs = x->rsegs = 0;
+	x->nwch = 0;
 	x->rep = NULL;
 	x->written = 0;
 	x->fail_err = 0;
@@ -902,6 +914,39 @@ static void send_failed(struct xclnt *t, struct xreq *x)
 	req_fence(t, x);
 }
 
+/*
+ * Takes the call's Write chunks from the core's request: its one ddp_buf,
+ * or its ddp_list.  Segments are counted here, granted in call_send.
+ */
+static int plan_write_chunks(struct xclnt *t, struct xreq *x, const struct rpcrdma__creq *creq)
+{
+	uint32_t segs = 0;
+
+	x->nwch = 0;
+	if (creq->ddp_count > RPCRDMA__XPRT_MAX_WCHUNKS)
+		return -EMSGSIZE;
+	for (unsigned int i = 0; i < creq->ddp_count; i++) {
+		x->wch[x->nwch].buf = creq->ddp_list[i].buf;
+		x->wch[x->nwch].len = creq->ddp_list[i].buf ? creq->ddp_list[i].len : 0;
+		x->nwch++;
+	}
+	if (!creq->ddp_count && creq->ddp_buf && creq->ddp_len) {
+		x->wch[0].buf = (void *)(uintptr_t)creq->ddp_buf;
+		x->wch[0].len = creq->ddp_len;
+		x->nwch = 1;
+	}
+	for (uint32_t i = 0; i < x->nwch; i++) {
+		struct rpcrdma__wchunk *c = &x->wch[i];
+
+		if (c->len > (uint64_t)t->seg_max * RPCRDMA__XPRT_MAX_WSEGS)
+			return -EMSGSIZE;
+		c->nsegs = c->len ? (uint32_t)((c->len + t->seg_max - 1) / t->seg_max) : 1;
+		c->written = 0;
+		segs += c->nsegs;
+	}
+	return segs > RPCRDMA__XPRT_MAX_WSEGS ? -EMSGSIZE : 0;
+}
+
 static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 {
 	struct xreq *x = creq ? creq->tpriv : NULL;
@@ -912,6 +957,7 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	struct rpcrdma_prov_mr *mr;
 	unsigned int nsge = 0;
 	size_t reduced_len, full_len, hdr_len, prev = 0;
+	uint64_t ddp_total;
 	uint32_t proc, nseg;
 	int n, rc;
 
@@ -946,23 +992,25 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	shape.reduced_len = reduced_len;
 	shape.nddp = x->cddp.nitems;
 	shape.ddp_segs = x->cddp.nitems; /* each item fits one segment (ddp.c) */
-	x->ddp_buf = (void *)(uintptr_t)creq->ddp_buf;
-	x->ddp_len = creq->ddp_buf ? creq->ddp_len : 0;
-	if (x->ddp_len) {
-		shape.write_chunk = true;
-		shape.write_segs = (uint32_t)((x->ddp_len + t->seg_max - 1) / t->seg_max);
-		if (x->ddp_len > (uint64_t)t->seg_max * RPCRDMA__XPRT_MAX_WSEGS) {
-			rc = -EMSGSIZE;
-			goto out_fail;
-		}
+	rc = plan_write_chunks(t, x, creq);
+	if (rc)
+		goto out_fail;
+	ddp_total = 0;
+	for (uint32_t i = 0; i < x->nwch; i++) {
+		ddp_total += x->wch[i].len;
+		shape.write_segs += x->wch[i].nsegs;
 	}
-	/* creq->max_reply counts the whole reply.  With a Write chunk the
-	 * DDP result leaves it, so the Reply chunk (if any) needs room only
-	 * for the rest; a max_reply smaller than the Write chunk is taken
-	 * to exclude it already. */
+	if (x->nwch) {
+		shape.write_chunk = true;
+		shape.write_chunks = x->nwch;
+	}
+	/* creq->max_reply counts the whole reply.  With Write chunks the
+	 * DDP results leave it, so the Reply chunk (if any) needs room only
+	 * for the rest; a max_reply smaller than the Write chunks is taken
+	 * to exclude them already. */
 	shape.max_reply = creq->max_reply;
-	if (x->ddp_len && shape.max_reply >= x->ddp_len)
-		shape.max_reply -= x->ddp_len;
+	if (ddp_total && shape.max_reply >= ddp_total)
+		shape.max_reply -= ddp_total;
 	if (shape.max_reply > RPCRDMA__XPRT_MAX_MSG)
 		shape.max_reply = RPCRDMA__XPRT_MAX_MSG;
 	shape.reply_segs = 1;
@@ -1041,22 +1089,36 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	}
 	}
 
-	if (x->ddp_len) {
+	for (uint32_t i = 0; i < x->nwch; i++) {
 		/*
-		 * Write chunk for the DDP result:
-		 *  - the caller gave a buffer for it, so the server places the
-		 *    result there directly; sized exactly, no room for XDR
-		 *    padding (RFC 8166 4.4.6.1).
+		 * Write chunks for the DDP results, in the order the results
+		 * consume them:
+		 *  - the caller gave a buffer for each, so the server places
+		 *    the result there directly; sized exactly, no room for XDR
+		 *    padding (RFC 8166 4.4.6.1);
+		 *  - a zero-length one is a single segment of zeros
+		 *    (nfsdirect-00 section 4): no memory is exposed for it.
 		 */
-		rc = own_reg(t, x, x->ddp_buf, x->ddp_len, &mr);
+		struct rpcrdma__wchunk *c = &x->wch[i];
+
+		c->seg0 = x->wsegs;
+		if (c->len) {
+			rc = own_reg(t, x, c->buf, c->len, &mr);
+			if (!rc)
+				rc = grant_region(t, x, mr, c->buf, c->len,
+						  RPCRDMA_PACCESS_REMOTE_WRITE, &x->wseg[c->seg0],
+						  RPCRDMA__XPRT_MAX_WSEGS - c->seg0, &nseg);
+		} else {
+			memset(&x->wseg[c->seg0], 0, sizeof(x->wseg[0]));
+			nseg = 1;
+			rc = 0;
+		}
 		if (!rc)
-			rc = grant_region(t, x, mr, x->ddp_buf, x->ddp_len,
-					  RPCRDMA_PACCESS_REMOTE_WRITE, x->wseg,
-					  RPCRDMA__XPRT_MAX_WSEGS, &x->wsegs);
-		if (!rc)
-			rc = rpcrdma_hdr_add_write(h, x->wseg, x->wsegs);
+			rc = rpcrdma_hdr_add_write(h, &x->wseg[c->seg0], nseg);
 		if (rc)
 			goto out_fail;
+		c->nsegs = nseg;
+		x->wsegs += nseg;
 		x->chunks |= XREQ_CH_WRITE;
 	}
 	if (plan.reply_chunk) {

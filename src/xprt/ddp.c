@@ -6,8 +6,10 @@
  *   - Requester, encoding a call: every DDP-eligible argument leaves the
  *     stream and is recorded; clnt.c then decides per call whether the
  *     items travel in Read chunks, go back inline, or ride in a Long Call.
- *   - Requester, decoding a reply: the item the responder placed in our
- *     Write chunk is already in the caller's buffer.
+ *   - Requester, decoding a reply: the n-th DDP-eligible result resolves
+ *     against the n-th Write chunk offered; what the responder placed
+ *     there is already in the caller's buffer, and a zero-length chunk
+ *     means the result is inline.
  *   - Responder, encoding a reply: each DDP-eligible result takes the next
  *     unused Write chunk of the call (RFC 8166 5.3.2: "fills in each Write
  *     chunk with a DDP-eligible result until either there are no more
@@ -78,14 +80,19 @@ static int reply_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *dat
 static int reply_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
 {
 	struct rpcrdma__ddp_reply *d = (struct rpcrdma__ddp_reply *)ddp;
+	const struct rpcrdma__wchunk *c;
 
 	(void)pos;
-	/* One Write chunk is offered per call, for the first DDP result;
-	 * any later one came inline. */
-	if (!d->offered || d->consumed)
+	/* Items beyond the Write list come inline (nfsdirect-00 section 4:
+	 * "remaining results will be returned in-line"). */
+	if (d->next >= d->nchunks)
 		return 0;
-	d->consumed = true;
-	if (d->written == 0 && len != 0) {
+	c = &d->chunks[d->next++];
+	/* A zero-length chunk asked for this item inline; it is consumed
+	 * all the same, so the next item takes the next chunk. */
+	if (!c->len)
+		return 0;
+	if (c->written == 0 && len != 0) {
 		/* The responder left the chunk unused and sent the item
 		 * inline (not what RFC 8166 5.3.2 asks, but harmless): read
 		 * it from the stream. */
@@ -93,14 +100,14 @@ static int reply_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint
 	}
 	/* RFC 8166 4.4.4.1: the length left in the stream must match what
 	 * the chunk carries. */
-	if (d->written != len || len > d->cap)
+	if (c->written != len || len > c->len)
 		return RPCRDMA_ERR_BAD_VALUE;
-	if (len && buf != d->buf) {
+	if (len && buf != c->buf) {
 		/* The upper layer decodes into another buffer than the one it
 		 * offered: correct, at the price of a copy. */
 		if (!buf)
 			return -EINVAL;
-		memmove(buf, d->buf, len);
+		memmove(buf, c->buf, len);
 	}
 	return 1;
 }
@@ -110,15 +117,13 @@ static const struct rpcrdma_xdr_ddp_ops reply_ops = {
     .decode = reply_decode,
 };
 
-void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, bool offered, void *buf, size_t cap,
-			     uint64_t written)
+void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, const struct rpcrdma__wchunk *chunks,
+			     uint32_t nchunks)
 {
 	d->base.ops = &reply_ops;
-	d->offered = offered;
-	d->consumed = false;
-	d->buf = buf;
-	d->cap = cap;
-	d->written = written;
+	d->chunks = chunks;
+	d->nchunks = nchunks;
+	d->next = 0;
 }
 
 uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i)
@@ -142,19 +147,30 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 {
 	struct rpcrdma__ddp_resp *d = (struct rpcrdma__ddp_resp *)ddp;
 	struct rpcrdma__ddp_result *res;
+	uint64_t cap;
 	int rc;
 
 	(void)pos;
 	/*
 	 * Why a result stays inline here:
 	 *  - the call offered no (more) Write chunks;
+	 *  - the next chunk has zero length: the requester asks for this
+	 *    result inline, and the chunk is consumed all the same, so the
+	 *    next result takes the next one (nfsdirect-00 section 4);
 	 *  - the next chunk is too small for it: the requester sized it for
 	 *    another result, and writing past its end would be a Remote
 	 *    Access error that kills the connection (RFC 8166 5.5.3).
 	 * Otherwise the result leaves the stream, without its XDR padding
 	 * (4.4.6.1: "MUST NOT write XDR pad bytes for a Write chunk").
 	 */
-	if (d->next >= d->call->nwrites || len > rpcrdma__ddp_chunk_capacity(d->call, d->next))
+	if (d->next >= d->call->nwrites)
+		return 0;
+	cap = rpcrdma__ddp_chunk_capacity(d->call, d->next);
+	if (cap == 0) {
+		d->next++;
+		return 0;
+	}
+	if (len > cap)
 		return 0;
 	res = &d->results[d->nresults];
 	res->chunk = d->next;

@@ -46,6 +46,8 @@
 #define RPCRDMA__XPRT_MAX_DDP 8u
 /* Segments of the one Write chunk a call offers for its DDP result. */
 #define RPCRDMA__XPRT_MAX_WSEGS 8u
+/* Write chunks one call offers (RPCRDMA_CALL_MAX_WRITE_CHUNKS). */
+#define RPCRDMA__XPRT_MAX_WCHUNKS 4u
 /* Bytes in one segment we advertise (and the provider's max_msg_size). */
 #define RPCRDMA__XPRT_MAX_SEG (1u << 30)
 /* Remote grants one call may hold: Read chunks, the Position-Zero chunk,
@@ -267,18 +269,26 @@ struct rpcrdma__ddp_call {
 
 void rpcrdma__ddp_call_init(struct rpcrdma__ddp_call *d, uint32_t max_len);
 
-/* Requester, decoding a reply: resolves items against the Write chunk. */
-struct rpcrdma__ddp_reply {
-	struct rpcrdma_xdr_ddp base;
-	bool offered;     /* a Write chunk was offered */
-	bool consumed;    /* a DDP item already matched it */
-	uint8_t *buf;     /* where the responder wrote */
-	uint64_t written; /* bytes it wrote there */
-	size_t cap;
+/* Requester: one Write chunk a call offered, and what the reply said of it. */
+struct rpcrdma__wchunk {
+	uint8_t *buf;     /* the caller's memory; NULL for a zero-length chunk */
+	size_t len;       /* its room; 0: the result is to come inline */
+	uint32_t seg0;    /* first of its segments in the call's segment table */
+	uint32_t nsegs;
+	uint64_t written; /* bytes the responder wrote there */
 };
 
-void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, bool offered, void *buf, size_t cap,
-			     uint64_t written);
+/* Requester, decoding a reply: resolves the n-th DDP item against the n-th
+ * Write chunk offered. */
+struct rpcrdma__ddp_reply {
+	struct rpcrdma_xdr_ddp base;
+	const struct rpcrdma__wchunk *chunks;
+	uint32_t nchunks;
+	uint32_t next; /* chunks the items decoded so far consumed */
+};
+
+void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, const struct rpcrdma__wchunk *chunks,
+			     uint32_t nchunks);
 
 /*
  * Responder, encoding a reply: takes DDP results into the call's Write

@@ -121,9 +121,16 @@ static void build_call(struct rpcrdma_hdr *h, const struct rpcrdma_call_shape *s
 		assert_int_equal(rpcrdma_hdr_add_read(h, 0, &rs), 0);
 	}
 	if (s->write_chunk) {
+		uint32_t nchunks = s->write_chunks ? s->write_chunks : 1;
+
+		/* One segment for each chunk but the last, which takes the rest. */
 		for (uint32_t i = 0; i < s->write_segs; i++)
 			segs[i] = seg(0x100 + i, 65536);
-		assert_int_equal(rpcrdma_hdr_add_write(h, segs, s->write_segs), 0);
+		for (uint32_t c = 0; c + 1 < nchunks; c++)
+			assert_int_equal(rpcrdma_hdr_add_write(h, &segs[c], 1), 0);
+		assert_int_equal(rpcrdma_hdr_add_write(h, &segs[nchunks - 1],
+						       s->write_segs - (nchunks - 1)),
+				 0);
 	}
 	if (p->reply_chunk) {
 		uint64_t left = p->reply_chunk_len;
@@ -394,6 +401,18 @@ static void test_call_reply_accounts_write_echo(void **state)
 	expect_call(&s, &t, RPCRDMA_CALL_INLINE, false, 100);
 	s.max_reply++;
 	expect_call(&s, &t, RPCRDMA_CALL_INLINE, true, 120);
+
+	/* Three chunks (an NFSv4 COMPOUND's Write list) of 1, 1 and 2
+	 * segments: 16 + 4 + (4 + 3 * 8 + 4 * 16) + 4 = 116. */
+	s.write_chunks = 3;
+	s.max_reply = 1024 - 116;
+	expect_call(&s, &t, RPCRDMA_CALL_INLINE, false, 116);
+	s.max_reply++;
+	expect_call(&s, &t, RPCRDMA_CALL_INLINE, true, 136);
+	/* More chunks than segments cannot be. */
+	s.write_chunks = 5;
+	assert_int_equal(rpcrdma__plan_call(&s, &t, &(struct rpcrdma_call_plan){0}), -EINVAL);
+	s.write_chunks = 0;
 }
 
 /* NFSv3 READ of 131072 bytes: the data comes back in the Write chunk and

@@ -45,7 +45,7 @@
 		}                                                                                  \
 	} while (0)
 
-enum { P_NULL, P_ECHO, P_BLOB, P_NPROCS };
+enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_NPROCS };
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
@@ -115,6 +115,58 @@ static int res_blob_enc(struct rpcrdma_xdr_stream *x, void *o)
 	return rpcrdma_xdr_encode_opaque(x, b->data, b->len);
 }
 
+/* TRIO: three lengths in, three DDP-eligible results back, as an NFSv4
+ * COMPOUND of READ, READLINK, READ returns them. */
+#define TRIO_N 3
+struct trio {
+	uint32_t len[TRIO_N];
+	uint8_t *data[TRIO_N];
+	size_t room[TRIO_N]; /* client: where each result is decoded */
+};
+
+static int trio_args_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct trio *t = o;
+	int rc = 0;
+
+	for (int i = 0; i < TRIO_N && !rc; i++)
+		rc = rpcrdma_xdr_encode_u32(x, t->len[i]);
+	return rc;
+}
+
+static int trio_args_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct trio *t = o;
+	int rc = 0;
+
+	for (int i = 0; i < TRIO_N && !rc; i++) {
+		rc = rpcrdma_xdr_decode_u32(x, &t->len[i]);
+		if (!rc && t->len[i] > BIG)
+			rc = RPCRDMA_ERR_BAD_VALUE;
+	}
+	return rc;
+}
+
+static int trio_res_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct trio *t = o;
+	int rc = 0;
+
+	for (int i = 0; i < TRIO_N && !rc; i++)
+		rc = rpcrdma_xdr_encode_ddp(x, t->data[i], t->len[i]);
+	return rc;
+}
+
+static int trio_res_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct trio *t = o;
+	int rc = 0;
+
+	for (int i = 0; i < TRIO_N && !rc; i++)
+		rc = rpcrdma_xdr_decode_ddp(x, t->data[i], t->room[i], &t->len[i]);
+	return rc;
+}
+
 /* Procedures run on worker threads in e2e_workers. */
 static _Atomic unsigned int executions;
 
@@ -168,6 +220,33 @@ static int proc_blob(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
+static int proc_trio(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct trio *in = args, *out = res;
+
+	(void)req;
+	executions++;
+	for (int i = 0; i < TRIO_N; i++) {
+		out->len[i] = in->len[i];
+		out->data[i] = malloc(in->len[i] + 1);
+		if (!out->data[i])
+			return -RPCRDMA_RPC_SYSTEM_ERR;
+		for (uint32_t k = 0; k < in->len[i]; k++)
+			out->data[i][k] = pat(in->len[i] + (uint32_t)i, k);
+	}
+	return 0;
+}
+
+static void free_trio(void *res)
+{
+	struct trio *t = res;
+
+	for (int i = 0; i < TRIO_N; i++) {
+		free(t->data[i]);
+		t->data[i] = NULL;
+	}
+}
+
 static void free_blob(void *res)
 {
 	struct blob *b = res;
@@ -181,6 +260,8 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo), free_echo},
     [P_BLOB] = {proc_blob, blob_dec, sizeof(struct blob), res_blob_enc, sizeof(struct blob),
 		free_blob},
+    [P_TRIO] = {proc_trio, trio_args_dec, sizeof(struct trio), trio_res_enc, sizeof(struct trio),
+		free_trio},
 };
 
 static const char *test_provider = "ofi";
@@ -322,6 +403,88 @@ static int case_forms(void)
 	CHECK_RC(env_down(&e), 0);
 	free(in.data);
 	free(out.data);
+	return 0;
+}
+
+/*
+ * One call, three DDP-eligible results, a Write list of up to three chunks
+ * (draft-callaghan-nfsdirect-00 section 4): each result takes the next
+ * chunk; a zero-length chunk sends its result inline and is consumed; past
+ * the end of the list results come inline.  @chunk_len[i] is the room of
+ * chunk i (0: zero-length), @nchunks how many are offered.
+ */
+static int trio_call(struct rpcrdma_client *clnt, const uint32_t len[TRIO_N],
+		     const size_t chunk_len[TRIO_N], unsigned int nchunks, uint64_t *placed)
+{
+	struct rpcrdma_ddp_buf list[TRIO_N];
+	struct trio in, out;
+	struct rpcrdma_call call;
+	struct rpcrdma_xprt_stats before, after;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	for (int i = 0; i < TRIO_N; i++) {
+		in.len[i] = len[i];
+		out.room[i] = BIG;
+		out.data[i] = calloc(1, BIG);
+		CHECK(out.data[i]);
+		list[i].buf = chunk_len[i] ? out.data[i] : NULL;
+		list[i].len = chunk_len[i];
+	}
+	CHECK_RC(rpcrdma_client_stats(clnt, &before), 0);
+	call_init(&call, P_TRIO, trio_args_enc, &in, trio_res_dec, &out);
+	call.ddp_list = list;
+	call.ddp_count = nchunks;
+	call.max_reply = 256 + 3 * (size_t)BIG;
+	rc = rpcrdma_client_call(clnt, &call);
+	CHECK_RC(rpcrdma_client_stats(clnt, &after), 0);
+	*placed = after.rdma_write_bytes - before.rdma_write_bytes;
+	for (int i = 0; rc == 0 && i < TRIO_N; i++) {
+		if (out.len[i] != len[i])
+			rc = -EMSGSIZE;
+		for (uint32_t k = 0; rc == 0 && k < len[i]; k++) {
+			if (out.data[i][k] != pat(len[i] + (uint32_t)i, k))
+				rc = -EILSEQ;
+		}
+	}
+	for (int i = 0; i < TRIO_N; i++)
+		free(out.data[i]);
+	CHECK_RC(rc, 0);
+	return 0;
+}
+
+static int case_write_list(void)
+{
+	static const uint32_t len[TRIO_N] = {40000, 700, 70001};
+	const size_t full[TRIO_N] = {40000, 4096, 70001};
+	const size_t middle_inline[TRIO_N] = {40000, 0, 70001};
+	struct rpcrdma_ddp_buf bad[2] = {{NULL, 16}, {NULL, 0}};
+	struct rpcrdma_call call;
+	uint64_t placed;
+	struct env e;
+
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	/* A, B, C: every result placed. */
+	CHECK_RC(trio_call(e.clnt, len, full, 3, &placed), 0);
+	CHECK_RC(placed, 40000 + 700 + 70001);
+	/* B zero-length: the middle result inline, the third still in C. */
+	CHECK_RC(trio_call(e.clnt, len, middle_inline, 3, &placed), 0);
+	CHECK_RC(placed, 40000 + 70001);
+	/* Two chunks for three results: the last one inline (here through
+	 * the Reply chunk, being larger than the inline threshold). */
+	CHECK_RC(trio_call(e.clnt, len, full, 2, &placed), 0);
+	CHECK(placed >= 40000 + 700 + 70001);
+	/* No chunks at all. */
+	CHECK_RC(trio_call(e.clnt, len, full, 0, &placed), 0);
+	/* Lists the library refuses before anything is sent. */
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.ddp_list = bad;
+	call.ddp_count = 2;
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), -EINVAL);
+	call.ddp_count = RPCRDMA_CALL_MAX_WRITE_CHUNKS + 1;
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), -EINVAL);
+	CHECK_RC(env_down(&e), 0);
 	return 0;
 }
 
@@ -588,7 +751,7 @@ struct test_case {
 static const struct test_case cases[] = {
     {"e2e_forms", case_forms},       {"e2e_reply_too_large", case_reply_too_large},
     {"e2e_pipeline", case_pipeline}, {"e2e_reconnect", case_reconnect},
-    {"e2e_workers", case_workers},
+    {"e2e_workers", case_workers},   {"e2e_write_list", case_write_list},
 };
 
 int main(int argc, char **argv)
