@@ -26,6 +26,9 @@
 extern "C" {
 #endif
 
+#ifndef RPCRDMA_NFS_PROGRAM
+#define RPCRDMA_NFS_PROGRAM 100003u /* also in nfs3.h */
+#endif
 #define RPCRDMA_NFS_V4 4u
 #define RPCRDMA_NFS4_PROC_NULL 0u
 #define RPCRDMA_NFS4_PROC_COMPOUND 1u
@@ -80,10 +83,30 @@ struct rpcrdma_nfs4_bitmap {
 	uint32_t w[RPCRDMA_NFS4_BITMAP_WORDS];
 };
 
-/* How a DDP-eligible operation's result is to come back over RDMA. */
+/*
+ * How a DDP-eligible operation's result is to come back over RDMA.
+ *
+ * AUTO, the default: READ data in a Write chunk; at the first READLINK the
+ * Write list ends, so the link text, and every result after it, comes
+ * inline or in the Reply chunk.  Why READLINK never gets a chunk by
+ * default: the Linux server (seen in the lab on 6.1; the code is the same
+ * from 5.10 on) cannot answer either form.
+ *  - A Write chunk: fs/nfsd/nfs4xdr.c marks the result's start 4 bytes
+ *    early, at its length word, so the chunk gets the length word and the
+ *    head of the text, the inline reply keeps the tail where the length
+ *    word belongs, and up to three bytes are lost.  This client refuses
+ *    such a reply (the length is beyond the room: RPCRDMA_ERR_TOO_LONG)
+ *    and never returns it.
+ *  - A zero-length Write chunk (nfsdirect-00: "return its result
+ *    in-line"): the server fails to build the reply (-E2BIG in its trace)
+ *    and closes the connection, on every retransmission.
+ * A link is at most a page, so inline costs little.  CHUNK and INLINE ask
+ * for those forms anyway, for servers that follow the binding.
+ */
 enum rpcrdma_nfs4_ddp {
-	RPCRDMA_NFS4_DDP_CHUNK = 0,  /* a Write chunk of room bytes at buf */
-	RPCRDMA_NFS4_DDP_INLINE = 1, /* a zero-length Write chunk: inline */
+	RPCRDMA_NFS4_DDP_AUTO = 0,   /* see above */
+	RPCRDMA_NFS4_DDP_CHUNK = 1,  /* a Write chunk of room bytes at buf */
+	RPCRDMA_NFS4_DDP_INLINE = 2, /* a zero-length Write chunk: inline */
 };
 
 /**
@@ -136,10 +159,11 @@ struct rpcrdma_nfs4_compound {
 	uint32_t tag_len;
 	char tag[RPCRDMA_NFS4_TAG_MAX + 1];
 	/*
-	 * Write chunks to offer over RDMA, one per READ or READLINK in
-	 * order; -1 (rpcrdma_nfs4_compound_init's default): one for each.
-	 * With fewer, the operations past the end of the list get their
-	 * results inline (or in the Reply chunk).
+	 * Write chunks to offer over RDMA at most, one per READ or READLINK
+	 * in order (each op's ddp decides where the list ends); -1
+	 * (rpcrdma_nfs4_compound_init's default): no limit of its own.  The
+	 * operations past the end of the list get their results inline (or
+	 * in the Reply chunk).
 	 */
 	int write_chunks;
 	uint32_t nops;

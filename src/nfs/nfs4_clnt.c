@@ -177,9 +177,11 @@ int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt, struct rpcrdma_nfs4_
 	/*
 	 * The Write list: one chunk per READ and READLINK, in order.
 	 *  - READ's chunk is exactly its count: the server never sends more.
-	 *  - READLINK's is the caller's room for the text.
-	 *  - An operation marked DDP_INLINE gets a zero-length chunk, so the
-	 *    ones after it still find theirs.
+	 *  - READLINK's, when asked for (DDP_CHUNK), is the caller's room.
+	 *  - DDP_INLINE gives a zero-length chunk, so the operations after it
+	 *    still find theirs.
+	 *  - By default (DDP_AUTO) the list ends at the first READLINK, for
+	 *    the Linux server's sake (nfs4.h, enum rpcrdma_nfs4_ddp).
 	 *  - Past the caller's limit (or the library's), no more chunks:
 	 *    those results come inline or in the Reply chunk.
 	 */
@@ -190,19 +192,18 @@ int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt, struct rpcrdma_nfs4_
 		struct rpcrdma_nfs4_op *op = &c->ops[i];
 		size_t len;
 
+		if (op->op == RPCRDMA_NFS4_OP_READLINK && op->ddp == RPCRDMA_NFS4_DDP_AUTO)
+			break;
 		if (op->op == RPCRDMA_NFS4_OP_READ)
 			len = op->arg.read.count;
 		else if (op->op == RPCRDMA_NFS4_OP_READLINK)
 			len = op->room;
 		else
 			continue;
-		if (op->ddp == RPCRDMA_NFS4_DDP_INLINE || !len) {
-			chunks[nchunks].buf = NULL;
-			chunks[nchunks].len = 0;
-		} else {
-			chunks[nchunks].buf = op->buf;
-			chunks[nchunks].len = len;
-		}
+		if (op->ddp == RPCRDMA_NFS4_DDP_INLINE)
+			len = 0;
+		chunks[nchunks].buf = len ? op->buf : NULL;
+		chunks[nchunks].len = len;
 		nchunks++;
 	}
 	for (uint32_t i = 0; i < c->nops; i++)

@@ -4,7 +4,8 @@
  * handle, then NFSv3 over RDMA (or TCP) in a directory of its own, which it
  * removes at the end.
  *
- *   files     files of 0 B, 1 B, 4095 B, 4 KiB + 3, 1 MiB and 8 MiB written
+ *   files     files of 0 B, 1 B, 1 KiB + 1, 4095 B, 4 KiB + 3, 1 MiB, 1 MiB + 1
+ *             and 8 MiB written
  *             (WRITE, data in Read chunks; UNSTABLE, then COMMIT) and read
  *             back (READ, data placed by the server's RDMA Writes), compared
  *   symlink   SYMLINK, then READLINK (its result in a Write chunk)
@@ -169,7 +170,9 @@ static void read_check(const struct rpcrdma_nfs3_fh *fh, const uint8_t *want, si
 
 static void case_files(void)
 {
-	static const size_t sizes[] = {0, 1, 4095, 4096 + 3, 1u << 20, 8u << 20};
+	/* 1 KiB + 1: the server's RDMA Write of it ends in a one-byte packet. */
+	static const size_t sizes[] = {0,         1,           1025,      4095,
+				       4096 + 3, 1u << 20, (1u << 20) + 1, 8u << 20};
 	uint8_t *data = malloc((8u << 20) + RPCRDMA_NFS3_MAXDATA);
 	uint8_t *back = malloc((8u << 20) + RPCRDMA_NFS3_MAXDATA);
 

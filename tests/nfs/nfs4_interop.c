@@ -1,0 +1,575 @@
+/*
+ * Our NFSv4.0 COMPOUND client against an NFSv4 server: the kernel's nfsd in
+ * the lab; in `make check` (--self) a small in-process COMPOUND responder
+ * on loopback, built on the library's server and NFSv4 codec, so that the
+ * client's Write-list mapping runs end to end on every machine.
+ *
+ * The NFSv4 upper-layer binding under test (draft-callaghan-nfsdirect-00
+ * section 4): the Write list's chunks are consumed in order by READ and
+ * READLINK as they appear in the COMPOUND; a zero-length chunk returns its
+ * operation's result inline; when the list runs out, later results come
+ * inline (or in the Reply chunk).  Each case checks the data and, from the
+ * client's counters, how many bytes the server placed by RDMA Write, which
+ * says which chunks it used.
+ *
+ *   lookup        PUTROOTFH, LOOKUP the export and our directory, GETFH, GETATTR
+ *   three_chunks  READ f1, READLINK link, READ f2 against chunks A, B, C
+ *   middle_inline the same with B zero-length: READLINK inline, f2 still in C
+ *   defaults      the client's defaults: A for f1, and the list ends at
+ *                 READLINK, so the link text and f2 come inline (f2 in the
+ *                 Reply chunk)
+ *   list_short    one chunk for the three results: READLINK and f2 inline
+ *
+ * Against --self every case must succeed.  The Linux server (5.10 on, seen
+ * on 6.1) answers neither READLINK form of the binding (nfs4.h, enum
+ * rpcrdma_nfs4_ddp); against a server, those two cases accept exactly the
+ * Linux server's failure, check its signature, and say so on stdout:
+ *   three_chunks  A, B, C used, B holding the length word and the text's
+ *                 head, f1 and f2 right; our client refuses the reply
+ *   middle_inline no reply: the server closes the connection on every
+ *                 retransmission, having written f1 into A each time
+ *   errors        LOOKUP of a missing name: NFS4ERR_NOENT ends the COMPOUND
+ *
+ * Usage: nfs4_interop --server HOST --path /EXPORT --local DIR
+ *                     [--provider NAME] [--port N] [CASE...]
+ *        nfs4_interop --self [--provider NAME] [CASE...]
+ * With --server, DIR is the export's directory on this machine (the lab
+ * runs client and server in one guest): the files are made there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "rpcrdma/loop.h"
+#include "rpcrdma/nfs4.h"
+#include "rpcrdma/rpc_msg.h"
+
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define CHECK_RC(expr, want)                                                                       \
+	do {                                                                                       \
+		long rc_ = (long)(expr);                                                           \
+		if (rc_ != (long)(want)) {                                                         \
+			fprintf(stderr, "%s:%d: %s = %ld (%s), want %ld\n", __FILE__, __LINE__,    \
+				#expr, rc_, rc_ < 0 ? rpcrdma_strerror((int)rc_) : "nfsstat4",     \
+				(long)(want));                                                     \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+#define DIR_NAME "nfs4-interop"
+#define F1_LEN 100000u
+#define F2_LEN 70001u
+static const char link_text[] = "../a/symbolic/link/target";
+#define LINK_LEN ((uint32_t)sizeof(link_text) - 1)
+#define NFS4ERR_NOENT 2u
+
+static uint8_t f1[F1_LEN], f2[F2_LEN];
+static struct rpcrdma_client *clnt;
+static struct rpcrdma_nfs4_fh dir_fh;
+static const char *export_path = "/export";
+static bool self;
+
+static void fill(void)
+{
+	for (uint32_t i = 0; i < F1_LEN; i++)
+		f1[i] = (uint8_t)(i * 7u + (i >> 10));
+	for (uint32_t i = 0; i < F2_LEN; i++)
+		f2[i] = (uint8_t)(i * 13u + 5u + (i >> 9));
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, data, len) == (ssize_t)len);
+	CHECK(close(fd) == 0);
+}
+
+/* The files, made on the server's disk (the lab: same machine). */
+static void make_files(const char *local)
+{
+	char p[4096];
+
+	snprintf(p, sizeof(p), "%s/" DIR_NAME, local);
+	(void)mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/" DIR_NAME "/f1", local);
+	write_file(p, f1, F1_LEN);
+	snprintf(p, sizeof(p), "%s/" DIR_NAME "/f2", local);
+	write_file(p, f2, F2_LEN);
+	snprintf(p, sizeof(p), "%s/" DIR_NAME "/link", local);
+	(void)unlink(p);
+	CHECK(symlink(link_text, p) == 0);
+}
+
+static uint64_t placed_bytes(void)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_RC(rpcrdma_client_stats(clnt, &st), 0);
+	return st.rdma_write_bytes;
+}
+
+/* PUTROOTFH and a LOOKUP per component of the export's path. */
+static void lookup_export(struct rpcrdma_nfs4_compound *c)
+{
+	char path[256], *save = NULL;
+
+	CHECK(rpcrdma_nfs4_putrootfh(c));
+	snprintf(path, sizeof(path), "%s", export_path);
+	for (char *s = strtok_r(path, "/", &save); s; s = strtok_r(NULL, "/", &save))
+		CHECK(rpcrdma_nfs4_lookup(c, s));
+}
+
+static void case_lookup(void)
+{
+	static const uint32_t attrs[] = {RPCRDMA_NFS4_ATTR_TYPE, RPCRDMA_NFS4_ATTR_SIZE,
+					 RPCRDMA_NFS4_ATTR_FILEID, RPCRDMA_NFS4_ATTR_MODE};
+	struct rpcrdma_nfs4_compound c;
+	struct rpcrdma_nfs4_fattr fa;
+	struct rpcrdma_nfs4_op *getfh, *getattr, *fattr2;
+
+	rpcrdma_nfs4_compound_init(&c);
+	lookup_export(&c);
+	CHECK(rpcrdma_nfs4_lookup(&c, DIR_NAME));
+	CHECK(getfh = rpcrdma_nfs4_getfh(&c));
+	CHECK(getattr = rpcrdma_nfs4_getattr(&c, attrs, 4));
+	CHECK(rpcrdma_nfs4_lookup(&c, "f1"));
+	CHECK(fattr2 = rpcrdma_nfs4_getattr(&c, attrs, 4));
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &c), 0);
+	CHECK_RC(c.status, RPCRDMA_NFS4_OK);
+	CHECK_RC(c.nres, c.nops);
+	dir_fh = getfh->res.getfh;
+	CHECK(dir_fh.len > 0);
+	CHECK_RC(rpcrdma_nfs4_fattr_decode(getattr, &fa), 0);
+	CHECK_RC(fa.type, 2); /* NF4DIR */
+	CHECK_RC(rpcrdma_nfs4_fattr_decode(fattr2, &fa), 0);
+	CHECK_RC(fa.type, 1); /* NF4REG */
+	CHECK_RC(fa.size, F1_LEN);
+	CHECK(fa.fileid != 0);
+}
+
+struct trio {
+	struct rpcrdma_nfs4_compound c;
+	struct rpcrdma_nfs4_op *read1, *readlink, *read2;
+	uint8_t *buf1, *buf2;
+	char text[RPCRDMA_NFS4_LINK_MAX];
+};
+
+static uint64_t trio_check(struct trio *t, uint64_t before);
+
+/* PUTFH d, LOOKUP f1, READ | PUTFH d, LOOKUP link, READLINK | PUTFH d, LOOKUP f2, READ */
+static void trio_build(struct trio *t)
+{
+	t->buf1 = calloc(1, F1_LEN);
+	t->buf2 = calloc(1, F2_LEN);
+	CHECK(t->buf1 && t->buf2);
+	memset(t->text, 0, sizeof(t->text));
+	rpcrdma_nfs4_compound_init(&t->c);
+	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
+	CHECK(rpcrdma_nfs4_lookup(&t->c, "f1"));
+	CHECK(t->read1 = rpcrdma_nfs4_read(&t->c, NULL, 0, F1_LEN, t->buf1, F1_LEN));
+	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
+	CHECK(rpcrdma_nfs4_lookup(&t->c, "link"));
+	CHECK(t->readlink = rpcrdma_nfs4_readlink(&t->c, t->text, sizeof(t->text)));
+	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
+	CHECK(rpcrdma_nfs4_lookup(&t->c, "f2"));
+	CHECK(t->read2 = rpcrdma_nfs4_read(&t->c, NULL, 0, F2_LEN, t->buf2, F2_LEN));
+}
+
+/* Runs the COMPOUND and checks every result; returns the bytes placed. */
+static uint64_t trio_run(struct trio *t)
+{
+	uint64_t before = placed_bytes();
+
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &t->c), 0);
+	return trio_check(t, before);
+}
+
+static uint64_t trio_check(struct trio *t, uint64_t before)
+{
+	CHECK_RC(t->c.status, RPCRDMA_NFS4_OK);
+	CHECK_RC(t->c.nres, t->c.nops);
+	CHECK_RC(t->read1->res.read.len, F1_LEN);
+	CHECK(t->read1->res.read.eof);
+	CHECK(memcmp(t->buf1, f1, F1_LEN) == 0);
+	CHECK_RC(t->readlink->res.readlink.len, LINK_LEN);
+	CHECK(memcmp(t->text, link_text, LINK_LEN) == 0);
+	CHECK_RC(t->read2->res.read.len, F2_LEN);
+	CHECK(memcmp(t->buf2, f2, F2_LEN) == 0);
+	free(t->buf1);
+	free(t->buf2);
+	return placed_bytes() - before;
+}
+
+static void case_three_chunks(void)
+{
+	struct trio t;
+	uint64_t placed, before;
+	uint32_t word;
+	int rc;
+
+	trio_build(&t);
+	t.readlink->ddp = RPCRDMA_NFS4_DDP_CHUNK;
+	before = placed_bytes();
+	rc = rpcrdma_nfs4_compound_call(clnt, &t.c);
+	if (rc == 0) {
+		placed = trio_check(&t, before);
+		printf("# three_chunks: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
+		/* A, B and C each carried their result. */
+		CHECK_RC(placed, F1_LEN + LINK_LEN + F2_LEN);
+		return;
+	}
+	/*
+	 * Only the Linux server's known fault may end the call, and only in
+	 * its exact form: every chunk used (B with the text's length), A and
+	 * C right, B holding the length word and then the text's head; the
+	 * reply's length word, replaced by the text's tail, is beyond the
+	 * room, which is why our client refused the reply.
+	 */
+	CHECK_RC(rc, RPCRDMA_ERR_TOO_LONG);
+	CHECK(!self);
+	placed = placed_bytes() - before;
+	CHECK_RC(placed, F1_LEN + LINK_LEN + F2_LEN);
+	CHECK(memcmp(t.buf1, f1, F1_LEN) == 0);
+	CHECK(memcmp(t.buf2, f2, F2_LEN) == 0);
+	memcpy(&word, t.text, 4);
+	CHECK_RC(ntohl(word), LINK_LEN);
+	CHECK(memcmp(t.text + 4, link_text, LINK_LEN - 4) == 0);
+	printf("# three_chunks: server bug: READLINK placed from its length word (A, B, C used, "
+	       "%llu bytes; f1 and f2 right; reply refused)\n",
+	       (unsigned long long)placed);
+	free(t.buf1);
+	free(t.buf2);
+}
+
+static void case_middle_inline(void)
+{
+	struct rpcrdma_xprt_stats st0, st1;
+	struct trio t;
+	uint64_t placed, before;
+	int rc;
+
+	trio_build(&t);
+	t.readlink->ddp = RPCRDMA_NFS4_DDP_INLINE;
+	before = placed_bytes();
+	CHECK_RC(rpcrdma_client_stats(clnt, &st0), 0);
+	rc = rpcrdma_nfs4_compound_call(clnt, &t.c);
+	if (rc != 0) {
+		/* The Linux server's failure, in its exact form (see above). */
+		CHECK(!self);
+		CHECK_RC(rc, -ECONNRESET);
+		CHECK_RC(rpcrdma_client_stats(clnt, &st1), 0);
+		placed = placed_bytes() - before;
+		CHECK(placed >= F1_LEN && placed % F1_LEN == 0);
+		CHECK(memcmp(t.buf1, f1, F1_LEN) == 0);
+		CHECK(st1.reconnects > st0.reconnects && st1.retransmits > st0.retransmits);
+		printf("# middle_inline: server bug: zero-length Write chunk for READLINK, connection "
+		       "closed on each of %llu attempts (f1 placed each time)\n",
+		       (unsigned long long)(placed / F1_LEN));
+		free(t.buf1);
+		free(t.buf2);
+		return;
+	}
+	placed = trio_check(&t, before);
+	printf("# middle_inline: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
+	/* B was zero-length: the link text came inline, f2 still in C. */
+	CHECK_RC(placed, F1_LEN + F2_LEN);
+}
+
+static void case_defaults(void)
+{
+	struct trio t;
+	uint64_t placed;
+
+	trio_build(&t);
+	/* f1 in A; the list ends at READLINK; f2 in the Reply chunk, which
+	 * the counter includes. */
+	placed = trio_run(&t);
+	printf("# defaults: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
+	CHECK(placed >= F1_LEN + F2_LEN);
+}
+
+static void case_list_short(void)
+{
+	struct trio t;
+	uint64_t placed;
+
+	trio_build(&t);
+	t.c.write_chunks = 1;
+	placed = trio_run(&t);
+	printf("# list_short: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
+	/* A in its chunk; the rest, too large for an inline reply, in the
+	 * Reply chunk (which the counter includes). */
+	CHECK(placed >= F1_LEN + F2_LEN);
+}
+
+static void case_errors(void)
+{
+	struct rpcrdma_nfs4_compound c;
+	uint8_t buf[16];
+
+	rpcrdma_nfs4_compound_init(&c);
+	CHECK(rpcrdma_nfs4_putfh(&c, &dir_fh));
+	CHECK(rpcrdma_nfs4_lookup(&c, "no-such-file"));
+	CHECK(rpcrdma_nfs4_read(&c, NULL, 0, sizeof(buf), buf, sizeof(buf)));
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &c), 0);
+	CHECK_RC(c.status, NFS4ERR_NOENT);
+	CHECK_RC(c.nres, 2);
+	CHECK_RC(c.ops[1].status, NFS4ERR_NOENT);
+}
+
+/*
+ * --self: a COMPOUND responder over a tree held in memory:
+ * / -> export/ -> nfs4-interop/ -> f1, f2, link.  Handles are one byte.
+ */
+enum { FH_ROOT = 1, FH_EXPORT, FH_DIR, FH_F1, FH_F2, FH_LINK };
+
+static uint8_t self_lookup(uint8_t dir, const char *name)
+{
+	if (dir == FH_ROOT && strcmp(name, "export") == 0)
+		return FH_EXPORT;
+	if (dir == FH_EXPORT && strcmp(name, DIR_NAME) == 0)
+		return FH_DIR;
+	if (dir == FH_DIR && strcmp(name, "f1") == 0)
+		return FH_F1;
+	if (dir == FH_DIR && strcmp(name, "f2") == 0)
+		return FH_F2;
+	if (dir == FH_DIR && strcmp(name, "link") == 0)
+		return FH_LINK;
+	return 0;
+}
+
+static uint32_t self_op(struct rpcrdma_nfs4_op *op, uint8_t *cur)
+{
+	struct rpcrdma_xdr_stream v;
+	uint8_t h;
+
+	switch (op->op) {
+	case RPCRDMA_NFS4_OP_PUTROOTFH:
+		*cur = FH_ROOT;
+		return 0;
+	case RPCRDMA_NFS4_OP_PUTFH:
+		if (op->arg.putfh.len != 1 || !op->arg.putfh.data[0] ||
+		    op->arg.putfh.data[0] > FH_LINK)
+			return 10001; /* NFS4ERR_BADHANDLE */
+		*cur = op->arg.putfh.data[0];
+		return 0;
+	case RPCRDMA_NFS4_OP_LOOKUP:
+		h = self_lookup(*cur, op->arg.lookup.name);
+		if (!h)
+			return NFS4ERR_NOENT;
+		*cur = h;
+		return 0;
+	case RPCRDMA_NFS4_OP_GETFH:
+		op->res.getfh.len = 1;
+		op->res.getfh.data[0] = *cur;
+		return 0;
+	case RPCRDMA_NFS4_OP_GETATTR:
+		/* type, size, fileid and mode, whichever were asked */
+		memset(&op->res.getattr.mask, 0, sizeof(op->res.getattr.mask));
+		op->res.getattr.mask.n = 2;
+		op->res.getattr.mask.w[0] = op->arg.getattr.w[0] & ((1u << 1) | (1u << 4) | (1u << 20));
+		op->res.getattr.mask.w[1] = op->arg.getattr.n > 1 ? op->arg.getattr.w[1] & 2u : 0;
+		rpcrdma_xdr_init(&v, op->res.getattr.vals, RPCRDMA_NFS4_ATTR_MAX);
+		if (op->res.getattr.mask.w[0] & (1u << 1))
+			(void)rpcrdma_xdr_encode_u32(&v, *cur == FH_LINK ? 5 : *cur >= FH_F1 ? 1 : 2);
+		if (op->res.getattr.mask.w[0] & (1u << 4))
+			(void)rpcrdma_xdr_encode_u64(&v, *cur == FH_F1   ? F1_LEN
+							 : *cur == FH_F2 ? F2_LEN
+									 : 4096);
+		if (op->res.getattr.mask.w[0] & (1u << 20))
+			(void)rpcrdma_xdr_encode_u64(&v, 1000 + *cur);
+		if (op->res.getattr.mask.w[1] & 2u)
+			(void)rpcrdma_xdr_encode_u32(&v, 0644);
+		op->res.getattr.len = (uint32_t)rpcrdma_xdr_pos(&v);
+		return 0;
+	case RPCRDMA_NFS4_OP_READ: {
+		const uint8_t *data = *cur == FH_F1 ? f1 : f2;
+		uint64_t size = *cur == FH_F1 ? F1_LEN : F2_LEN;
+
+		if (*cur != FH_F1 && *cur != FH_F2)
+			return 22; /* NFS4ERR_INVAL */
+		if (op->arg.read.offset > size)
+			op->arg.read.offset = size;
+		op->res.read.len = (uint32_t)(size - op->arg.read.offset < op->arg.read.count
+						  ? size - op->arg.read.offset
+						  : op->arg.read.count);
+		op->res.read.eof = op->arg.read.offset + op->res.read.len == size;
+		op->buf = (void *)(uintptr_t)(data + op->arg.read.offset);
+		return 0;
+	}
+	case RPCRDMA_NFS4_OP_READLINK:
+		if (*cur != FH_LINK)
+			return 22;
+		op->res.readlink.len = LINK_LEN;
+		op->buf = (void *)(uintptr_t)link_text;
+		return 0;
+	default:
+		return 10044; /* NFS4ERR_OP_ILLEGAL */
+	}
+}
+
+static int self_compound(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct rpcrdma_nfs4_compound *c = res;
+	uint8_t cur = 0;
+
+	(void)req;
+	memcpy(c, args, sizeof(*c));
+	c->nres = 0;
+	c->status = 0;
+	for (uint32_t i = 0; i < c->nops; i++) {
+		c->ops[i].status = self_op(&c->ops[i], &cur);
+		c->nres = i + 1;
+		c->status = c->ops[i].status;
+		if (c->status)
+			break;
+	}
+	return 0;
+}
+
+static int self_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc self_procs[] = {
+    {self_null, NULL, 0, NULL, 0, NULL},
+    {self_compound, rpcrdma_nfs4_compound_args_dec, sizeof(struct rpcrdma_nfs4_compound),
+     rpcrdma_nfs4_compound_res_enc, sizeof(struct rpcrdma_nfs4_compound), NULL},
+};
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+    {"lookup", case_lookup},
+    {"three_chunks", case_three_chunks},
+    {"middle_inline", case_middle_inline},
+    {"defaults", case_defaults},
+    {"list_short", case_list_short},
+    {"errors", case_errors},
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+	    {"server", required_argument, NULL, 's'}, {"path", required_argument, NULL, 'e'},
+	    {"local", required_argument, NULL, 'l'},  {"provider", required_argument, NULL, 'p'},
+	    {"port", required_argument, NULL, 'P'},   {"self", no_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *server = NULL, *local = NULL, *provider = "ofi", *port = "20049";
+	struct rpcrdma_server *srv = NULL;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_auth_sys sys;
+	struct rpcrdma_opaque_auth cred;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_loop *loop;
+	char self_port[16];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			server = optarg;
+			break;
+		case 'e':
+			export_path = optarg;
+			break;
+		case 'l':
+			local = optarg;
+			break;
+		case 'p':
+			provider = optarg;
+			break;
+		case 'P':
+			port = optarg;
+			break;
+		case 'S':
+			self = true;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!self && (!server || !local)) {
+		fprintf(stderr, "usage: nfs4_interop --server HOST --path /EXPORT --local DIR "
+				"[--provider NAME] [--port N] [CASE...]\n"
+				"       nfs4_interop --self [--provider NAME] [CASE...]\n");
+		return 2;
+	}
+	fill();
+	CHECK_RC(rpcrdma_loop_create(&loop), 0);
+	if (self) {
+		struct rpcrdma_server_opts so;
+
+		rpcrdma_server_opts_default(&so);
+		so.provider = provider;
+		CHECK_RC(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+		CHECK_RC(rpcrdma_server_register(srv, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V4, self_procs,
+						 2),
+			 0);
+		snprintf(self_port, sizeof(self_port), "%d", rpcrdma_server_port(srv));
+		server = "127.0.0.1";
+		port = self_port;
+		export_path = "/export";
+	} else {
+		make_files(local);
+	}
+	memset(&sys, 0, sizeof(sys));
+	sys.stamp = (uint32_t)getpid();
+	strcpy(sys.machinename, "librpcrdma-test");
+	sys.uid = (uint32_t)geteuid();
+	sys.gid = (uint32_t)getegid();
+	CHECK_RC(rpcrdma_auth_sys_encode(&sys, &cred), 0);
+	rpcrdma_client_opts_default(&co);
+	co.provider = provider;
+	co.cred = &cred;
+	co.timeout_ms = 60000;
+	CHECK_RC(rpcrdma_client_create(loop, server, port, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V4, &co,
+				       &clnt),
+		 0);
+	CHECK_RC(rpcrdma_client_connect(clnt), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool run = optind == argc || i == 0; /* lookup finds the directory */
+
+		for (int k = optind; k < argc; k++)
+			run |= strcmp(argv[k], cases[i].name) == 0;
+		if (!run)
+			continue;
+		cases[i].fn();
+		printf("ok - %s\n", cases[i].name);
+		fflush(stdout);
+	}
+	CHECK_RC(rpcrdma_client_stats(clnt, &st), 0);
+	printf("# client: %llu calls, %llu with Write lists, %llu with Reply chunks, %llu Long "
+	       "Replies, %llu bytes placed, %llu bad\n",
+	       (unsigned long long)st.calls_sent, (unsigned long long)st.write_chunk_msgs,
+	       (unsigned long long)st.reply_chunk_msgs, (unsigned long long)st.long_replies,
+	       (unsigned long long)st.rdma_write_bytes, (unsigned long long)st.bad_msgs);
+	rpcrdma_client_destroy(clnt);
+	if (srv)
+		rpcrdma_server_destroy(srv);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(loop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(loop), 0);
+	return 0;
+}
