@@ -102,6 +102,16 @@ struct rpcrdma_nfs4_bitmap {
  *    and closes the connection, on every retransmission.
  * A link is at most a page, so inline costs little.  CHUNK and INLINE ask
  * for those forms anyway, for servers that follow the binding.
+ *
+ * A third Linux fault to plan COMPOUNDs around: a call that offers a
+ * Reply chunk beside Write chunks the server uses fails the same way as
+ * the zero-length chunk (Linux always uses a Reply chunk it is given, and
+ * checks the whole reply, Write chunk data included, against the Reply
+ * chunk's size).  The client offers a Reply chunk when the largest reply
+ * without the Write chunks' data can exceed the inline size
+ * (rpcrdma_nfs4_compound_max_reply): keep READLINK's room and GETATTR's
+ * requests small in COMPOUNDs that READ.  tests/nfs/nfs4_interop.c shows
+ * all three.
  */
 enum rpcrdma_nfs4_ddp {
 	RPCRDMA_NFS4_DDP_AUTO = 0,   /* see above */

@@ -12,23 +12,33 @@
  * client's counters, how many bytes the server placed by RDMA Write, which
  * says which chunks it used.
  *
- *   lookup        PUTROOTFH, LOOKUP the export and our directory, GETFH, GETATTR
- *   three_chunks  READ f1, READLINK link, READ f2 against chunks A, B, C
- *   middle_inline the same with B zero-length: READLINK inline, f2 still in C
- *   defaults      the client's defaults: A for f1, and the list ends at
- *                 READLINK, so the link text and f2 come inline (f2 in the
- *                 Reply chunk)
- *   list_short    one chunk for the three results: READLINK and f2 inline
+ *   lookup               PUTROOTFH, LOOKUP the export and our directory,
+ *                        GETFH, GETATTR
+ *   reads_in_order       READ, READ, READ against chunks A, B, C
+ *   list_runs_out        READ, READ against A, B; READLINK after the list
+ *                        ends, inline
+ *   three_chunks         READ f1, READLINK, READ f2 against A, B, C
+ *   middle_inline        the same with B zero-length: READLINK inline, f2
+ *                        still in C
+ *   write_and_long_reply the client's defaults for that COMPOUND: f1 in A,
+ *                        the list ends at READLINK, f2 in the Reply chunk
+ *   errors               LOOKUP of a missing name: NFS4ERR_NOENT ends it
  *
- * Against --self every case must succeed.  The Linux server (5.10 on, seen
- * on 6.1) answers neither READLINK form of the binding (nfs4.h, enum
- * rpcrdma_nfs4_ddp); against a server, those two cases accept exactly the
- * Linux server's failure, check its signature, and say so on stdout:
- *   three_chunks  A, B, C used, B holding the length word and the text's
- *                 head, f1 and f2 right; our client refuses the reply
- *   middle_inline no reply: the server closes the connection on every
- *                 retransmission, having written f1 into A each time
- *   errors        LOOKUP of a missing name: NFS4ERR_NOENT ends the COMPOUND
+ * Against --self every case must succeed.  The Linux server (seen on 6.1;
+ * its code is the same from 5.10 on) answers the last three COMPOUNDs
+ * wrongly, each in its own way (include/rpcrdma/nfs4.h); against a server,
+ * those cases accept exactly that failure, check its signature, and say
+ * so on stdout:
+ *   fault 1 (three_chunks)  A, B, C used, B holding READLINK's length word
+ *                and the head of the text, f1 and f2 right; the text's
+ *                tail stands in the reply where its length belongs, and
+ *                our client refuses the reply
+ *   fault 2 (middle_inline) a zero-length chunk: no reply, the connection
+ *                closed on every retransmission (f1 written into A each
+ *                time)
+ *   fault 3 (write_and_long_reply) a Reply chunk offered beside a used
+ *                Write chunk (Linux always uses a Reply chunk it is given):
+ *                the same
  *
  * Usage: nfs4_interop --server HOST --path /EXPORT --local DIR
  *                     [--provider NAME] [--port N] [CASE...]
@@ -162,159 +172,229 @@ static void case_lookup(void)
 	CHECK(fa.fileid != 0);
 }
 
-struct trio {
-	struct rpcrdma_nfs4_compound c;
-	struct rpcrdma_nfs4_op *read1, *readlink, *read2;
-	uint8_t *buf1, *buf2;
-	char text[RPCRDMA_NFS4_LINK_MAX];
+/*
+ * A COMPOUND of up to three designated operations, each after PUTFH of our
+ * directory and LOOKUP of its file: READ (of f1 or f2, at an offset) or
+ * READLINK.  Each gets a buffer of its own and the ddp form the case asks.
+ */
+enum { D_READ_F1, D_READ_F2, D_READLINK };
+
+struct desig {
+	int kind;
+	uint32_t off, len;          /* READ's range; READLINK's room (0: a page) */
+	enum rpcrdma_nfs4_ddp ddp;
+	struct rpcrdma_nfs4_op *op; /* set by multi_build */
+	uint8_t *buf;
 };
 
-static uint64_t trio_check(struct trio *t, uint64_t before);
+struct multi {
+	struct rpcrdma_nfs4_compound c;
+	unsigned int n;
+	struct desig d[3];
+};
 
-/* PUTFH d, LOOKUP f1, READ | PUTFH d, LOOKUP link, READLINK | PUTFH d, LOOKUP f2, READ */
-static void trio_build(struct trio *t)
+static const uint8_t *want_data(const struct desig *d)
 {
-	t->buf1 = calloc(1, F1_LEN);
-	t->buf2 = calloc(1, F2_LEN);
-	CHECK(t->buf1 && t->buf2);
-	memset(t->text, 0, sizeof(t->text));
-	rpcrdma_nfs4_compound_init(&t->c);
-	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
-	CHECK(rpcrdma_nfs4_lookup(&t->c, "f1"));
-	CHECK(t->read1 = rpcrdma_nfs4_read(&t->c, NULL, 0, F1_LEN, t->buf1, F1_LEN));
-	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
-	CHECK(rpcrdma_nfs4_lookup(&t->c, "link"));
-	CHECK(t->readlink = rpcrdma_nfs4_readlink(&t->c, t->text, sizeof(t->text)));
-	CHECK(rpcrdma_nfs4_putfh(&t->c, &dir_fh));
-	CHECK(rpcrdma_nfs4_lookup(&t->c, "f2"));
-	CHECK(t->read2 = rpcrdma_nfs4_read(&t->c, NULL, 0, F2_LEN, t->buf2, F2_LEN));
+	if (d->kind == D_READLINK)
+		return (const uint8_t *)link_text;
+	return (d->kind == D_READ_F1 ? f1 : f2) + d->off;
 }
 
-/* Runs the COMPOUND and checks every result; returns the bytes placed. */
-static uint64_t trio_run(struct trio *t)
+static uint32_t want_len(const struct desig *d)
 {
-	uint64_t before = placed_bytes();
-
-	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &t->c), 0);
-	return trio_check(t, before);
+	return d->kind == D_READLINK ? LINK_LEN : d->len;
 }
 
-static uint64_t trio_check(struct trio *t, uint64_t before)
+static void multi_build(struct multi *m)
 {
-	CHECK_RC(t->c.status, RPCRDMA_NFS4_OK);
-	CHECK_RC(t->c.nres, t->c.nops);
-	CHECK_RC(t->read1->res.read.len, F1_LEN);
-	CHECK(t->read1->res.read.eof);
-	CHECK(memcmp(t->buf1, f1, F1_LEN) == 0);
-	CHECK_RC(t->readlink->res.readlink.len, LINK_LEN);
-	CHECK(memcmp(t->text, link_text, LINK_LEN) == 0);
-	CHECK_RC(t->read2->res.read.len, F2_LEN);
-	CHECK(memcmp(t->buf2, f2, F2_LEN) == 0);
-	free(t->buf1);
-	free(t->buf2);
+	rpcrdma_nfs4_compound_init(&m->c);
+	for (unsigned int i = 0; i < m->n; i++) {
+		struct desig *d = &m->d[i];
+
+		d->buf = calloc(1, RPCRDMA_NFS4_LINK_MAX + (size_t)d->len);
+		CHECK(d->buf);
+		CHECK(rpcrdma_nfs4_putfh(&m->c, &dir_fh));
+		CHECK(rpcrdma_nfs4_lookup(&m->c, d->kind == D_READ_F1   ? "f1"
+						 : d->kind == D_READ_F2 ? "f2"
+									: "link"));
+		if (d->kind == D_READLINK)
+			d->op = rpcrdma_nfs4_readlink(&m->c, d->buf,
+						      d->len ? d->len : RPCRDMA_NFS4_LINK_MAX);
+		else
+			d->op = rpcrdma_nfs4_read(&m->c, NULL, d->off, d->len, d->buf, d->len);
+		CHECK(d->op);
+		d->op->ddp = d->ddp;
+	}
+}
+
+/* Every result right; returns the bytes the server placed by RDMA Write
+ * (Write chunks and Reply chunk). */
+static uint64_t multi_check(struct multi *m, uint64_t before)
+{
+	CHECK_RC(m->c.status, RPCRDMA_NFS4_OK);
+	CHECK_RC(m->c.nres, m->c.nops);
+	for (unsigned int i = 0; i < m->n; i++) {
+		struct desig *d = &m->d[i];
+		uint32_t got = d->kind == D_READLINK ? d->op->res.readlink.len : d->op->res.read.len;
+
+		CHECK_RC(got, want_len(d));
+		CHECK(memcmp(d->buf, want_data(d), got) == 0);
+	}
 	return placed_bytes() - before;
 }
 
+static void multi_free(struct multi *m)
+{
+	for (unsigned int i = 0; i < m->n; i++)
+		free(m->d[i].buf);
+}
+
+/* Runs @m, which must succeed; returns the bytes placed. */
+static uint64_t multi_run(struct multi *m)
+{
+	uint64_t before = placed_bytes(), placed;
+
+	multi_build(m);
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &m->c), 0);
+	placed = multi_check(m, before);
+	multi_free(m);
+	return placed;
+}
+
+/* READ, READ, READ against A, B, C: each result in its own chunk, in order. */
+static void case_reads_in_order(void)
+{
+	struct multi m = {.n = 3,
+			  .d = {{D_READ_F2, 0, F2_LEN, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READ_F1, 4096, 50000, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READ_F1, 7, 1000, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL}}};
+
+	CHECK_RC(multi_run(&m), F2_LEN + 50000 + 1000);
+}
+
+/* READ, READ against A, B, then READLINK: the list has run out (AUTO ends
+ * it at READLINK), so the link text comes inline.  Its room is small
+ * enough for the whole reply to fit inline, so no Reply chunk is offered
+ * beside the Write chunks (which the Linux server cannot answer: fault 3). */
+static void case_list_runs_out(void)
+{
+	struct multi m = {.n = 3,
+			  .d = {{D_READ_F1, 0, F1_LEN, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READ_F2, 0, F2_LEN, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READLINK, 0, 256, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL}}};
+
+	CHECK_RC(multi_run(&m), F1_LEN + F2_LEN);
+}
+
+/*
+ * Issue 5's test 2: READ f1, READLINK, READ f2 against A, B, C (B sized for
+ * the text), then with B zero-length.  Against a server that follows the
+ * binding both succeed; the Linux server fails each in its own way (see
+ * the top of this file), and only that exact failure is accepted from it.
+ */
 static void case_three_chunks(void)
 {
-	struct trio t;
-	uint64_t placed, before;
+	struct multi m = {.n = 3,
+			  .d = {{D_READ_F1, 0, F1_LEN, RPCRDMA_NFS4_DDP_CHUNK, NULL, NULL},
+				{D_READLINK, 0, 0, RPCRDMA_NFS4_DDP_CHUNK, NULL, NULL},
+				{D_READ_F2, 0, F2_LEN, RPCRDMA_NFS4_DDP_CHUNK, NULL, NULL}}};
+	uint64_t before = placed_bytes(), placed;
 	uint32_t word;
 	int rc;
 
-	trio_build(&t);
-	t.readlink->ddp = RPCRDMA_NFS4_DDP_CHUNK;
-	before = placed_bytes();
-	rc = rpcrdma_nfs4_compound_call(clnt, &t.c);
+	multi_build(&m);
+	rc = rpcrdma_nfs4_compound_call(clnt, &m.c);
 	if (rc == 0) {
-		placed = trio_check(&t, before);
-		printf("# three_chunks: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
 		/* A, B and C each carried their result. */
-		CHECK_RC(placed, F1_LEN + LINK_LEN + F2_LEN);
+		CHECK_RC(multi_check(&m, before), F1_LEN + LINK_LEN + F2_LEN);
+		printf("# three_chunks: A, B, C used, every result right\n");
+		multi_free(&m);
 		return;
 	}
-	/*
-	 * Only the Linux server's known fault may end the call, and only in
-	 * its exact form: every chunk used (B with the text's length), A and
-	 * C right, B holding the length word and then the text's head; the
-	 * reply's length word, replaced by the text's tail, is beyond the
-	 * room, which is why our client refused the reply.
-	 */
-	CHECK_RC(rc, RPCRDMA_ERR_TOO_LONG);
+	/* Linux: every chunk used (B with the text's length), A and C right, B
+	 * holding the length word and the text's head; the reply's length
+	 * word, replaced by the text's tail, is beyond the room, which is why
+	 * our client refused the reply. */
 	CHECK(!self);
+	CHECK_RC(rc, RPCRDMA_ERR_TOO_LONG);
 	placed = placed_bytes() - before;
 	CHECK_RC(placed, F1_LEN + LINK_LEN + F2_LEN);
-	CHECK(memcmp(t.buf1, f1, F1_LEN) == 0);
-	CHECK(memcmp(t.buf2, f2, F2_LEN) == 0);
-	memcpy(&word, t.text, 4);
+	CHECK(memcmp(m.d[0].buf, f1, F1_LEN) == 0);
+	CHECK(memcmp(m.d[2].buf, f2, F2_LEN) == 0);
+	memcpy(&word, m.d[1].buf, 4);
 	CHECK_RC(ntohl(word), LINK_LEN);
-	CHECK(memcmp(t.text + 4, link_text, LINK_LEN - 4) == 0);
-	printf("# three_chunks: server bug: READLINK placed from its length word (A, B, C used, "
-	       "%llu bytes; f1 and f2 right; reply refused)\n",
-	       (unsigned long long)placed);
-	free(t.buf1);
-	free(t.buf2);
+	CHECK(memcmp(m.d[1].buf + 4, link_text, LINK_LEN - 4) == 0);
+	printf("# three_chunks: server fault 1: READLINK placed from its length word (A, B, C used; "
+	       "f1 and f2 right; reply refused)\n");
+	multi_free(&m);
+}
+
+/* Fails against Linux with its connection closed on every attempt: the
+ * exact signature is checked by server_dropped(). */
+static void server_dropped(struct multi *m, int rc, const struct rpcrdma_xprt_stats *st0,
+			   const char *what)
+{
+	struct rpcrdma_xprt_stats st1;
+
+	CHECK(!self);
+	CHECK_RC(rc, -ECONNRESET);
+	CHECK_RC(rpcrdma_client_stats(clnt, &st1), 0);
+	/* No reply came, so no counter saw the Write; the data did land. */
+	CHECK(memcmp(m->d[0].buf, f1, F1_LEN) == 0);
+	CHECK(st1.reconnects > st0->reconnects && st1.retransmits > st0->retransmits);
+	printf("# %s, connection closed on each of %llu attempts (f1 placed in A)\n", what,
+	       (unsigned long long)(st1.retransmits - st0->retransmits + 1));
 }
 
 static void case_middle_inline(void)
 {
-	struct rpcrdma_xprt_stats st0, st1;
-	struct trio t;
-	uint64_t placed, before;
+	struct multi m = {.n = 3,
+			  .d = {{D_READ_F1, 0, F1_LEN, RPCRDMA_NFS4_DDP_CHUNK, NULL, NULL},
+				{D_READLINK, 0, 0, RPCRDMA_NFS4_DDP_INLINE, NULL, NULL},
+				{D_READ_F2, 0, F2_LEN, RPCRDMA_NFS4_DDP_CHUNK, NULL, NULL}}};
+	struct rpcrdma_xprt_stats st0;
+	uint64_t before = placed_bytes();
 	int rc;
 
-	trio_build(&t);
-	t.readlink->ddp = RPCRDMA_NFS4_DDP_INLINE;
-	before = placed_bytes();
+	multi_build(&m);
 	CHECK_RC(rpcrdma_client_stats(clnt, &st0), 0);
-	rc = rpcrdma_nfs4_compound_call(clnt, &t.c);
-	if (rc != 0) {
-		/* The Linux server's failure, in its exact form (see above). */
-		CHECK(!self);
-		CHECK_RC(rc, -ECONNRESET);
-		CHECK_RC(rpcrdma_client_stats(clnt, &st1), 0);
-		placed = placed_bytes() - before;
-		CHECK(placed >= F1_LEN && placed % F1_LEN == 0);
-		CHECK(memcmp(t.buf1, f1, F1_LEN) == 0);
-		CHECK(st1.reconnects > st0.reconnects && st1.retransmits > st0.retransmits);
-		printf("# middle_inline: server bug: zero-length Write chunk for READLINK, connection "
-		       "closed on each of %llu attempts (f1 placed each time)\n",
-		       (unsigned long long)(placed / F1_LEN));
-		free(t.buf1);
-		free(t.buf2);
-		return;
+	rc = rpcrdma_nfs4_compound_call(clnt, &m.c);
+	if (rc == 0) {
+		/* B was zero-length: the link text came inline, f2 still in C. */
+		CHECK_RC(multi_check(&m, before), F1_LEN + F2_LEN);
+		printf("# middle_inline: A and C used, B zero-length, every result right\n");
+	} else {
+		server_dropped(&m, rc, &st0, "middle_inline: server fault 2: zero-length Write chunk");
 	}
-	placed = trio_check(&t, before);
-	printf("# middle_inline: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
-	/* B was zero-length: the link text came inline, f2 still in C. */
-	CHECK_RC(placed, F1_LEN + F2_LEN);
+	multi_free(&m);
 }
 
-static void case_defaults(void)
+/* READ f1 against A, then (AUTO) READLINK and READ f2 with no chunk: f2
+ * too large for an inline reply, so the reply is a Long Reply beside a
+ * used Write chunk. */
+static void case_write_and_long_reply(void)
 {
-	struct trio t;
-	uint64_t placed;
+	struct multi m = {.n = 3,
+			  .d = {{D_READ_F1, 0, F1_LEN, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READLINK, 0, 0, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL},
+				{D_READ_F2, 0, F2_LEN, RPCRDMA_NFS4_DDP_AUTO, NULL, NULL}}};
+	struct rpcrdma_xprt_stats st0;
+	uint64_t before = placed_bytes();
+	int rc;
 
-	trio_build(&t);
-	/* f1 in A; the list ends at READLINK; f2 in the Reply chunk, which
-	 * the counter includes. */
-	placed = trio_run(&t);
-	printf("# defaults: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
-	CHECK(placed >= F1_LEN + F2_LEN);
-}
-
-static void case_list_short(void)
-{
-	struct trio t;
-	uint64_t placed;
-
-	trio_build(&t);
-	t.c.write_chunks = 1;
-	placed = trio_run(&t);
-	printf("# list_short: %llu bytes placed by RDMA Write\n", (unsigned long long)placed);
-	/* A in its chunk; the rest, too large for an inline reply, in the
-	 * Reply chunk (which the counter includes). */
-	CHECK(placed >= F1_LEN + F2_LEN);
+	multi_build(&m);
+	CHECK_RC(rpcrdma_client_stats(clnt, &st0), 0);
+	rc = rpcrdma_nfs4_compound_call(clnt, &m.c);
+	if (rc == 0) {
+		/* f1 in A; f2 in the Reply chunk, which the counter includes. */
+		CHECK(multi_check(&m, before) >= F1_LEN + F2_LEN);
+		printf("# write_and_long_reply: A used and a Long Reply, every result right\n");
+	} else {
+		server_dropped(&m, rc, &st0,
+			       "write_and_long_reply: server fault 3: a Long Reply beside a used "
+			       "Write chunk");
+	}
+	multi_free(&m);
 }
 
 static void case_errors(void)
@@ -461,10 +541,11 @@ static const struct {
 	void (*fn)(void);
 } cases[] = {
     {"lookup", case_lookup},
+    {"reads_in_order", case_reads_in_order},
+    {"list_runs_out", case_list_runs_out},
     {"three_chunks", case_three_chunks},
     {"middle_inline", case_middle_inline},
-    {"defaults", case_defaults},
-    {"list_short", case_list_short},
+    {"write_and_long_reply", case_write_and_long_reply},
     {"errors", case_errors},
 };
 
