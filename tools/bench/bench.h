@@ -91,6 +91,11 @@ struct bench_result {
 	double server_cpu_s; /* user + system of the serving thread(s) */
 	bool has_lat;
 	double lat_us[5];    /* min, median, p99, p99.9, max */
+	/* With --repeat: the result is the median run by its headline figure
+	 * (median latency, or calls/s), over @repeats runs whose figures
+	 * spread from spread_lo to spread_hi. */
+	unsigned int repeats;
+	double spread_lo, spread_hi;
 };
 
 /* A client thread of one measurement: what a stack's client half works on. */

@@ -24,6 +24,7 @@
 #include "bench.h"
 
 #define MAX_LIST 32
+#define MAX_REPEAT 15
 
 struct list {
 	uint32_t v[MAX_LIST];
@@ -39,6 +40,7 @@ struct options {
 	unsigned int conns, threads;
 	double duration, warmup, server_time;
 	uint64_t iters;
+	unsigned int repeat;
 	const char *json;
 	bool stop_server;
 };
@@ -64,6 +66,8 @@ static void usage(FILE *f)
 		"  -D, --duration SEC           seconds per measurement (default 1)\n"
 		"      --warmup SEC             unmeasured seconds first (default 0.2)\n"
 		"  -n, --iters N                at most N calls per measurement\n"
+		"  -r, --repeat N               measure each point N times, stacks taking\n"
+		"                               turns; report each stack's median run\n"
 		"      --json FILE              append one JSON object per result\n"
 		"      --credits N              server credits (default 128)\n"
 		"      --server-time SEC        server mode: exit after SEC (default 600)\n"
@@ -144,6 +148,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"duration", required_argument, NULL, 'D'},
 		{"warmup", required_argument, NULL, 'W'},
 		{"iters", required_argument, NULL, 'n'},
+		{"repeat", required_argument, NULL, 'r'},
 		{"json", required_argument, NULL, 'J'},
 		{"credits", required_argument, NULL, 'C'},
 		{"server-time", required_argument, NULL, 'S'},
@@ -168,6 +173,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->duration = 1.0;
 	o->warmup = 0.2;
 	o->server_time = 600;
+	o->repeat = 1;
 
 	if (argc > 1 && argv[1][0] != '-') {
 		if (!strcmp(argv[1], "server"))
@@ -180,7 +186,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		argc--;
 		argv++;
 	}
-	while ((opt = getopt_long(argc, argv, "p:T:H:P:b:w:s:ad:c:t:D:n:h", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "p:T:H:P:b:w:s:ad:c:t:D:n:r:h", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'p':
@@ -239,6 +245,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'n':
 			o->iters = strtoull(optarg, NULL, 10);
 			break;
+		case 'r':
+			o->repeat = (unsigned int)atoi(optarg);
+			break;
 		case 'J':
 			o->json = optarg;
 			break;
@@ -262,7 +271,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	if (o->conns < 1 || o->conns > BENCH_MAX_CONNS || o->threads < 1 ||
 	    o->threads > BENCH_MAX_THREADS || o->duration <= 0 || o->duration > 600 ||
-	    o->warmup < 0 || o->warmup > 60)
+	    o->warmup < 0 || o->warmup > 60 || o->repeat < 1 || o->repeat > MAX_REPEAT)
 		return -EINVAL;
 	for (unsigned int i = 0; i < o->depths.n; i++)
 		if (o->depths.v[i] < 1 || o->depths.v[i] > BENCH_MAX_DEPTH)
@@ -337,6 +346,74 @@ static void stop_servers(void)
 	bench_ours_server_stop();
 }
 
+/* Runs are ranked by their headline figure: median latency, or calls/s. */
+static double headline(const struct bench_result *r)
+{
+	return r->has_lat ? r->lat_us[1] : r->seconds > 0 ? (double)r->calls / r->seconds : 0;
+}
+
+static int cmp_headline(const void *a, const void *b)
+{
+	double x = headline(a), y = headline(b);
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One point for every stack wanted.  With --repeat the stacks take turns
+ * (ours, raw, tirpc, ours, ...), so that a burst of load from elsewhere on
+ * the machine hits them alike, and each stack's median run is reported.
+ */
+static int measure_point(const struct options *o, const struct bench_params *base,
+			 int *failures)
+{
+	static struct bench_result runs[STACK_COUNT][MAX_REPEAT];
+	unsigned int ok[STACK_COUNT] = {0, 0, 0};
+	struct bench_result shown[STACK_COUNT];
+
+	memset(shown, 0, sizeof(shown));
+	for (unsigned int rep = 0; rep < o->repeat; rep++) {
+		for (int s = 0; s < STACK_COUNT; s++) {
+			struct bench_params p = *base;
+			struct bench_result r;
+
+			if (!o->want[s])
+				continue;
+			p.stack = (enum bench_stack)s;
+			memset(&r, 0, sizeof(r));
+			r.p = p;
+			r.note = not_applicable(o, p.stack, p.wl);
+			if (r.note || bench_measure(&o->cfg, &p, &r)) {
+				/* Not applicable, or failed: reported as such. */
+				shown[s] = r;
+				continue;
+			}
+			runs[s][ok[s]++] = r;
+		}
+	}
+	for (int s = 0; s < STACK_COUNT; s++) {
+		if (!o->want[s])
+			continue;
+		if (ok[s]) {
+			qsort(runs[s], ok[s], sizeof(runs[s][0]), cmp_headline);
+			shown[s] = runs[s][(ok[s] - 1) / 2];
+			shown[s].repeats = ok[s];
+			shown[s].spread_lo = headline(&runs[s][0]);
+			shown[s].spread_hi = headline(&runs[s][ok[s] - 1]);
+			if (ok[s] < o->repeat)
+				(*failures)++;
+		} else if (!shown[s].note) {
+			(*failures)++;
+		}
+		bench_print_result(&shown[s]);
+		if (o->json && bench_json_result(o->json, &o->cfg, &shown[s])) {
+			fprintf(stderr, "rpcrdma-bench: cannot write %s\n", o->json);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 static int measure_all(struct options *o)
 {
 	int failures = 0;
@@ -362,43 +439,26 @@ static int measure_all(struct options *o)
 		}
 		for (unsigned int si = 0; si < sizes.n; si++) {
 			for (unsigned int di = 0; di < depths.n; di++) {
-				for (int s = 0; s < STACK_COUNT; s++) {
-					struct bench_params p = {
-						.stack = (enum bench_stack)s,
-						.wl = (enum bench_workload)w,
-						.size = sizes.v[si],
-						.depth = depths.v[di],
-						.conns = w == WL_LAT ? 1 : o->conns,
-						.threads = w == WL_LAT ? 1 : o->threads,
-						.warmup_s = o->warmup,
-						.duration_s = o->duration,
-						.max_calls = o->iters,
-					};
-					struct bench_result r;
+				struct bench_params p = {
+					.wl = (enum bench_workload)w,
+					.size = sizes.v[si],
+					.depth = depths.v[di],
+					.conns = w == WL_LAT ? 1 : o->conns,
+					.threads = w == WL_LAT ? 1 : o->threads,
+					.warmup_s = o->warmup,
+					.duration_s = o->duration,
+					.max_calls = o->iters,
+				};
 
-					if (!o->want[s])
-						continue;
-					if (small_workload(p.wl) && p.size > BENCH_MAX_SMALL) {
-						fprintf(stderr, "rpcrdma-bench: lat/rate payloads "
-								"are at most %u bytes\n",
-							BENCH_MAX_SMALL);
-						return 1;
-					}
-					memset(&r, 0, sizeof(r));
-					r.note = not_applicable(o, p.stack, p.wl);
-					if (!r.note)
-						bench_measure(&o->cfg, &p, &r);
-					else
-						r.p = p;
-					if (r.error)
-						failures++;
-					bench_print_result(&r);
-					if (o->json && bench_json_result(o->json, &o->cfg, &r)) {
-						fprintf(stderr, "rpcrdma-bench: cannot write %s\n",
-							o->json);
-						return 1;
-					}
+				if (small_workload(p.wl) && p.size > BENCH_MAX_SMALL) {
+					fprintf(stderr,
+						"rpcrdma-bench: lat/rate payloads are at most %u "
+						"bytes\n",
+						BENCH_MAX_SMALL);
+					return 1;
 				}
+				if (measure_point(o, &p, &failures))
+					return 1;
 			}
 		}
 	}

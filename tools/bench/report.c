@@ -63,8 +63,11 @@ void bench_print_result(const struct bench_result *r)
 		       r->lat_us[3], r->lat_us[4]);
 	else
 		printf("%8s %8s %8s %8s %8s ", "-", "-", "-", "-", "-");
-	printf("%9.2f %9.2f\n", per_call_us(r->client_cpu_s, r->calls),
+	printf("%9.2f %9.2f", per_call_us(r->client_cpu_s, r->calls),
 	       per_call_us(r->server_cpu_s, r->calls));
+	if (r->repeats > 1)
+		printf("  (median of %u: %.1f..%.1f)", r->repeats, r->spread_lo, r->spread_hi);
+	printf("\n");
 	fflush(stdout);
 }
 
@@ -95,6 +98,9 @@ int bench_json_result(const char *path, const struct bench_config *cfg,
 		"\"gbytes_per_s\":%.4f,",
 		(unsigned long long)r->calls, r->seconds,
 		r->seconds > 0 ? (double)r->calls / r->seconds : 0.0, gbytes_per_s(r));
+	if (r->repeats > 1)
+		fprintf(f, "\"repeats\":%u,\"spread\":[%.2f,%.2f],", r->repeats, r->spread_lo,
+			r->spread_hi);
 	if (r->has_lat)
 		fprintf(f,
 			"\"lat_us\":{\"min\":%.2f,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
