@@ -26,6 +26,11 @@ def command_output(args):
         return ""
 
 
+def package_version(deb, pc):
+    v = command_output(["dpkg-query", "-W", "-f=${Version}", deb])
+    return v or command_output(["pkg-config", "--modversion", pc])
+
+
 def machine():
     cpu = ""
     try:
@@ -40,8 +45,9 @@ def machine():
         "nproc": os.cpu_count(),
         "cpu_model": cpu,
         "kernel": platform.release(),
-        "libfabric": command_output(["pkg-config", "--modversion", "libfabric"]),
-        "libtirpc": command_output(["pkg-config", "--modversion", "libtirpc"]),
+        # The packages' versions: pkg-config's may lag behind (libtirpc).
+        "libfabric": package_version("libfabric1", "libfabric"),
+        "libtirpc": package_version("libtirpc3", "libtirpc"),
     }
 
 
