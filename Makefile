@@ -72,5 +72,10 @@ BENCH_ARGS ?=
 bench: build
 	bench/run-suite $(BUILD) $(BENCH_ARGS)
 
+# The same over verbs on Soft-RoCE in the lab guest, and NFSv3: our client
+# and the kernel's against the kernel's nfsd (bench/lab-run).
+bench-lab: build
+	bench/run-lab $(BUILD)
+
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -65,6 +65,8 @@ def find(results, stack, workload, size=None, depth=None):
     for r in results:
         if r["stack"] != stack or r["workload"] != workload or r.get("error"):
             continue
+        if r.get("note"):  # not applicable, or failed
+            continue
         if size is not None and r["size"] != size:
             continue
         if depth is not None and r["depth"] != depth:
@@ -153,6 +155,28 @@ def bulk_table(results, wl, md):
     md.append("")
 
 
+def nfs_table(results, md):
+    md.append("## NFSv3 against the kernel's nfsd: our client and the kernel's client\n")
+    md.append("Sequential WRITE (UNSTABLE, then COMMIT) and READ of the same file, in "
+              "the same pieces, one call at a time (the kernel's client through O_DIRECT "
+              "dd).\n")
+    md.append("| client | workload | piece | file | GB/s | calls/s | client CPU µs/call |")
+    md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        if not r["workload"].startswith("nfs-") or r.get("error"):
+            continue
+        cpu = r.get("cpu_us_per_call", {}).get("client")
+        md.append(f"| {r['stack']} | {r['workload']} | {human_size(r['size'])} | "
+                  f"{human_size(r['file_size'])} | {r['gbytes_per_s']:.3f} | "
+                  f"{r['calls_per_s']:.0f} | {fmt(cpu)} |")
+    for wl in ("nfs-write", "nfs-read"):
+        o, k = find(results, "ours-nfs", wl), find(results, "kernel-nfs", wl)
+        v = ratio(o and o["gbytes_per_s"], k and k["gbytes_per_s"])
+        if v is not None:
+            md.append(f"\n{wl}: ours/kernel {v:.2f}.")
+    md.append("")
+
+
 def targets(results):
     """Each target of the benchmark (figures, not test assertions)."""
     out = []
@@ -186,7 +210,7 @@ def targets(results):
     return out
 
 
-def plot(results, prefix, md):
+def plot(results, prefix, md, provider):
     gnuplot = shutil.which("gnuplot")
     if not gnuplot:
         md.append("(No plot: gnuplot is not installed.)\n")
@@ -211,20 +235,26 @@ def plot(results, prefix, md):
         "set terminal png size 1200,480 font ',10'",
         f"set output '{png}'",
         "set multiplot layout 1,2 title 'rpcrdma-bench: bandwidth against payload size "
-        "(loopback, ofi, depth 8)'",
+        f"({'loopback, ofi' if provider == 'ofi' else provider + ', Soft-RoCE'}, depth 8)'",
         "set logscale x 2", "set xlabel 'payload (KiB)'", "set ylabel 'GB/s'",
         "set yrange [0:*]", "set key top left", "set grid",
     ]
     for half, wl in enumerate(("read", "write")):
+        if not any(r["workload"] == wl and not r.get("note") for r in results):
+            continue
         script.append(f"set title '{titles[wl]}'")
         cols = [(3 * half + i + 2, series[3 * half + i][0]) for i in range(3)]
         script.append("plot " + ", ".join(
             f"'{data}' using 1:{c} with linespoints lw 2 title '{name}'" for c, name in cols))
     script.append("unset multiplot")
     try:
-        subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True, check=True)
+        done = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+                              capture_output=True, check=False)
     finally:
         os.unlink(data)
+    if done.returncode:
+        md.append(f"(No plot: gnuplot failed: {done.stderr.strip()[-200:]})\n")
+        return None
     md.append(f"![bandwidth against size]({os.path.basename(png)})\n")
     return png
 
@@ -241,8 +271,14 @@ def main():
         "targets": targets(results),
     }
     m = doc["machine"]
+    ours = [r for r in results if r["stack"] == "ours"]
+    provider = ours[0]["provider"] if ours else "ofi"
+    where = (f"Loopback (127.0.0.1), provider ofi (libfabric {m['libfabric']} tcp)"
+             if provider == "ofi" else
+             f"Provider {provider}: Soft-RoCE (rxe) in the lab's qemu guest, rxe0 to rxe1 "
+             "(host figures below are the build machine's; the guest runs on TCG)")
     md = [f"# rpcrdma-bench: {doc['date']}\n",
-          f"Loopback (127.0.0.1), provider ofi (libfabric {m['libfabric']} tcp), libtirpc "
+          f"{where}, libtirpc "
           f"{m['libtirpc']}; {m['nproc']} CPUs ({m['cpu_model']}), Linux {m['kernel']}. "
           "Servers and clients share the machine; ratios compare points measured "
           "minutes apart at most. See bench/README.md for how to read these numbers.\n"]
@@ -251,7 +287,9 @@ def main():
     for wl in ("read", "write"):
         if any(r["workload"] == wl for r in results):
             bulk_table(results, wl, md)
-    plot(results, prefix, md)
+    if any(r["workload"].startswith("nfs-") for r in results):
+        nfs_table(results, md)
+    plot(results, prefix, md, provider)
     md.append("## Targets (benchmark figures, not test assertions)\n")
     md.append("| target | goal | measured | |")
     md.append("| --- | --- | ---: | --- |")

@@ -63,6 +63,7 @@ struct bench_config {
 	const char *provider;  /* "ofi" or "verbs" */
 	enum rpcrdma_transport transport;
 	const char *host;      /* server address (client and server modes) */
+	const char *local;     /* raw client's device address; NULL: host's */
 	int port;              /* ours; raw listens on port + 1, tirpc on port + 2 */
 	bool same_process;     /* servers are threads of this process */
 	uint32_t credits;      /* server credits (ours) */
@@ -171,6 +172,9 @@ void bench_set_server_process(bool own_process);
 void bench_fill(uint8_t *p, size_t n);
 /* Page-aligned allocation, so registrations cover whole pages. */
 void *bench_alloc(size_t n);
+
+/* nfs_bench.c: `rpcrdma-bench nfs ...` */
+int bench_nfs_main(int argc, char **argv);
 
 /* report.c */
 const char *bench_stack_name(enum bench_stack s);

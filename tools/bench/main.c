@@ -49,9 +49,11 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: rpcrdma-bench [single|server|client] [options]\n"
+		"       rpcrdma-bench nfs --help    (NFSv3 against an NFS server)\n"
 		"  -p, --provider ofi|verbs     RDMA provider (default ofi)\n"
 		"  -T, --transport rdma|tcp     ours over RPC-over-RDMA (default) or TCP\n"
 		"  -H, --host ADDR              address to serve on / connect to (127.0.0.1)\n"
+		"  -L, --local ADDR             raw client: the local device's address\n"
 		"  -P, --port N                 ours on N, raw on N+1, tirpc on N+2\n"
 		"                               (single: 0 = any free; else 20100)\n"
 		"  -b, --baseline LIST          raw,tirpc | all | none (default none)\n"
@@ -137,6 +139,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"provider", required_argument, NULL, 'p'},
 		{"transport", required_argument, NULL, 'T'},
 		{"host", required_argument, NULL, 'H'},
+		{"local", required_argument, NULL, 'L'},
 		{"port", required_argument, NULL, 'P'},
 		{"baseline", required_argument, NULL, 'b'},
 		{"workload", required_argument, NULL, 'w'},
@@ -186,7 +189,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		argc--;
 		argv++;
 	}
-	while ((opt = getopt_long(argc, argv, "p:T:H:P:b:w:s:ad:c:t:D:n:r:h", longopts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "p:T:H:L:P:b:w:s:ad:c:t:D:n:r:h", longopts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'p':
@@ -200,6 +203,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'H':
 			o->cfg.host = optarg;
+			break;
+		case 'L':
+			o->cfg.local = optarg;
 			break;
 		case 'P':
 			o->cfg.port = atoi(optarg);
@@ -488,6 +494,8 @@ int main(int argc, char **argv)
 	struct options o;
 	int rc;
 
+	if (argc > 1 && !strcmp(argv[1], "nfs"))
+		return bench_nfs_main(argc - 1, argv + 1);
 	if (parse_args(argc, argv, &o)) {
 		usage(stderr);
 		return 2;

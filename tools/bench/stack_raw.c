@@ -700,10 +700,15 @@ static int raw_setup(struct bench_thread *t)
 	rc = addr_of(t->cfg->host, bench_ports.port[STACK_RAW], &dst, &dlen);
 	if (rc)
 		return rc;
-	/* The client's device is the one that reaches the server: on
-	 * loopback and in the lab both ends share it. */
-	local = dst;
-	llen = dlen;
+	/* The client's device: --local, else the server's own (loopback). */
+	if (t->cfg->local) {
+		rc = addr_of(t->cfg->local, 0, &local, &llen);
+		if (rc)
+			return rc;
+	} else {
+		local = dst;
+		llen = dlen;
+	}
 	oa.addr = (struct sockaddr *)&local;
 	oa.addrlen = llen;
 	rc = rpcrdma__provider_open(t->cfg->provider, &oa, &rt->p);
