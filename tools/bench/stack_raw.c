@@ -575,11 +575,10 @@ static void cli_event(struct rthread *rt, const struct rpcrdma_prov_event *ev)
 	}
 	if (oc->kind == CTX_SEND) {
 		cc->free_sends[cc->nfree++] = oc->idx;
+		/* An echo already counted as started waits for this slot. */
 		if (cc->want_sends) {
 			cc->want_sends--;
-			cc->echo_out--; /* start_echo counts it again */
-			rt->issued--;
-			rc = start_echo(cc);
+			rc = cli_send(cc, RAW_ECHO, rt->t->p->size);
 		}
 	} else if (oc->kind == CTX_RMA) {
 		cc->rma_out--;
