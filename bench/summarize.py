@@ -2,6 +2,7 @@
 """Turns rpcrdma-bench's JSON lines into the results of one `make bench` run.
 
 usage: summarize.py LINES.jsonl OUT_PREFIX
+       summarize.py EARLIER.json OUT_PREFIX     (rewrite from a summary)
 
 Writes OUT_PREFIX.json (the machine and every result), OUT_PREFIX.md (tables
 of ours against raw and tirpc with their ratios, and each performance target
@@ -52,6 +53,10 @@ def machine():
 
 
 def load(path):
+    """JSON lines from rpcrdma-bench, or a summary written before (.json)."""
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)["results"]
     results = []
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -295,7 +300,7 @@ def main():
     md.append("| --- | --- | ---: | --- |")
     for t in doc["targets"]:
         state = "no data" if t["met"] is None else "met" if t["met"] else "MISSED"
-        md.append(f"| {t['target']} | {t['goal']} | {fmt(t['value'])} | {state} |")
+        md.append(f"| {t['target']} | {t['goal']} | {fmt(t['value'], 3)} | {state} |")
     md.append("")
     with open(prefix + ".json", "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
