@@ -269,19 +269,25 @@ def main():
         sys.exit(__doc__)
     results = load(sys.argv[1])
     prefix = sys.argv[2]
+    guest_file = os.path.join(os.path.dirname(sys.argv[1]), "guest.json")
     doc = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": machine(),
         "results": results,
         "targets": targets(results),
     }
+    if os.path.exists(guest_file):  # make bench-lab: where it really ran
+        with open(guest_file, encoding="utf-8") as f:
+            doc["guest"] = json.load(f)
     m = doc["machine"]
     ours = [r for r in results if r["stack"] == "ours"]
     provider = ours[0]["provider"] if ours else "ofi"
     where = (f"Loopback (127.0.0.1), provider ofi (libfabric {m['libfabric']} tcp)"
              if provider == "ofi" else
-             f"Provider {provider}: Soft-RoCE (rxe) in the lab's qemu guest, rxe0 to rxe1 "
-             "(host figures below are the build machine's; the guest runs on TCG)")
+             f"Provider {provider}: Soft-RoCE (rxe) in the lab's qemu guest, rxe0 to rxe1"
+             + (f" (guest: Linux {doc['guest']['kernel']}, {doc['guest']['nproc']} vCPUs "
+                f"({doc['guest']['cpu_model']}) under {doc['guest']['accel']}; host below)"
+                if "guest" in doc else " (the guest runs on TCG; host below)"))
     md = [f"# rpcrdma-bench: {doc['date']}\n",
           f"{where}, libtirpc "
           f"{m['libtirpc']}; {m['nproc']} CPUs ({m['cpu_model']}), Linux {m['kernel']}. "
