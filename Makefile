@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CHECK_FUZZ_SECONDS ?= 10
 CTEST = ctest --output-on-failure -j$(JOBS) --test-dir
 
-.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo clean
+.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo bench bench-lab clean
 
 all: build
 
@@ -64,6 +64,18 @@ check: test asan-check fuzz-smoke lab-check-if-possible
 DEMO_ARGS ?=
 demo: build
 	./$(BUILD)/tools/rpcrdma-demo $(DEMO_ARGS)
+
+# Performance: the fixed suite on loopback over ofi, ours against the raw
+# provider and libtirpc in the same run (bench/README.md).  Results in
+# bench/results/<date>.{json,md,png}.
+BENCH_ARGS ?=
+bench: build
+	bench/run-suite $(BUILD) $(BENCH_ARGS)
+
+# The same over verbs on Soft-RoCE in the lab guest, and NFSv3: our client
+# and the kernel's against the kernel's nfsd (bench/lab-run).
+bench-lab: build
+	bench/run-lab $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

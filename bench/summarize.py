@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Turns rpcrdma-bench's JSON lines into the results of one `make bench` run.
+
+usage: summarize.py LINES.jsonl OUT_PREFIX
+       summarize.py EARLIER.json OUT_PREFIX     (rewrite from a summary)
+
+Writes OUT_PREFIX.json (the machine and every result), OUT_PREFIX.md (tables
+of ours against raw and tirpc with their ratios, and each performance target
+met or missed) and OUT_PREFIX.png (bandwidth against payload size for the
+three stacks, by gnuplot; skipped with a note when gnuplot is missing).
+"""
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def command_output(args):
+    try:
+        return subprocess.run(args, capture_output=True, text=True,
+                              check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
+def package_version(deb, pc):
+    v = command_output(["dpkg-query", "-W", "-f=${Version}", deb])
+    return v or command_output(["pkg-config", "--modversion", pc])
+
+
+def machine():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu,
+        "kernel": platform.release(),
+        # The packages' versions: pkg-config's may lag behind (libtirpc).
+        "libfabric": package_version("libfabric1", "libfabric"),
+        "libtirpc": package_version("libtirpc3", "libtirpc"),
+    }
+
+
+def load(path):
+    """JSON lines from rpcrdma-bench, or a summary written before (.json)."""
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)["results"]
+    results = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                results.append(json.loads(line))
+    return results
+
+
+def find(results, stack, workload, size=None, depth=None):
+    for r in results:
+        if r["stack"] != stack or r["workload"] != workload or r.get("error"):
+            continue
+        if r.get("note"):  # not applicable, or failed
+            continue
+        if size is not None and r["size"] != size:
+            continue
+        if depth is not None and r["depth"] != depth:
+            continue
+        return r
+    return None
+
+
+def ratio(a, b):
+    if a is None or b is None or not b:
+        return None
+    return a / b
+
+
+def fmt(v, digits=2):
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def human_size(n):
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20} MiB"
+    if n >= 1 << 10 and n % (1 << 10) == 0:
+        return f"{n >> 10} KiB"
+    return f"{n} B"
+
+
+def cpu_call(r):
+    return None if r is None else r["cpu_us_per_call"]["total"]
+
+
+def lat_table(results, md):
+    md.append("## Latency: NULL round trip, one call at a time (µs)\n")
+    md.append("| stack | min | median | p99 | p99.9 | max | CPU µs/call (client + server) |")
+    md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for stack in ("ours", "raw", "tirpc"):
+        r = find(results, stack, "lat")
+        if not r:
+            continue
+        lat = r["lat_us"]
+        md.append(f"| {stack} | {lat['min']:.1f} | {lat['p50']:.1f} | {lat['p99']:.1f} | "
+                  f"{lat['p999']:.1f} | {lat['max']:.1f} | {fmt(cpu_call(r))} |")
+    ours, raw, tirpc = (find(results, s, "lat") for s in ("ours", "raw", "tirpc"))
+    if ours and raw and tirpc:
+        md.append("")
+        md.append(f"Median ratios: ours/raw {fmt(ratio(ours['lat_us']['p50'], raw['lat_us']['p50']))}, "
+                  f"ours/tirpc {fmt(ratio(ours['lat_us']['p50'], tirpc['lat_us']['p50']))}.")
+    md.append("")
+
+
+def rate_table(results, md):
+    md.append("## Call rate: NULL calls with depth calls in flight, one connection\n")
+    md.append("| depth | ours calls/s | raw msgs/s | tirpc calls/s | ours/raw | ours/tirpc "
+              "| CPU µs/call ours | raw | tirpc |")
+    md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    depths = sorted({r["depth"] for r in results if r["workload"] == "rate"})
+    for d in depths:
+        o, w, t = (find(results, s, "rate", depth=d) for s in ("ours", "raw", "tirpc"))
+        val = [None if x is None else x["calls_per_s"] for x in (o, w, t)]
+        md.append(f"| {d} | {fmt(val[0], 0)} | {fmt(val[1], 0)} | {fmt(val[2], 0)} | "
+                  f"{fmt(ratio(val[0], val[1]))} | {fmt(ratio(val[0], val[2]))} | "
+                  f"{fmt(cpu_call(o))} | {fmt(cpu_call(w))} | {fmt(cpu_call(t))} |")
+    md.append("")
+
+
+BULK_TITLES = {
+    "read": "Bulk server → client (`read`: Write chunks, like NFS READ; raw = RDMA Write)",
+    "write": "Bulk client → server (`write`: Read chunks, like NFS WRITE; raw = RDMA Read)",
+}
+
+
+def bulk_table(results, wl, md):
+    md.append(f"## {BULK_TITLES[wl]}\n")
+    md.append("| size | depth | ours GB/s | raw GB/s | tirpc GB/s | ours/raw | ours/tirpc "
+              "| CPU ns/byte ours | raw | tirpc | ours calls/s |")
+    md.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    sizes = sorted({r["size"] for r in results if r["workload"] == wl})
+    for size in sizes:
+        o, w, t = (find(results, s, wl, size=size) for s in ("ours", "raw", "tirpc"))
+        bw = [None if x is None else x["gbytes_per_s"] for x in (o, w, t)]
+        cpb = [None if x is None else x["cpu_ns_per_byte"] for x in (o, w, t)]
+        depth = (o or w or t or {}).get("depth", "-")
+        md.append(f"| {human_size(size)} | {depth} | {fmt(bw[0])} | {fmt(bw[1])} | {fmt(bw[2])} | "
+                  f"{fmt(ratio(bw[0], bw[1]))} | {fmt(ratio(bw[0], bw[2]))} | "
+                  f"{fmt(cpb[0], 3)} | {fmt(cpb[1], 3)} | {fmt(cpb[2], 3)} | "
+                  f"{fmt(None if o is None else o['calls_per_s'], 0)} |")
+    md.append("")
+
+
+def nfs_table(results, md):
+    md.append("## NFSv3 against the kernel's nfsd: our client and the kernel's client\n")
+    md.append("Sequential WRITE (UNSTABLE, then COMMIT) and READ of the same file, in "
+              "the same pieces, one call at a time (the kernel's client through O_DIRECT "
+              "dd).\n")
+    md.append("| client | workload | piece | file | GB/s | calls/s | client CPU µs/call |")
+    md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        if not r["workload"].startswith("nfs-") or r.get("error"):
+            continue
+        cpu = r.get("cpu_us_per_call", {}).get("client")
+        md.append(f"| {r['stack']} | {r['workload']} | {human_size(r['size'])} | "
+                  f"{human_size(r['file_size'])} | {r['gbytes_per_s']:.3f} | "
+                  f"{r['calls_per_s']:.0f} | {fmt(cpu)} |")
+    for wl in ("nfs-write", "nfs-read"):
+        o, k = find(results, "ours-nfs", wl), find(results, "kernel-nfs", wl)
+        v = ratio(o and o["gbytes_per_s"], k and k["gbytes_per_s"])
+        if v is not None:
+            md.append(f"\n{wl}: ours/kernel {v:.2f}.")
+    md.append("")
+
+
+def targets(results):
+    """Each target of the benchmark (figures, not test assertions)."""
+    out = []
+
+    def add(name, value, goal, met):
+        out.append({"target": name, "value": value, "goal": goal,
+                    "met": None if value is None else met})
+
+    o, w = find(results, "ours", "lat"), find(results, "raw", "lat")
+    v = ratio(o and o["lat_us"]["p50"], w and w["lat_us"]["p50"])
+    add("NULL round trip median, ours/raw", v, "<= 1.15", v is not None and v <= 1.15)
+    for wl, what in (("read", "Write chunk vs raw RDMA Write"),
+                     ("write", "Read chunk vs raw RDMA Read")):
+        for size in (1 << 20, 4 << 20):
+            o, w = find(results, "ours", wl, size=size), find(results, "raw", wl, size=size)
+            v = ratio(o and o["gbytes_per_s"], w and w["gbytes_per_s"])
+            add(f"{wl} {human_size(size)} bandwidth, {what}", v, ">= 0.90",
+                v is not None and v >= 0.9)
+    o, w = find(results, "ours", "rate", depth=32), find(results, "raw", "rate", depth=32)
+    v = ratio(o and o["calls_per_s"], w and w["calls_per_s"])
+    add("call rate at depth 32, ours/raw message rate", v, ">= 0.80", v is not None and v >= 0.8)
+    t = find(results, "tirpc", "rate", depth=32)
+    v = ratio(o and o["calls_per_s"], t and t["calls_per_s"])
+    add("call rate at depth 32, ours/tirpc", v, "> 1.00", v is not None and v > 1.0)
+    for wl in ("read", "write"):
+        o, t = find(results, "ours", wl, size=1 << 20), find(results, "tirpc", wl, size=1 << 20)
+        v = ratio(o and o["gbytes_per_s"], t and t["gbytes_per_s"])
+        add(f"{wl} 1 MiB bandwidth, ours/tirpc", v, ">= 1.50", v is not None and v >= 1.5)
+        v = ratio(o and o["cpu_ns_per_byte"], t and t["cpu_ns_per_byte"])
+        add(f"{wl} 1 MiB CPU per byte, ours/tirpc", v, "< 1.00", v is not None and v < 1.0)
+    return out
+
+
+def plot(results, prefix, md, provider):
+    gnuplot = shutil.which("gnuplot")
+    if not gnuplot:
+        md.append("(No plot: gnuplot is not installed.)\n")
+        return None
+    series = [("ours", "read"), ("raw", "read"), ("tirpc", "read"),
+              ("ours", "write"), ("raw", "write"), ("tirpc", "write")]
+    sizes = sorted({r["size"] for r in results if r["workload"] in ("read", "write")})
+    if not sizes:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".dat", delete=False) as dat:
+        for size in sizes:
+            row = [str(size / 1024)]
+            for stack, wl in series:
+                r = find(results, stack, wl, size=size)
+                row.append("NaN" if r is None else f"{r['gbytes_per_s']:.4f}")
+            dat.write(" ".join(row) + "\n")
+        data = dat.name
+    png = prefix + ".png"
+    titles = {"read": "server to client (read: Write chunks / raw RDMA Write)",
+              "write": "client to server (write: Read chunks / raw RDMA Read)"}
+    script = [
+        "set terminal png size 1200,480 font ',10'",
+        f"set output '{png}'",
+        "set multiplot layout 1,2 title 'rpcrdma-bench: bandwidth against payload size "
+        f"({'loopback, ofi' if provider == 'ofi' else provider + ', Soft-RoCE'}, depth 8)'",
+        "set logscale x 2", "set xlabel 'payload (KiB)'", "set ylabel 'GB/s'",
+        "set yrange [0:*]", "set key top left", "set grid",
+    ]
+    for half, wl in enumerate(("read", "write")):
+        if not any(r["workload"] == wl and not r.get("note") for r in results):
+            continue
+        script.append(f"set title '{titles[wl]}'")
+        cols = [(3 * half + i + 2, series[3 * half + i][0]) for i in range(3)]
+        script.append("plot " + ", ".join(
+            f"'{data}' using 1:{c} with linespoints lw 2 title '{name}'" for c, name in cols))
+    script.append("unset multiplot")
+    try:
+        done = subprocess.run([gnuplot], input="\n".join(script) + "\n", text=True,
+                              capture_output=True, check=False)
+    finally:
+        os.unlink(data)
+    if done.returncode:
+        md.append(f"(No plot: gnuplot failed: {done.stderr.strip()[-200:]})\n")
+        return None
+    md.append(f"![bandwidth against size]({os.path.basename(png)})\n")
+    return png
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    results = load(sys.argv[1])
+    prefix = sys.argv[2]
+    guest_file = os.path.join(os.path.dirname(sys.argv[1]), "guest.json")
+    doc = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine(),
+        "results": results,
+        "targets": targets(results),
+    }
+    if os.path.exists(guest_file):  # make bench-lab: where it really ran
+        with open(guest_file, encoding="utf-8") as f:
+            doc["guest"] = json.load(f)
+    m = doc["machine"]
+    ours = [r for r in results if r["stack"] == "ours"]
+    provider = ours[0]["provider"] if ours else "ofi"
+    where = (f"Loopback (127.0.0.1), provider ofi (libfabric {m['libfabric']} tcp)"
+             if provider == "ofi" else
+             f"Provider {provider}: Soft-RoCE (rxe) in the lab's qemu guest, rxe0 to rxe1"
+             + (f" (guest: Linux {doc['guest']['kernel']}, {doc['guest']['nproc']} vCPUs "
+                f"({doc['guest']['cpu_model']}) under {doc['guest']['accel']}; host below)"
+                if "guest" in doc else " (the guest runs on TCG; host below)"))
+    md = [f"# rpcrdma-bench: {doc['date']}\n",
+          f"{where}, libtirpc "
+          f"{m['libtirpc']}; {m['nproc']} CPUs ({m['cpu_model']}), Linux {m['kernel']}. "
+          "Servers and clients share the machine; ratios compare points measured "
+          "minutes apart at most. See bench/README.md for how to read these numbers.\n"]
+    lat_table(results, md)
+    rate_table(results, md)
+    for wl in ("read", "write"):
+        if any(r["workload"] == wl for r in results):
+            bulk_table(results, wl, md)
+    if any(r["workload"].startswith("nfs-") for r in results):
+        nfs_table(results, md)
+    plot(results, prefix, md, provider)
+    md.append("## Targets (benchmark figures, not test assertions)\n")
+    md.append("| target | goal | measured | |")
+    md.append("| --- | --- | ---: | --- |")
+    for t in doc["targets"]:
+        state = "no data" if t["met"] is None else "met" if t["met"] else "MISSED"
+        md.append(f"| {t['target']} | {t['goal']} | {fmt(t['value'], 3)} | {state} |")
+    md.append("")
+    with open(prefix + ".json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    with open(prefix + ".md", "w", encoding="utf-8") as f:
+        f.write("\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
