@@ -10,32 +10,7 @@
 
 #include "rpcrdma/nfs3.h"
 
-struct nx {
-	struct rpcrdma_xdr_stream *x;
-	bool enc;
-};
-
-#define TRY(expr)                                                                                  \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_)                                                                           \
-			return rc_;                                                                \
-	} while (0)
-
-static int x_u32(struct nx *n, uint32_t *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_u32(n->x, *v) : rpcrdma_xdr_decode_u32(n->x, v);
-}
-
-static int x_u64(struct nx *n, uint64_t *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_u64(n->x, *v) : rpcrdma_xdr_decode_u64(n->x, v);
-}
-
-static int x_bool(struct nx *n, bool *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_bool(n->x, *v) : rpcrdma_xdr_decode_bool(n->x, v);
-}
+#include "codec.h"
 
 static int x_verf(struct nx *n, uint8_t *v)
 {
@@ -51,17 +26,6 @@ static int x_fh(struct nx *n, struct rpcrdma_nfs3_fh *fh)
 		return rpcrdma_xdr_encode_opaque(n->x, fh->data, fh->len);
 	}
 	return rpcrdma_xdr_decode_opaque(n->x, fh->data, RPCRDMA_NFS3_FHSIZE, &fh->len);
-}
-
-/* A string of at most @max bytes into @s (room @max + 1, NUL-terminated). */
-static int x_str(struct nx *n, char *s, uint32_t *len, uint32_t max)
-{
-	if (n->enc) {
-		if (*len > max)
-			return RPCRDMA_ERR_TOO_LONG;
-		return rpcrdma_xdr_encode_string(n->x, s, *len);
-	}
-	return rpcrdma_xdr_decode_string(n->x, s, (size_t)max + 1, len);
 }
 
 static int x_name(struct nx *n, struct rpcrdma_nfs3_name *nm)

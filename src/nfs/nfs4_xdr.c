@@ -15,32 +15,7 @@
 
 #include "rpcrdma/nfs4.h"
 
-struct nx {
-	struct rpcrdma_xdr_stream *x;
-	bool enc;
-};
-
-#define TRY(expr)                                                                                  \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_)                                                                           \
-			return rc_;                                                                \
-	} while (0)
-
-static int x_u32(struct nx *n, uint32_t *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_u32(n->x, *v) : rpcrdma_xdr_decode_u32(n->x, v);
-}
-
-static int x_u64(struct nx *n, uint64_t *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_u64(n->x, *v) : rpcrdma_xdr_decode_u64(n->x, v);
-}
-
-static int x_bool(struct nx *n, bool *v)
-{
-	return n->enc ? rpcrdma_xdr_encode_bool(n->x, *v) : rpcrdma_xdr_decode_bool(n->x, v);
-}
+#include "codec.h"
 
 static int x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max)
 {
@@ -55,17 +30,6 @@ static int x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max)
 static int x_fh(struct nx *n, struct rpcrdma_nfs4_fh *fh)
 {
 	return x_opaque(n, fh->data, &fh->len, RPCRDMA_NFS4_FHSIZE);
-}
-
-/* utf8str_cs of at most @max bytes into @s (room @max + 1, NUL-terminated). */
-static int x_str(struct nx *n, char *s, uint32_t *len, uint32_t max)
-{
-	if (n->enc) {
-		if (*len > max)
-			return RPCRDMA_ERR_TOO_LONG;
-		return rpcrdma_xdr_encode_string(n->x, s, *len);
-	}
-	return rpcrdma_xdr_decode_string(n->x, s, (size_t)max + 1, len);
 }
 
 static int x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b)

@@ -30,24 +30,7 @@
 #include "rpcrdma/nfs3.h"
 #include "rpcrdma/rpc_msg.h"
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
-
-#define CHECK_RC(expr, want)                                                                       \
-	do {                                                                                       \
-		long rc_ = (long)(expr);                                                           \
-		if (rc_ != (long)(want)) {                                                         \
-			fprintf(stderr, "%s:%d: %s = %ld (%s), want %ld\n", __FILE__, __LINE__,    \
-				#expr, rc_, rc_ < 0 ? rpcrdma_strerror((int)rc_) : "nfsstat3",     \
-				(long)(want));                                                     \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static struct rpcrdma_client *clnt;
 static enum rpcrdma_transport tr = RPCRDMA_TRANSPORT_RDMA;
