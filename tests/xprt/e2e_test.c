@@ -45,7 +45,7 @@
 		}                                                                                  \
 	} while (0)
 
-enum { P_NULL, P_ECHO, P_BLOB, P_NPROCS };
+enum { P_NULL, P_ECHO, P_BLOB, P_SETUP, P_NPROCS };
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
@@ -176,11 +176,16 @@ static void free_blob(void *res)
 	b->data = NULL;
 }
 
+/* bidir_cases.c: the upper layer's backchannel set-up. */
+static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res);
+static int u32_dec(struct rpcrdma_xdr_stream *x, void *o);
+
 static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
     [P_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo), free_echo},
     [P_BLOB] = {proc_blob, blob_dec, sizeof(struct blob), res_blob_enc, sizeof(struct blob),
 		free_blob},
+    [P_SETUP] = {proc_setup, u32_dec, sizeof(uint32_t), NULL, 0, NULL},
 };
 
 static const char *test_provider = "ofi";
@@ -580,6 +585,8 @@ static int case_reconnect(void)
 	return 0;
 }
 
+#include "bidir_cases.c"
+
 struct test_case {
 	const char *name;
 	int (*fn)(void);
@@ -589,6 +596,11 @@ static const struct test_case cases[] = {
     {"e2e_forms", case_forms},       {"e2e_reply_too_large", case_reply_too_large},
     {"e2e_pipeline", case_pipeline}, {"e2e_reconnect", case_reconnect},
     {"e2e_workers", case_workers},
+    {"e2e_bidir_interleave", case_bidir_interleave},
+    {"e2e_bidir_chunks", case_bidir_chunks},
+    {"e2e_bidir_refuse_chunks", case_bidir_refuse_chunks},
+    {"e2e_bidir_disabled", case_bidir_disabled},
+    {"e2e_bidir_reconnect", case_bidir_reconnect},
 };
 
 int main(int argc, char **argv)
