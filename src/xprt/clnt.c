@@ -1623,8 +1623,13 @@ void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *tt,
 {
 	struct xclnt *t = xclnt_of(tt);
 
+	uint32_t depth = t->dev.prov->caps.max_recv_depth;
+
 	t->bc_host = host;
 	t->bc_credits = host ? credits : 0;
+	/* Forward and reverse receives share the queue (RFC 8167 4.3.1). */
+	if (depth > 2 + 2 * t->bc_credits && t->credits > depth - 2 - t->bc_credits)
+		t->credits = depth - 2 - t->bc_credits;
 	/* Reverse calls hold their own buffers (copies): ours only turn
 	 * over faster; the pool grows for the extra receives posted. */
 	t->pool.max = t->credits + 64 + t->bc_credits;

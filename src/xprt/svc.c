@@ -1206,8 +1206,12 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		free(v);
 		return rc;
 	}
-	if (v->dev.prov->caps.max_recv_depth > 4 &&
-	    v->credits > v->dev.prov->caps.max_recv_depth - 4)
+	/* Room for the receives of reverse replies too (RFC 8167 4.3.2). */
+	if (v->dev.prov->caps.max_recv_depth > 4 + 2 * RPCRDMA__BC_CREDITS_MAX &&
+	    v->credits > v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX)
+		v->credits = v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX;
+	else if (v->dev.prov->caps.max_recv_depth > 4 &&
+		 v->credits > v->dev.prov->caps.max_recv_depth - 4)
 		v->credits = v->dev.prov->caps.max_recv_depth - 4;
 	rpcrdma_hdr_limits_default(&v->lim);
 	v->lim.vers_low = v->vers_low;
