@@ -407,6 +407,18 @@ static int case_bidir_disabled(void)
 	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
 	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
 	g_bc_timeout_ms = 0;
+	/* Over TCP there is no backchannel (yet). */
+	{
+		struct rpcrdma_client_opts co;
+		struct rpcrdma_client *tcp;
+
+		rpcrdma_client_opts_default(&co);
+		co.transport = RPCRDMA_TRANSPORT_TCP;
+		CHECK_RC(rpcrdma_client_create(e.loop, test_addr, "9", PROG, VERS, &co, &tcp), 0);
+		CHECK_RC(rpcrdma_client_register_callback(tcp, CBPROG, 1, cb_procs, CB_NPROCS, NULL),
+			 -EPROTONOSUPPORT);
+		rpcrdma_client_destroy(tcp);
+	}
 	CHECK_RC(env_down(&e), 0);
 	return 0;
 }
