@@ -813,8 +813,8 @@ struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client 
 
 int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
 			      const struct rpcrdma_client_opts *opts,
-			      const struct rpcrdma__clnt_transport_ops *ops, rpcrdma__clnt_make_fn make,
-			      void *arg, struct rpcrdma_client **out)
+			      const struct rpcrdma__clnt_transport_ops *ops,
+			      rpcrdma__clnt_make_fn make, void *arg, struct rpcrdma_client **out)
 {
 	struct rpcrdma_client_opts o;
 	struct rpcrdma_client *c;

@@ -47,11 +47,11 @@ typedef int (*rpcrdma__svc_make_fn)(void *arg, const struct rpcrdma__svc_cb *cb,
 				    struct rpcrdma__svc_transport **out);
 int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
 			      const struct rpcrdma_client_opts *opts,
-			      const struct rpcrdma__clnt_transport_ops *ops, rpcrdma__clnt_make_fn make,
-			      void *arg, struct rpcrdma_client **out);
+			      const struct rpcrdma__clnt_transport_ops *ops,
+			      rpcrdma__clnt_make_fn make, void *arg, struct rpcrdma_client **out);
 int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_server_opts *opts,
-			      const struct rpcrdma__svc_transport_ops *ops, rpcrdma__svc_make_fn make,
-			      void *arg, struct rpcrdma_server **out);
+			      const struct rpcrdma__svc_transport_ops *ops,
+			      rpcrdma__svc_make_fn make, void *arg, struct rpcrdma_server **out);
 /* Calls are refused with @err (0: accepted) before they are queued. */
 void rpcrdma__client_set_refusal(struct rpcrdma_client *clnt, int err);
 /* The callback server @clnt hosts (destroyed with it, first). */

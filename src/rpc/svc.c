@@ -1278,8 +1278,8 @@ struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *
 /* Bidirectional RPC (core.h). */
 
 int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_server_opts *opts,
-			      const struct rpcrdma__svc_transport_ops *ops, rpcrdma__svc_make_fn make,
-			      void *arg, struct rpcrdma_server **out)
+			      const struct rpcrdma__svc_transport_ops *ops,
+			      rpcrdma__svc_make_fn make, void *arg, struct rpcrdma_server **out)
 {
 	struct rpcrdma_server *s;
 	int rc;

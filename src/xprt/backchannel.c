@@ -57,9 +57,9 @@ void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma
 	 * responder partner (client) the other way round. */
 	out->rev_calls += requester ? p->calls_sent : p->calls_received;
 	out->rev_replies += requester ? p->calls_received : p->calls_sent;
-	out->rev_chunk_msgs += p->read_chunk_msgs + p->long_calls +
-			       (requester ? p->write_chunk_msgs : 0) +
-			       (requester ? p->reply_chunk_msgs : 0);
+	/* Both ends count a reverse call once when its arguments move by
+	 * RDMA Read (Read chunks or a Long Call). */
+	out->rev_chunk_msgs += p->read_chunk_msgs + p->long_calls;
 	out->rev_long_msgs += p->long_calls + p->long_replies;
 	out->rev_rdma_bytes += p->rdma_read_bytes + p->rdma_write_bytes;
 	out->rev_errors += requester ? p->rdma_errors_received : p->rdma_errors_sent;

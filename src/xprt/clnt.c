@@ -1385,8 +1385,8 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t 
 	struct xclnt *t;
 	uint32_t nslots;
 
-	if (!dev || !dev->prov || !cb || !cb->find || !cb->reply || !cb->failed ||
-	    !cb->connected || !cb->disconnected || !out)
+	if (!dev || !dev->prov || !cb || !cb->find || !cb->reply || !cb->failed || !cb->connected ||
+	    !cb->disconnected || !out)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)

@@ -1143,9 +1143,8 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		sc->c.state = RPCRDMA__XCONN_UP;
 		sc->c.sq_depth = ev->conn->attr.send_depth;
 		/* A share of the send queue for reverse calls (RFC 8167). */
-		sc->c.bc_sq_share = sc->c.sq_depth > 2 * RPCRDMA__BC_SQ_SHARE
-					? RPCRDMA__BC_SQ_SHARE
-					: sc->c.sq_depth / 2;
+		sc->c.bc_sq_share = sc->c.sq_depth > 2 * RPCRDMA__BC_SQ_SHARE ? RPCRDMA__BC_SQ_SHARE
+									      : sc->c.sq_depth / 2;
 		sc->c.sq_depth -= sc->c.bc_sq_share;
 		/* The peer's IRD, as the provider agreed it. */
 		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
@@ -1638,8 +1637,7 @@ void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t)
 	conn_down(sc);
 }
 
-void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf,
-				uint32_t len)
+void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len)
 {
 	struct xsvc *v = xsvc_of(t);
 	struct xsconn *sc = v->partner_sc;

@@ -414,8 +414,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 				  const struct rpcrdma__xconn *owner);
 void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
-void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf,
-				uint32_t len);
+void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
 /* The RDMA connection a request came on (opaque; NULL when it is gone or
  * the request did not come over RDMA), its backchannel and its binding. */
 void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq);

@@ -14,7 +14,7 @@
 #define FWD_CREDITS 16u
 
 enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
-enum { SETUP_ENABLE = 1, SETUP_BIND = 2 };
+enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4 };
 
 /* The server's one backchannel (one client per case). */
 static struct rpcrdma_backchannel *g_bc;
@@ -43,6 +43,17 @@ static int u32_enc(struct rpcrdma_xdr_stream *x, void *o)
 	return rpcrdma_xdr_encode_u32(x, *(uint32_t *)o);
 }
 
+/* SETUP_PING: a reverse CB_NULL started from inside the procedure, on the
+ * loop that serves the connection (a worker's, in e2e_bidir_workers). */
+static struct rpcrdma_call g_ping;
+static _Atomic int g_ping_status = 1;
+
+static void ping_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)ctx;
+	g_ping_status = call->status;
+}
+
 static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	uint32_t flags = *(uint32_t *)args;
@@ -56,6 +67,12 @@ static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 		g_setup_rc = rpcrdma_svc_backchannel(req, &o, &g_bc);
 	if (!g_setup_rc && (flags & SETUP_ENABLE))
 		g_setup_rc = rpcrdma_backchannel_enable(g_bc, true);
+	if (!g_setup_rc && (flags & SETUP_PING)) {
+		call_init(&g_ping, CB_NULL, NULL, NULL, NULL, NULL);
+		g_ping.done = ping_done;
+		g_ping_status = 1;
+		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_ping);
+	}
 	return 0;
 }
 
@@ -108,13 +125,13 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 		rpcrdma_callback_opts_default(&cbo);
 		cbo.credits = CB_CREDITS;
 		cbo.refuse_chunks = refuse_chunks;
-		CHECK_RC(rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS,
-							  &cbo),
-			 0);
+		CHECK_RC(
+		    rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo),
+		    0);
 		/* Twice the same program: refused. */
-		CHECK_RC(rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS,
-							  &cbo),
-			 -EEXIST);
+		CHECK_RC(
+		    rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo),
+		    -EEXIST);
 	}
 	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
 	/* Callbacks are set up with the connection, never after; once they
@@ -284,7 +301,8 @@ static int case_bidir_chunks(void)
 	}
 	/* No DDP: Long Call, Long Reply, both. */
 	{
-		static const uint32_t blobs[][2] = {{300000, 5}, {5, 300000}, {70000, 70000}, {9, 9}};
+		static const uint32_t blobs[][2] = {
+		    {300000, 5}, {5, 300000}, {70000, 70000}, {9, 9}};
 
 		for (size_t i = 0; i < sizeof(blobs) / sizeof(blobs[0]); i++) {
 			struct blob in = {.want = blobs[i][1], .len = blobs[i][0]};
@@ -415,8 +433,9 @@ static int case_bidir_disabled(void)
 		rpcrdma_client_opts_default(&co);
 		co.transport = RPCRDMA_TRANSPORT_TCP;
 		CHECK_RC(rpcrdma_client_create(e.loop, test_addr, "9", PROG, VERS, &co, &tcp), 0);
-		CHECK_RC(rpcrdma_client_register_callback(tcp, CBPROG, 1, cb_procs, CB_NPROCS, NULL),
-			 -EPROTONOSUPPORT);
+		CHECK_RC(
+		    rpcrdma_client_register_callback(tcp, CBPROG, 1, cb_procs, CB_NPROCS, NULL),
+		    -EPROTONOSUPPORT);
 		rpcrdma_client_destroy(tcp);
 	}
 	CHECK_RC(env_down(&e), 0);
@@ -510,5 +529,106 @@ static int case_bidir_reconnect(void)
 	g_bc = NULL;
 	g_bc_timeout_ms = 0;
 	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A server with worker loops: the backchannel belongs to the worker that
+ * serves the connection, and reverse calls go from its loop. */
+static int case_bidir_workers(void)
+{
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats cs, ss;
+	struct env e;
+	char port[16];
+
+	memset(&e, 0, sizeof(e));
+	g_bc = NULL;
+	g_bc_timeout_ms = 20000;
+	executions = 0;
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.workers = 2;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	rpcrdma_callback_opts_default(&cbo);
+	CHECK_RC(rpcrdma_client_register_callback(e.clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE | SETUP_PING), 0);
+	for (int i = 0; i < 500 && g_ping_status == 1; i++)
+		CHECK(rpcrdma_loop_run_once(e.loop, 10) >= 0);
+	CHECK_RC(g_ping_status, 0);
+	CHECK_RC(executions, 1); /* CB_NULL, on the client */
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(cs.rev_calls, 1);
+	CHECK_RC(ss.rev_calls, 1);
+	CHECK_RC(ss.rev_replies, 1);
+	g_bc = NULL; /* the worker's: it goes with the server */
+	g_bc_timeout_ms = 0;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A longer run at full credits both ways, every form mixed in: the
+ * counters of a loaded connection. */
+static int case_bidir_load(void)
+{
+	enum { NF = 600, NR = 300 };
+	struct async_echo *f = calloc(NF, sizeof(*f)), *r = calloc(NR, sizeof(*r));
+	struct rpcrdma_xprt_stats cs, ss, bs;
+	struct env e;
+
+	CHECK(f && r);
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	for (int i = 0; i < NF || i < NR; i++) {
+		uint32_t len = (uint32_t)(i * 7919) % 70000;
+
+		if (i < NF) {
+			CHECK_RC(prep_echo(&f[i], len, (uint32_t)i, 70000), 0);
+			CHECK_RC(rpcrdma_client_call_async(e.clnt, &f[i].call), 0);
+		}
+		if (i < NR) {
+			CHECK_RC(prep_echo(&r[i], len / 2, (uint32_t)i + 9000, 70000), 0);
+			CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &r[i].call), 0);
+		}
+	}
+	CHECK_RC(pump_until(&e, f, NF), 0);
+	CHECK_RC(pump_until(&e, r, NR), 0);
+	for (int i = 0; i < NF; i++)
+		CHECK_RC(f[i].call.status, 0);
+	for (int i = 0; i < NR; i++)
+		CHECK_RC(r[i].call.status, 0);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(rpcrdma_backchannel_stats(g_bc, &bs), 0);
+	fprintf(stderr, "load client:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)cs.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\nload server:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)ss.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\nload backchannel:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)bs.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\n");
+	CHECK_RC(cs.credits_in_use_max, FWD_CREDITS);
+	CHECK_RC(ss.rev_credits_in_use_max, CB_CREDITS);
+	CHECK_RC(cs.rev_calls, NR);
+	CHECK_RC(ss.rev_replies, NR);
+	CHECK_RC(cs.bad_msgs + cs.rev_bad_msgs + cs.rev_dropped, 0);
+	CHECK_RC(ss.bad_msgs + ss.rev_bad_msgs + ss.rev_dropped, 0);
+	CHECK_RC(env_down(&e), 0);
+	free_echoes(f, NF);
+	free_echoes(r, NR);
 	return 0;
 }

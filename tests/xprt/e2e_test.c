@@ -593,14 +593,18 @@ struct test_case {
 };
 
 static const struct test_case cases[] = {
-    {"e2e_forms", case_forms},       {"e2e_reply_too_large", case_reply_too_large},
-    {"e2e_pipeline", case_pipeline}, {"e2e_reconnect", case_reconnect},
+    {"e2e_forms", case_forms},
+    {"e2e_reply_too_large", case_reply_too_large},
+    {"e2e_pipeline", case_pipeline},
+    {"e2e_reconnect", case_reconnect},
     {"e2e_workers", case_workers},
     {"e2e_bidir_interleave", case_bidir_interleave},
     {"e2e_bidir_chunks", case_bidir_chunks},
     {"e2e_bidir_refuse_chunks", case_bidir_refuse_chunks},
     {"e2e_bidir_disabled", case_bidir_disabled},
     {"e2e_bidir_reconnect", case_bidir_reconnect},
+    {"e2e_bidir_workers", case_bidir_workers},
+    {"e2e_bidir_load", case_bidir_load},
 };
 
 int main(int argc, char **argv)

@@ -1341,7 +1341,8 @@ static int test_bidir_hostile(struct env *e)
 	CHECK_OK(raw_send(&srv, "\0\0\0\1\0", 5));
 	/* 4. A Read chunk larger than any message: ERR_CHUNK. */
 	{
-		struct rpcrdma_segment huge = {.handle = 0x1234, .length = 0xfffffff0u, .offset = 0};
+		struct rpcrdma_segment huge = {
+		    .handle = 0x1234, .length = 0xfffffff0u, .offset = 0};
 
 		CHECK_OK(raw_reverse_call(&srv, 0x5003, 0x5003, 0x40000001u, &huge, 40));
 		CHECK(raw_next(&srv, &h, &rxid) == 0);
@@ -1353,7 +1354,7 @@ static int test_bidir_hostile(struct env *e)
 	CHECK(raw_next(&srv, &h, &rxid) == 0);
 	CHECK_RC(rxid, 0x5004);
 	CHECK_OK(rpcrdma_client_stats(clnt, &st));
-	CHECK_RC(st.rev_calls, 2); /* delivered; the ERR_CHUNK one is an error */
+	CHECK_RC(st.rev_calls, 2);   /* delivered; the ERR_CHUNK one is an error */
 	CHECK_RC(st.rev_replies, 3); /* RDMA_ERROR included */
 	CHECK_RC(st.rev_errors, 1);
 	CHECK(st.bad_msgs >= 2);
