@@ -669,17 +669,25 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		return;
 	}
 	t->st.inline_recv_bytes += r->len;
-	if (t->bc_host &&
-	    rpcrdma__bc_direction(r->buf, r->len, &t->lim, &t->hdr) == RPCRDMA__DIR_CALL) {
-		/* RFC 8167: a reverse-direction call, for the callbacks we
-		 * host.  Never matched against our calls (its XID may equal
-		 * one of theirs, 2.4).  Without callbacks no server may send
-		 * one (section 6): anything then is taken as a reply, and
-		 * one that matches no call is dropped (bad_msgs). */
-		rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
-		req_repost(t, r);
-		maybe_writable(t);
-		return;
+	if (t->bc_host) {
+		int dir = rpcrdma__bc_direction(r->buf, r->len, &t->lim, &t->hdr);
+
+		/* RFC 8167: a reverse-direction call is for the callbacks we
+		 * host, never matched against our calls (its XID may equal
+		 * one of theirs, 2.4).  A message whose direction cannot be
+		 * told is dropped, so its credit value is never applied
+		 * (4.1).  Without callbacks no server may send calls
+		 * (section 6): everything is then taken as a reply, and one
+		 * that matches no call is dropped (bad_msgs). */
+		if (dir == RPCRDMA__DIR_CALL)
+			rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
+		if (dir != RPCRDMA__DIR_REPLY) {
+			if (dir != RPCRDMA__DIR_CALL)
+				t->st.bad_msgs++;
+			req_repost(t, r);
+			maybe_writable(t);
+			return;
+		}
 	}
 	handle_reply(t, r, ev);
 	maybe_writable(t);
