@@ -55,6 +55,10 @@ enum rpcrdma_call_errcode {
 	RPCRDMA_ERR_TIMEDOUT = -5102,
 	/** The client was destroyed or the call cancelled. */
 	RPCRDMA_ERR_CANCELLED = -5103,
+	/** A reverse-direction call before the peer said it takes them
+	 *  (RFC 8167 section 6; rpcrdma_backchannel_enable()).  Nothing was
+	 *  sent; call again once the upper layer enabled the backchannel. */
+	RPCRDMA_ERR_BACKCHANNEL_OFF = -5104,
 };
 
 struct rpcrdma_client_opts {
@@ -224,7 +228,21 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(rdma_errors_received)                                                                \
 	X(remote_invalidations) /* handles the peer invalidated with Send With Invalidate */ \
 	X(write_zero_copy_bytes) /* server: Write chunk bytes sent from the results' memory */ \
-	X(conns_handed_off)    /* server: connections given to worker loops */
+	X(conns_handed_off)    /* server: connections given to worker loops */                 \
+	/* Reverse direction (RFC 8167, backchannel.h); the fields above count   */            \
+	/* the forward direction only.                                            */           \
+	X(rev_calls)           /* reverse calls sent (server) or served (client) */            \
+	X(rev_replies)         /* reverse replies (RDMA_ERROR too) received or sent */         \
+	X(rev_chunk_msgs)      /* reverse calls with Read chunks or Long Calls */              \
+	X(rev_long_msgs)       /* reverse Long Calls and Long Replies */                       \
+	X(rev_rdma_bytes)      /* bytes moved by RDMA Read or Write for reverse calls */       \
+	X(rev_errors)          /* RDMA_ERROR: sent (client, ERR_CHUNK) or received (server) */ \
+	X(rev_credits_granted) /* last reverse credit grant sent (client) or received */       \
+	X(rev_credits_in_use_max) /* most reverse calls outstanding at once */                 \
+	X(rev_timeouts)        /* server: reverse calls that timed out */                      \
+	X(rev_retransmits)     /* server: reverse calls sent again after a reconnect */        \
+	X(rev_dropped)         /* reverse-direction messages with no one to take them */       \
+	X(rev_bad_msgs)        /* reverse-direction headers refused or unmatched */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -40,6 +40,8 @@ const char *rpcrdma_strerror(int err)
 		return "no reply before the time-out";
 	case RPCRDMA_ERR_CANCELLED:
 		return "call cancelled";
+	case RPCRDMA_ERR_BACKCHANNEL_OFF:
+		return "the peer has not enabled reverse-direction calls";
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err);

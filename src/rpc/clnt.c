@@ -108,6 +108,9 @@ struct rpcrdma_client {
 	unsigned int busy; /* client code on the stack */
 	bool destroying;
 	struct rpcrdma__timer free_timer;
+
+	int refusal;                   /* calls fail with it before queueing (0: none) */
+	struct rpcrdma_server *cb_srv; /* callback programs hosted (backchannel.h) */
 };
 
 void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts)
@@ -187,8 +190,20 @@ static uint32_t new_xid(struct rpcrdma_client *c)
 
 /* Life cycle helpers. */
 
+static void free_cb(struct rpcrdma__timer *tm);
+
 static void finalize(struct rpcrdma_client *c)
 {
+	if (c->cb_srv) {
+		/* The callback server serves our connection: it goes first,
+		 * once none of its procedures is on the stack. */
+		if (rpcrdma__server_busy(c->cb_srv)) {
+			rpcrdma__timer_start(c->loop, &c->free_timer, 1, free_cb, c);
+			return;
+		}
+		rpcrdma_server_destroy(c->cb_srv);
+		c->cb_srv = NULL;
+	}
 	rpcrdma__timer_stop(&c->free_timer);
 	rpcrdma__timer_stop(&c->kick_timer);
 	rpcrdma__timer_stop(&c->reconnect_timer);
@@ -389,7 +404,7 @@ static void reconnect_cb(struct rpcrdma__timer *tm)
 	struct rpcrdma_client *c = tm->ctx;
 
 	enter(c);
-	if (c->queued.head)
+	if (c->queued.head || c->cb_srv)
 		begin_connect(c);
 	leave(c);
 }
@@ -523,7 +538,9 @@ static void on_disconnected(void *ctx, int err)
 		clist_remove(&doomed, cc);
 		finish(cc, c->last_err);
 	}
-	if (!c->destroying && c->queued.head && !c->reconnect_timer.armed) {
+	/* A client hosting callbacks keeps a connection for the server's
+	 * calls even with none of its own to send (RFC 8167 5.4). */
+	if (!c->destroying && (c->queued.head || c->cb_srv) && !c->reconnect_timer.armed) {
 		if (was_up) {
 			delay = 0;
 		} else {
@@ -700,6 +717,8 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 		return -EINVAL;
 	if (c->destroying)
 		return -ESHUTDOWN;
+	if (c->refusal)
+		return c->refusal;
 	cc = calloc(1, sizeof(*cc));
 	if (!cc)
 		return -ENOMEM;
@@ -805,4 +824,90 @@ void rpcrdma__client_disconnect(struct rpcrdma_client *c)
 struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *c)
 {
 	return c ? c->t : NULL;
+}
+
+/* Bidirectional RPC (core.h). */
+
+int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
+			      const struct rpcrdma_client_opts *opts,
+			      const struct rpcrdma__clnt_transport_ops *ops,
+			      rpcrdma__clnt_make_fn make, void *arg, struct rpcrdma_client **out)
+{
+	struct rpcrdma_client_opts o;
+	struct rpcrdma_client *c;
+	int rc;
+
+	if (!loop || !ops || !make || !out)
+		return -EINVAL;
+	if (opts)
+		o = *opts;
+	else
+		rpcrdma_client_opts_default(&o);
+	if ((o.cred && o.cred->len > RPCRDMA_AUTH_BODY_MAX) || o.timeout_ms < -1)
+		return -EINVAL;
+	if (o.timeout_ms == 0)
+		o.timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (o.retries == 0)
+		o.retries = DEFAULT_RETRIES;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->ops = ops;
+	c->prog = prog;
+	c->vers = vers;
+	if (o.cred)
+		c->cred = *o.cred;
+	else
+		rpcrdma_auth_none(&c->cred);
+	rpcrdma_auth_none(&c->verf);
+	o.cred = NULL;
+	c->opts = o;
+	c->next_xid = random_xid(c);
+	rc = make(arg, &clnt_cb, c, &c->t);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	rpcrdma__loop_ref(loop);
+	*out = c;
+	return 0;
+}
+
+void rpcrdma__client_set_refusal(struct rpcrdma_client *c, int err)
+{
+	if (c)
+		c->refusal = err;
+}
+
+void rpcrdma__client_set_callbacks(struct rpcrdma_client *c, struct rpcrdma_server *cb_srv)
+{
+	if (c)
+		c->cb_srv = cb_srv;
+}
+
+struct rpcrdma_server *rpcrdma__client_callbacks(struct rpcrdma_client *c)
+{
+	return c ? c->cb_srv : NULL;
+}
+
+const struct rpcrdma__clnt_transport_ops *rpcrdma__client_ops(struct rpcrdma_client *c)
+{
+	return c ? c->ops : NULL;
+}
+
+struct rpcrdma_loop *rpcrdma__client_loop(struct rpcrdma_client *c)
+{
+	return c ? c->loop : NULL;
+}
+
+bool rpcrdma__client_connected(struct rpcrdma_client *c)
+{
+	return c && (c->conn != CONN_DOWN || c->ever_up);
+}
+
+void rpcrdma__client_set_next_xid(struct rpcrdma_client *c, uint32_t xid)
+{
+	if (c)
+		c->next_xid = xid;
 }

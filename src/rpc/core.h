@@ -35,4 +35,48 @@ void rpcrdma__client_disconnect(struct rpcrdma_client *clnt);
 struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *clnt);
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *srv);
 
+/*
+ * Bidirectional RPC (backchannel.c).  A core client or server whose
+ * transport is made by @make rather than by connecting or listening: the
+ * server's reverse-direction client on one of its connections, and the
+ * callback server a client hosts on its own connection.
+ */
+typedef int (*rpcrdma__clnt_make_fn)(void *arg, const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
+				     struct rpcrdma__clnt_transport **out);
+typedef int (*rpcrdma__svc_make_fn)(void *arg, const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+				    struct rpcrdma__svc_transport **out);
+int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
+			      const struct rpcrdma_client_opts *opts,
+			      const struct rpcrdma__clnt_transport_ops *ops,
+			      rpcrdma__clnt_make_fn make, void *arg, struct rpcrdma_client **out);
+int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_server_opts *opts,
+			      const struct rpcrdma__svc_transport_ops *ops,
+			      rpcrdma__svc_make_fn make, void *arg, struct rpcrdma_server **out);
+/* Calls are refused with @err (0: accepted) before they are queued. */
+void rpcrdma__client_set_refusal(struct rpcrdma_client *clnt, int err);
+/* The callback server @clnt hosts (destroyed with it, first). */
+void rpcrdma__client_set_callbacks(struct rpcrdma_client *clnt, struct rpcrdma_server *cb_srv);
+struct rpcrdma_server *rpcrdma__client_callbacks(struct rpcrdma_client *clnt);
+const struct rpcrdma__clnt_transport_ops *rpcrdma__client_ops(struct rpcrdma_client *clnt);
+struct rpcrdma_loop *rpcrdma__client_loop(struct rpcrdma_client *clnt);
+bool rpcrdma__client_connected(struct rpcrdma_client *clnt);
+bool rpcrdma__server_busy(struct rpcrdma_server *srv);
+/* Tests: the next XID @clnt gives (to make XIDs collide on purpose). */
+void rpcrdma__client_set_next_xid(struct rpcrdma_client *clnt, uint32_t xid);
+
+/* The transport's view of a request, the core and ops serving it. */
+struct rpcrdma__sreq *rpcrdma__svc_req_transport(struct rpcrdma_svc_req *req);
+struct rpcrdma_server *rpcrdma__svc_req_server(struct rpcrdma_svc_req *req);
+const struct rpcrdma__svc_transport_ops *rpcrdma__server_ops(struct rpcrdma_server *srv);
+struct rpcrdma_loop *rpcrdma__server_loop(struct rpcrdma_server *srv);
+/* The backchannels a server core keeps (backchannel.c): released at the
+ * start of its finalisation, before its transport goes; their counters
+ * added to the server's. */
+struct rpcrdma__server_bc_hooks {
+	void *list;
+	void (*finalize)(struct rpcrdma_server *srv);
+	void (*stats)(struct rpcrdma_server *srv, struct rpcrdma_xprt_stats *acc);
+};
+struct rpcrdma__server_bc_hooks *rpcrdma__server_bc(struct rpcrdma_server *srv);
+
 #endif /* RPCRDMA_RPC_CORE_H */

@@ -116,6 +116,8 @@ struct rpcrdma_server {
 	struct rpcrdma__drc *drc;
 	struct svc_worker *workers;
 	unsigned int nworkers, next_worker;
+	/* Reverse-direction clients of this core's connections. */
+	struct rpcrdma__server_bc_hooks bc;
 };
 
 void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
@@ -146,6 +148,9 @@ static void finalize(struct rpcrdma_server *s)
 	bool worker = s->root != s;
 
 	rpcrdma__timer_stop(&s->free_timer);
+	/* Backchannels send on our connections: they go before them. */
+	if (s->bc.finalize)
+		s->bc.finalize(s);
 	/* The listener goes first: nothing is handed to a worker after. */
 	s->ops->destroy(s->t);
 	if (!worker) {
@@ -1095,12 +1100,20 @@ static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_
 	uint64_t in_use = acc->credits_in_use_max > one->credits_in_use_max
 			      ? acc->credits_in_use_max
 			      : one->credits_in_use_max;
+	uint64_t rev_granted = acc->rev_credits_granted > one->rev_credits_granted
+				   ? acc->rev_credits_granted
+				   : one->rev_credits_granted;
+	uint64_t rev_in_use = acc->rev_credits_in_use_max > one->rev_credits_in_use_max
+				  ? acc->rev_credits_in_use_max
+				  : one->rev_credits_in_use_max;
 
 #define ADD(name) acc->name += one->name;
 	RPCRDMA_XPRT_STATS(ADD)
 #undef ADD
 	acc->credits_granted = granted;
 	acc->credits_in_use_max = in_use;
+	acc->rev_credits_granted = rev_granted;
+	acc->rev_credits_in_use_max = rev_in_use;
 }
 
 /* One core's counters, on its own thread. */
@@ -1112,6 +1125,8 @@ static void stats_of(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *acc)
 	s->ops->stats(s->t, &one);
 	one.bad_msgs += s->bad_msgs;
 	one.retransmits += s->dups;
+	if (s->bc.stats)
+		s->bc.stats(s, &one);
 	stats_add(acc, &one);
 }
 
@@ -1258,4 +1273,76 @@ const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *r)
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *s)
 {
 	return s ? s->t : NULL;
+}
+
+/* Bidirectional RPC (core.h). */
+
+int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_server_opts *opts,
+			      const struct rpcrdma__svc_transport_ops *ops,
+			      rpcrdma__svc_make_fn make, void *arg, struct rpcrdma_server **out)
+{
+	struct rpcrdma_server *s;
+	int rc;
+
+	if (!loop || !ops || !make || !out)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (opts)
+		s->opts = *opts;
+	else
+		rpcrdma_server_opts_default(&s->opts);
+	s->opts.workers = 0; /* it serves one connection, on its owner's loop */
+	s->root = s;
+	rc = rpcrdma__drc_create(s->opts.drc_entries, 0, &s->drc);
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	pthread_rwlock_init(&s->reg_lock, NULL);
+	pthread_mutex_init(&s->drc_lock, NULL);
+	s->loop = loop;
+	s->ops = ops;
+	rc = make(arg, &svc_cb, s, &s->t);
+	if (rc) {
+		rpcrdma__drc_destroy(s->drc);
+		pthread_rwlock_destroy(&s->reg_lock);
+		pthread_mutex_destroy(&s->drc_lock);
+		free(s);
+		return rc;
+	}
+	rpcrdma__loop_ref(loop);
+	*out = s;
+	return 0;
+}
+
+bool rpcrdma__server_busy(struct rpcrdma_server *s)
+{
+	return s && s->busy;
+}
+
+struct rpcrdma__sreq *rpcrdma__svc_req_transport(struct rpcrdma_svc_req *r)
+{
+	return r ? r->t : NULL;
+}
+
+struct rpcrdma_server *rpcrdma__svc_req_server(struct rpcrdma_svc_req *r)
+{
+	return r ? r->srv : NULL;
+}
+
+const struct rpcrdma__svc_transport_ops *rpcrdma__server_ops(struct rpcrdma_server *s)
+{
+	return s ? s->ops : NULL;
+}
+
+struct rpcrdma_loop *rpcrdma__server_loop(struct rpcrdma_server *s)
+{
+	return s ? s->loop : NULL;
+}
+
+struct rpcrdma__server_bc_hooks *rpcrdma__server_bc(struct rpcrdma_server *s)
+{
+	return s ? &s->bc : NULL;
 }

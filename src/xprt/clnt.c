@@ -146,9 +146,28 @@ struct xclnt {
 
 	struct rpcrdma_hdr hdr; /* scratch: one header at a time */
 	struct rpcrdma_xprt_stats st;
+
+	/* Bidirectional operation (xprt.h, backchannel.c).  As an owner: the
+	 * callback responder served on our connection and the receives we
+	 * keep posted for its calls.  As the server's reverse-direction
+	 * partner: no connection of our own. */
+	struct rpcrdma__svc_transport *bc_host;
+	uint32_t bc_credits;
+	bool partner;
+	bool partner_waiting; /* the core asked to connect: tell it at attach */
+	struct rpcrdma__timer partner_timer;
+	/* An attach that came while the last connection's calls were still
+	 * being fenced: done once they are (finish_down). */
+	const struct rpcrdma__xconn *pending_owner;
+	/* The responder whose connections we serve: it frees us when the
+	 * core let go of us before our last operation completed. */
+	struct rpcrdma__svc_transport *home;
+	struct rpcrdma__clnt_transport *buried_next;
 };
 
 #define XREQ_FREE_MAX 64u
+
+static void partner_destroy(struct xclnt *t);
 
 static struct xclnt *xclnt_of(struct rpcrdma__clnt_transport *t)
 {
@@ -262,7 +281,8 @@ static void req_drop_own(struct xreq *x)
 
 static void req_repost(struct xclnt *t, struct rpcrdma__xrecv *r)
 {
-	if (t->conn.state == RPCRDMA__XCONN_UP)
+	/* A partner's buffers are copies: its owner posts the receives. */
+	if (t->conn.state == RPCRDMA__XCONN_UP && !t->partner)
 		(void)rpcrdma__xconn_repost(&t->conn, r);
 	else
 		rpcrdma__xrecv_put(&t->pool, r);
@@ -299,8 +319,9 @@ static bool can_send(const struct xclnt *t)
 {
 	const struct rpcrdma__xconn *c = &t->conn;
 
+	/* The receives kept for reverse calls are not for our replies. */
 	return c->state == RPCRDMA__XCONN_UP && rpcrdma__credits_available(&t->cr) &&
-	       t->cr.in_flight < c->recv_posted && c->sq_used < c->sq_depth;
+	       t->cr.in_flight + t->bc_credits < c->recv_posted && c->sq_used < c->sq_depth;
 }
 
 static void maybe_writable(struct xclnt *t)
@@ -378,7 +399,7 @@ static void req_fence(struct xclnt *t, struct xreq *x)
 
 	if (!x->fence.pending)
 		t->fences_live++;
-	rpcrdma__xfence_start(&x->fence, &t->dev, x->grants, x->ngrants, req_fenced, &failed);
+	rpcrdma__xfence_start(&x->fence, t->conn.dev, x->grants, x->ngrants, req_fenced, &failed);
 	if (failed) {
 		/* RFC 8166 5.5.4: memory we could not fence is fenced by
 		 * closing the connection. */
@@ -396,10 +417,9 @@ static void finish_down(struct xclnt *t)
 
 	if (t->conn.state != RPCRDMA__XCONN_DOWN || t->fences_live)
 		return;
-	if (t->conn.pc) {
+	if (t->conn.pc && !t->partner) /* a partner's is its owner's */
 		rpcrdma__provider_conn_destroy(t->conn.pc);
-		t->conn.pc = NULL;
-	}
+	t->conn.pc = NULL;
 	t->conn.state = RPCRDMA__XCONN_IDLE;
 	t->norphans = 0;
 	t->conn.sq_used = 0;
@@ -408,6 +428,12 @@ static void finish_down(struct xclnt *t)
 	err = t->down_err ? t->down_err : -ECONNRESET;
 	t->down_err = 0;
 	t->cb->disconnected(t->cb_ctx, err);
+	if (t->partner && t->pending_owner) {
+		const struct rpcrdma__xconn *owner = t->pending_owner;
+
+		t->pending_owner = NULL;
+		rpcrdma__xclnt_partner_attach((struct rpcrdma__clnt_transport *)(void *)t, owner);
+	}
 }
 
 static void start_down(struct xclnt *t, int err)
@@ -416,6 +442,8 @@ static void start_down(struct xclnt *t, int err)
 		return;
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
+	if (t->bc_host)
+		rpcrdma__xsvc_partner_detach(t->bc_host);
 	/* Guard, so that fences ending synchronously below cannot finish
 	 * the teardown before every call was visited. */
 	t->fences_live++;
@@ -456,8 +484,18 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		rpcrdma__xconn_negotiate(&t->conn, ev->private_len ? ev->private_data : NULL,
 					 ev->private_len, t->inline_send, t->inline_recv);
 		t->conn.sq_depth = t->conn.pc->attr.send_depth;
+		t->conn.bc_sq_share = 0;
+		if (t->bc_host) {
+			/* The callback responder's share of the send queue. */
+			t->conn.bc_sq_share = t->conn.sq_depth > 2 * RPCRDMA__BC_SQ_SHARE
+						  ? RPCRDMA__BC_SQ_SHARE
+						  : t->conn.sq_depth / 2;
+			t->conn.sq_depth -= t->conn.bc_sq_share;
+		}
 		rpcrdma__credits_init(&t->cr, t->credits);
 		t->conn.state = RPCRDMA__XCONN_UP;
+		if (t->bc_host)
+			rpcrdma__xsvc_partner_attach(t->bc_host, &t->conn);
 		t->cb->connected(t->cb_ctx);
 		maybe_writable(t);
 		return;
@@ -642,6 +680,26 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		return;
 	}
 	t->st.inline_recv_bytes += r->len;
+	if (t->bc_host) {
+		int dir = rpcrdma__bc_direction(r->buf, r->len, &t->lim, &t->hdr);
+
+		/* RFC 8167: a reverse-direction call is for the callbacks we
+		 * host, never matched against our calls (its XID may equal
+		 * one of theirs, 2.4).  A message whose direction cannot be
+		 * told is dropped, so its credit value is never applied
+		 * (4.1).  Without callbacks no server may send calls
+		 * (section 6): everything is then taken as a reply, and one
+		 * that matches no call is dropped (bad_msgs). */
+		if (dir == RPCRDMA__DIR_CALL)
+			rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
+		if (dir != RPCRDMA__DIR_REPLY) {
+			if (dir != RPCRDMA__DIR_CALL)
+				t->st.bad_msgs++;
+			req_repost(t, r);
+			maybe_writable(t);
+			return;
+		}
+	}
 	handle_reply(t, r, ev);
 	maybe_writable(t);
 }
@@ -752,9 +810,10 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 	if (t->dev.failed)
 		return -EIO;
 	/* One Send per call; receives: one per credit we ask for, plus
-	 * room for a reply whose buffer is briefly held. */
-	attr.send_depth = t->credits + 8;
-	attr.recv_depth = t->credits + 2;
+	 * room for a reply whose buffer is briefly held, plus those kept for
+	 * reverse calls (RFC 8167 4.3.1) and the callback responder's sends. */
+	attr.send_depth = t->credits + 8 + (t->bc_host ? RPCRDMA__BC_SQ_SHARE : 0);
+	attr.recv_depth = t->credits + 2 + t->bc_credits;
 	rc = rpcrdma__provider_conn_create(t->dev.prov, &attr, &t->conn, &t->conn.pc);
 	if (rc)
 		return rc;
@@ -765,7 +824,7 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 	t->conn.sq_depth = t->conn.pc->attr.send_depth;
 	/* ORDER: receives before connect, so the server's first reply finds
 	 * one (provider.h). */
-	rc = rpcrdma__xconn_fill_recvs(&t->conn, t->credits);
+	rc = rpcrdma__xconn_fill_recvs(&t->conn, t->credits + t->bc_credits);
 	if (!rc) {
 		pdlen = rpcrdma__xconn_private(
 		    t->inline_send, t->inline_recv,
@@ -1290,6 +1349,10 @@ static void x_destroy(struct rpcrdma__clnt_transport *tt)
 
 	if (!t)
 		return;
+	if (t->partner) {
+		partner_destroy(t);
+		return;
+	}
 	rpcrdma__timer_stop(&t->later);
 	/* Closing the instance destroys every grant with it (the fence of
 	 * last resort), and no event follows. */
@@ -1318,6 +1381,13 @@ static void x_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_xprt_stat
 	*out = t->st;
 	if (t->cr.max_in_flight_seen > out->credits_in_use_max)
 		out->credits_in_use_max = t->cr.max_in_flight_seen;
+	if (t->bc_host) {
+		struct rpcrdma_xprt_stats host;
+
+		memset(&host, 0, sizeof(host));
+		rpcrdma__rdma_svc_ops.stats(t->bc_host, &host);
+		rpcrdma__bc_fold_stats(out, &host, false);
+	}
 }
 
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *tt)
@@ -1333,6 +1403,327 @@ const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_clnt_ops = {
     .call_send = x_call_send,
     .call_abort = x_call_abort,
     .disconnect = x_disconnect,
+    .destroy = x_destroy,
+    .stats = x_stats,
+};
+
+/*
+ * The server's reverse-direction requester (RFC 8167; backchannel.c): this
+ * engine on a connection that the responder (svc.c, its owner) accepted.
+ * It has no connection or receives of its own: the owner keeps t->credits
+ * receives posted for our replies, copies each reply-direction message
+ * here (rpcrdma__xclnt_partner_recv), and attaches us while its connection
+ * is up.  connect only waits for the next attach (RFC 8167 5.4: a server
+ * cannot reconnect; the core's time-outs bound the wait); disconnect does
+ * nothing, since the connection is the forward direction's too.
+ */
+static void partner_announce(struct rpcrdma__timer *tm)
+{
+	struct xclnt *t = tm->ctx;
+
+	if (t->partner_waiting && t->conn.state == RPCRDMA__XCONN_UP) {
+		t->partner_waiting = false;
+		t->cb->connected(t->cb_ctx);
+		maybe_writable(t);
+	}
+}
+
+static int partner_connect(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	if (t->dev.failed)
+		return -EIO;
+	t->partner_waiting = true;
+	/* Told from a timer: the core is inside its own connect here. */
+	if (t->conn.state == RPCRDMA__XCONN_UP)
+		rpcrdma__timer_start(t->dev.loop, &t->partner_timer, 0, partner_announce, t);
+	return 0;
+}
+
+static void partner_disconnect(struct rpcrdma__clnt_transport *tt)
+{
+	(void)tt;
+}
+
+int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t credits,
+				  const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
+				  struct rpcrdma__clnt_transport **out)
+{
+	struct rpcrdma__xdev *dev = home ? rpcrdma__xsvc_dev(home) : NULL;
+	uint32_t inline_send = 0, inline_recv = 0;
+	struct xclnt *t;
+	uint32_t nslots;
+
+	if (!dev || !dev->prov || !cb || !cb->find || !cb->reply || !cb->failed || !cb->connected ||
+	    !cb->disconnected || !out)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->partner = true;
+	t->home = home;
+	rpcrdma__xsvc_inline(home, &inline_send, &inline_recv);
+	t->cb = cb;
+	t->cb_ctx = cb_ctx;
+	/* The owner's instance, borrowed: never watched, opened or closed
+	 * here (its events reach the owner). */
+	t->dev.loop = dev->loop;
+	t->dev.prov = dev->prov;
+	t->inline_send = inline_send;
+	t->inline_recv = inline_recv;
+	t->credits = credits ? credits : RPCRDMA__BC_CREDITS_DEFAULT;
+	if (t->credits > RPCRDMA__BC_CREDITS_MAX)
+		t->credits = RPCRDMA__BC_CREDITS_MAX;
+	t->seg_max = dev->prov->caps.max_msg_size < RPCRDMA__XPRT_MAX_SEG
+			 ? dev->prov->caps.max_msg_size
+			 : RPCRDMA__XPRT_MAX_SEG;
+	rpcrdma__xrecv_pool_init(&t->pool, dev->prov, inline_recv, t->credits + 64);
+	for (nslots = 16; nslots < 2 * t->credits; nslots *= 2)
+		;
+	t->tab = calloc(nslots, sizeof(*t->tab));
+	if (!t->tab) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->mask = nslots - 1;
+	rpcrdma_hdr_limits_default(&t->lim);
+	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	t->lim.max_hdr_size = inline_recv;
+	/* Deferred revocations wait on the owner's device, which polls. */
+	t->conn.dev = dev;
+	t->conn.state = RPCRDMA__XCONN_IDLE;
+	t->conn.vers = RPCRDMA_VERSION_ONE;
+	t->conn.pool = &t->pool;
+	t->conn.on_recv = on_recv;
+	t->conn.st = &t->st;
+	t->conn.owner = t;
+	rpcrdma__credits_init(&t->cr, t->credits);
+	*out = (struct rpcrdma__clnt_transport *)(void *)t;
+	return 0;
+}
+
+void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *tt,
+				   const struct rpcrdma__xconn *owner)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	if (!owner->pc)
+		return;
+	if (t->conn.state == RPCRDMA__XCONN_DOWN) {
+		t->pending_owner = owner; /* once the last calls are fenced */
+		return;
+	}
+	if (t->conn.state != RPCRDMA__XCONN_IDLE)
+		return;
+	t->conn.pc = owner->pc;
+	t->conn.gen++;
+	t->conn.vers = owner->vers; /* RFC 8167 5.1: the forward direction's */
+	t->conn.peer = owner->peer;
+	t->conn.thr = owner->thr; /* 4.2: the same thresholds, same buffers */
+	t->conn.sq_depth = owner->bc_sq_share ? owner->bc_sq_share : 1;
+	t->conn.sq_used = 0;
+	/* Not ours: the owner keeps this many posted for our replies (one
+	 * more than the credits, as can_send() wants). */
+	t->conn.recv_posted = t->credits + 1;
+	rpcrdma__credits_init(&t->cr, t->credits);
+	t->norphans = 0;
+	t->conn.state = RPCRDMA__XCONN_UP;
+	if (t->partner_waiting)
+		rpcrdma__timer_start(t->dev.loop, &t->partner_timer, 0, partner_announce, t);
+}
+
+void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *tt, int err)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	t->pending_owner = NULL;
+	if (t->conn.state != RPCRDMA__XCONN_UP)
+		return;
+	/* The calls in flight are fenced now, while the owner's connection
+	 * still exists; the core hears of it from a timer, never from inside
+	 * the owner's teardown. */
+	t->fences_live++;
+	start_down(t, err ? err : -ECONNRESET);
+	t->fences_live--;
+	t->conn.pc = NULL; /* the owner destroys it */
+	t->conn.recv_posted = 0;
+	rpcrdma__timer_start(t->dev.loop, &t->later, 0, on_later, t);
+}
+
+void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *tt, const uint8_t *buf,
+				 uint32_t len, unsigned int flags)
+{
+	struct xclnt *t = xclnt_of(tt);
+	struct rpcrdma_prov_event ev;
+	struct rpcrdma__xrecv *r;
+
+	if (t->conn.state != RPCRDMA__XCONN_UP || len > t->pool.size) {
+		t->st.bad_msgs++;
+		return;
+	}
+	r = rpcrdma__xrecv_get(&t->pool);
+	if (!r) {
+		/* Out of buffers: the call times out (or is sent again). */
+		t->st.bad_msgs++;
+		return;
+	}
+	memcpy(r->buf, buf, len);
+	r->len = len;
+	memset(&ev, 0, sizeof(ev));
+	ev.flags = flags;
+	t->st.inline_recv_bytes += len;
+	handle_reply(t, r, &ev);
+	maybe_writable(t);
+}
+
+bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	if (t->conn.state != RPCRDMA__XCONN_IDLE || t->fences_live)
+		return false;
+	for (struct xreq *x = t->all; x; x = x->all_next) {
+		if (x->send_busy || x->fence.pending || x->in_callback)
+			return false;
+	}
+	return true;
+}
+
+uint32_t rpcrdma__xclnt_partner_credits(struct rpcrdma__clnt_transport *tt)
+{
+	return xclnt_of(tt)->credits;
+}
+
+static struct rpcrdma__creq *noop_find(void *ctx, uint32_t xid)
+{
+	(void)ctx;
+	(void)xid;
+	return NULL;
+}
+
+static void noop_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
+{
+	(void)ctx;
+	(void)req;
+	(void)msg;
+}
+
+static void noop_failed(void *ctx, struct rpcrdma__creq *req, int err)
+{
+	(void)ctx;
+	(void)req;
+	(void)err;
+}
+
+static void noop_event(void *ctx)
+{
+	(void)ctx;
+}
+
+static void noop_disconnected(void *ctx, int err)
+{
+	(void)ctx;
+	(void)err;
+}
+
+/* What a partner the core let go of tells nobody. */
+static const struct rpcrdma__clnt_cb partner_gone_cb = {
+    .find = noop_find,
+    .reply = noop_reply,
+    .failed = noop_failed,
+    .connected = noop_event,
+    .disconnected = noop_disconnected,
+    .writable = noop_event,
+};
+
+void rpcrdma__xclnt_partner_free(struct rpcrdma__clnt_transport *tt)
+{
+	struct xclnt *t = xclnt_of(tt);
+	struct xreq *x;
+
+	rpcrdma__timer_stop(&t->later);
+	rpcrdma__timer_stop(&t->partner_timer);
+	while ((x = t->all)) {
+		if (x->fence.deferred)
+			rpcrdma__xfence_cancel(&x->fence);
+		req_unlink_all(t, x);
+		req_drop_own(x);
+		if (x->rep)
+			rpcrdma__xrecv_put(&t->pool, x->rep);
+		rpcrdma__xbuf_free(&x->msg);
+		rpcrdma__xbuf_free(&x->sbuf);
+		rpcrdma__xbuf_free(&x->lbuf);
+		rpcrdma__xbuf_free(&x->rbuf);
+		free(x);
+	}
+	rpcrdma__xrecv_pool_destroy(&t->pool);
+	free(t->tab);
+	free(t);
+}
+
+/* The core let go of us (it aborted its calls first).  Operations still
+ * posted name our memory: until they complete we stay with our home
+ * responder, which frees us then, or before its provider instance goes. */
+static void partner_destroy(struct xclnt *t)
+{
+	t->cb = &partner_gone_cb;
+	t->partner_waiting = false;
+	rpcrdma__timer_stop(&t->partner_timer);
+	if (t->conn.state == RPCRDMA__XCONN_UP)
+		rpcrdma__xclnt_partner_detach((struct rpcrdma__clnt_transport *)(void *)t, 0);
+	if (t->conn.state == RPCRDMA__XCONN_DOWN && !t->fences_live) {
+		rpcrdma__timer_stop(&t->later);
+		finish_down(t);
+	}
+	if (rpcrdma__xclnt_partner_idle((struct rpcrdma__clnt_transport *)(void *)t)) {
+		rpcrdma__xclnt_partner_free((struct rpcrdma__clnt_transport *)(void *)t);
+		return;
+	}
+	rpcrdma__xsvc_bury(t->home, (struct rpcrdma__clnt_transport *)(void *)t);
+}
+
+struct rpcrdma__clnt_transport **rpcrdma__xclnt_buried_next(struct rpcrdma__clnt_transport *tt)
+{
+	return &xclnt_of(tt)->buried_next;
+}
+
+void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *tt,
+				struct rpcrdma__svc_transport *host, uint32_t credits)
+{
+	struct xclnt *t = xclnt_of(tt);
+
+	uint32_t depth = t->dev.prov->caps.max_recv_depth;
+
+	t->bc_host = host;
+	t->bc_credits = host ? credits : 0;
+	/* Forward and reverse receives share the queue (RFC 8167 4.3.1). */
+	if (depth > 2 + 2 * t->bc_credits && t->credits > depth - 2 - t->bc_credits)
+		t->credits = depth - 2 - t->bc_credits;
+	/* Reverse calls hold their own buffers (copies): ours only turn
+	 * over faster; the pool grows for the extra receives posted. */
+	t->pool.max = t->credits + 64 + t->bc_credits;
+}
+
+struct rpcrdma__xdev *rpcrdma__xclnt_dev(struct rpcrdma__clnt_transport *tt)
+{
+	return &xclnt_of(tt)->dev;
+}
+
+void rpcrdma__xclnt_inline(struct rpcrdma__clnt_transport *tt, uint32_t *send, uint32_t *recv)
+{
+	*send = xclnt_of(tt)->inline_send;
+	*recv = xclnt_of(tt)->inline_recv;
+}
+
+const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops = {
+    .name = "rdma-backchannel",
+    .create = NULL, /* rpcrdma__xclnt_partner_create */
+    .connect = partner_connect,
+    .call_begin = x_call_begin,
+    .call_send = x_call_send,
+    .call_abort = x_call_abort,
+    .disconnect = partner_disconnect,
     .destroy = x_destroy,
     .stats = x_stats,
 };

@@ -534,3 +534,8 @@ static bool retry_deferred(struct rpcrdma__xdev *dev)
 	}
 	return dev->deferred != NULL;
 }
+
+void rpcrdma__xfence_cancel(struct rpcrdma__xfence *f)
+{
+	fence_unqueue(f);
+}

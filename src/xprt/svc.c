@@ -135,6 +135,11 @@ struct xsconn {
 	struct xsreq *rd_head, *rd_tail;
 	struct xsreq *tx_head, *tx_tail;
 	bool told_core;
+	/* RFC 8167: the reverse-direction requester bound to this connection
+	 * (backchannel.c), and the receives kept posted for its replies. */
+	struct rpcrdma__clnt_transport *bc_req;
+	void *bc;
+	uint32_t bc_recvs;
 };
 
 struct xsvc {
@@ -155,6 +160,13 @@ struct xsvc {
 	struct rpcrdma_hdr hdr; /* scratch: reply headers */
 	struct rpcrdma_segment segs[RPCRDMA_HDR_MAX_SEGS];
 	struct rpcrdma_xprt_stats st;
+	/* A client's callback responder (RFC 8167; xprt.h): it serves the
+	 * connection of its owner (the requester) and posts no receives. */
+	bool partner;
+	bool refuse_chunks; /* reverse calls with chunks get ERR_CHUNK (5.3) */
+	struct xsconn *partner_sc;
+	/* Reverse requesters let go of with operations outstanding. */
+	struct rpcrdma__clnt_transport *buried;
 };
 
 #define XSREQ_FREE_MAX 64u
@@ -299,6 +311,32 @@ static void sreq_release(struct xsreq *s)
 		done(done_ctx);
 }
 
+/* Frees the buried reverse requesters that are idle (@all: every one,
+ * the provider instance is about to close). */
+static void reap_buried(struct xsvc *v, bool all)
+{
+	struct rpcrdma__clnt_transport **pp = &v->buried, *t;
+
+	while ((t = *pp)) {
+		struct rpcrdma__clnt_transport **next = rpcrdma__xclnt_buried_next(t);
+
+		if (all || rpcrdma__xclnt_partner_idle(t)) {
+			*pp = *next;
+			rpcrdma__xclnt_partner_free(t);
+		} else {
+			pp = next;
+		}
+	}
+}
+
+void rpcrdma__xsvc_bury(struct rpcrdma__svc_transport *home, struct rpcrdma__clnt_transport *t)
+{
+	struct xsvc *v = xsvc_of(home);
+
+	*rpcrdma__xclnt_buried_next(t) = v->buried;
+	v->buried = t;
+}
+
 /* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
 static void conn_close(struct xsconn *sc)
 {
@@ -312,9 +350,11 @@ static void conn_close(struct xsconn *sc)
 static void refill(struct xsconn *sc)
 {
 	struct xsvc *v = sc->svc;
-	uint32_t target = sc->grant > v->credits ? sc->grant : v->credits;
-	uint32_t cap = 2 * v->credits + 4;
+	uint32_t target = (sc->grant > v->credits ? sc->grant : v->credits) + sc->bc_recvs;
+	uint32_t cap = 2 * v->credits + 4 + sc->bc_recvs;
 
+	if (v->partner)
+		return; /* the owner posts every receive */
 	if (sc->c.state != RPCRDMA__XCONN_UP && sc->c.state != RPCRDMA__XCONN_CONNECTING)
 		return;
 	if (sc->held >= cap)
@@ -897,6 +937,12 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
 	}
+	if (v->refuse_chunks && (s->hdr.nreads || s->hdr.nwrites || s->hdr.has_reply)) {
+		/* RFC 8167 5.3: a responder that takes no chunks in the
+		 * reverse direction MUST answer ERR_CHUNK. */
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
 
 	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, RPCRDMA__XPRT_MAX_MSG);
 	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
@@ -937,6 +983,23 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 	after_sq(sc);
 }
 
+/* RFC 8167: a reply-direction message answers one of our reverse calls
+ * (handed to the requester bound to the connection), never a call; its
+ * XID may equal a forward call's.  Returns true when it was taken. */
+static bool route_reverse(struct xsconn *sc, const struct rpcrdma__xrecv *r,
+			  const struct rpcrdma_prov_event *ev)
+{
+	struct xsvc *v = sc->svc;
+
+	/* Without a backchannel bound no reply can be due: everything is
+	 * taken as a call, as on a forward-only connection. */
+	if (!sc->bc_req ||
+	    rpcrdma__bc_direction(r->buf, r->len, &v->lim, &v->hdr) != RPCRDMA__DIR_REPLY)
+		return false;
+	rpcrdma__xclnt_partner_recv(sc->bc_req, r->buf, r->len, ev->flags);
+	return true;
+}
+
 static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma__xrecv *r = (struct rpcrdma__xrecv *)op;
@@ -962,7 +1025,11 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	sc->held++;
 	refill(sc);
 	sc->held--;
-	handle_call(sc, r);
+	if (route_reverse(sc, r, ev)) {
+		rpcrdma__xrecv_put(&v->pool, r);
+	} else {
+		handle_call(sc, r);
+	}
 	sc->sreqs--;
 	conn_try_free(sc);
 }
@@ -978,14 +1045,18 @@ static void conn_down(struct xsconn *sc)
 		return;
 	sc->c.state = RPCRDMA__XCONN_DOWN;
 	sc->sreqs++;
+	/* ORDER: the reverse calls are fenced while the connection exists. */
+	if (sc->bc)
+		rpcrdma__bc_conn_down(sc->bc);
 	pump_reads(sc);
 	pump_tx(sc);
-	if (sc->c.pc) {
+	if (sc->c.pc && !v->partner) /* a partner's is its owner's */
 		rpcrdma__provider_conn_destroy(sc->c.pc);
-		sc->c.pc = NULL;
-	}
+	sc->c.pc = NULL;
 	if (sc->told_core && !v->destroying && v->cb->conn_closed)
 		v->cb->conn_closed(v->cb_ctx, sc);
+	if (v->buried)
+		reap_buried(v, false);
 	sc->sreqs--;
 	conn_try_free(sc);
 }
@@ -1071,6 +1142,10 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 			return;
 		sc->c.state = RPCRDMA__XCONN_UP;
 		sc->c.sq_depth = ev->conn->attr.send_depth;
+		/* A share of the send queue for reverse calls (RFC 8167). */
+		sc->c.bc_sq_share = sc->c.sq_depth > 2 * RPCRDMA__BC_SQ_SHARE ? RPCRDMA__BC_SQ_SHARE
+									      : sc->c.sq_depth / 2;
+		sc->c.sq_depth -= sc->c.bc_sq_share;
 		/* The peer's IRD, as the provider agreed it. */
 		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
 		return;
@@ -1130,8 +1205,12 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		free(v);
 		return rc;
 	}
-	if (v->dev.prov->caps.max_recv_depth > 4 &&
-	    v->credits > v->dev.prov->caps.max_recv_depth - 4)
+	/* Room for the receives of reverse replies too (RFC 8167 4.3.2). */
+	if (v->dev.prov->caps.max_recv_depth > 4 + 2 * RPCRDMA__BC_CREDITS_MAX &&
+	    v->credits > v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX)
+		v->credits = v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX;
+	else if (v->dev.prov->caps.max_recv_depth > 4 &&
+		 v->credits > v->dev.prov->caps.max_recv_depth - 4)
 		v->credits = v->dev.prov->caps.max_recv_depth - 4;
 	rpcrdma_hdr_limits_default(&v->lim);
 	v->lim.vers_low = v->vers_low;
@@ -1145,7 +1224,8 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 static void svc_close(struct xsvc *v)
 {
 	rpcrdma__xrecv_pool_destroy(&v->pool);
-	rpcrdma__xdev_close(&v->dev);
+	if (!v->partner) /* a partner borrows its owner's */
+		rpcrdma__xdev_close(&v->dev);
 	free(v);
 }
 
@@ -1159,9 +1239,11 @@ static int s_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 
 	if (rc)
 		return rc;
-	/* A call needs a Send and a few Writes; its Reads go one by one. */
-	attr.send_depth = 4 * v->credits + 16;
-	attr.recv_depth = v->credits + 4;
+	/* A call needs a Send and a few Writes; its Reads go one by one.
+	 * Reverse calls (RFC 8167) get a share of the send queue and
+	 * receives for their replies (4.3.2). */
+	attr.send_depth = 4 * v->credits + 16 + RPCRDMA__BC_SQ_SHARE;
+	attr.recv_depth = v->credits + 4 + RPCRDMA__BC_CREDITS_MAX;
 	rc = rpcrdma__provider_listen(v->dev.prov, addr, addrlen, 64, &attr, v, &v->lst);
 	if (rc) {
 		svc_close(v);
@@ -1406,17 +1488,19 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 	}
 	/* Replies already handed to the provider get their chance to leave;
 	 * no callback reaches the core meanwhile (destroying). */
-	for (int i = 0; i < XSVC_FINISH_MS / 5 && replies_in_flight(v) && !v->dev.failed; i++) {
+	for (int i = 0;
+	     !v->partner && i < XSVC_FINISH_MS / 5 && replies_in_flight(v) && !v->dev.failed; i++) {
 		struct pollfd pfd = {.fd = rpcrdma__provider_fd(v->dev.prov), .events = POLLIN};
 
 		if (!rpcrdma__xdev_drain(&v->dev, 256))
 			(void)poll(&pfd, 1, 5);
 	}
 	for (sc = v->conns; sc; sc = sc->next) {
-		if (sc->c.pc) {
+		if (sc->bc)
+			rpcrdma__bc_conn_down(sc->bc);
+		if (sc->c.pc && !v->partner)
 			rpcrdma__provider_conn_destroy(sc->c.pc);
-			sc->c.pc = NULL;
-		}
+		sc->c.pc = NULL;
 	}
 	while ((s = v->all)) {
 		void (*done)(void *) = s->sreq.done;
@@ -1435,6 +1519,9 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 		v->conns = sc->next;
 		free(sc);
 	}
+	/* ORDER: after the last poll, before the instance closes (they
+	 * deregister their memory). */
+	reap_buried(v, true);
 	svc_close(v);
 }
 
@@ -1459,3 +1546,167 @@ const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
     .destroy = s_destroy,
     .stats = s_stats,
 };
+
+/*
+ * A client's callback responder (RFC 8167; backchannel.c): this engine on
+ * the connection its owner, the client's requester (clnt.c), opened.  It
+ * never posts receives: the owner keeps its reverse credits' worth posted
+ * and copies each call-direction message here (rpcrdma__xsvc_partner_recv).
+ * Its connection object lives from the owner's ESTABLISHED to the owner's
+ * teardown (attach, detach); the provider connection stays the owner's.
+ * Calls beyond the credits we grant are bounded by the pool's limit: a
+ * server that ignores them loses the excess, not our memory.
+ */
+int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
+				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
+				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+				 struct rpcrdma__svc_transport **out)
+{
+	struct xsvc *v;
+
+	if (!dev || !dev->prov || !cb || !cb->call || !out)
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->partner = true;
+	v->refuse_chunks = refuse_chunks;
+	v->cb = cb;
+	v->cb_ctx = cb_ctx;
+	/* The owner's instance, borrowed: never watched or closed here. */
+	v->dev.loop = dev->loop;
+	v->dev.prov = dev->prov;
+	v->inline_send = inline_send;
+	v->inline_recv = inline_recv;
+	v->credits = credits ? credits : RPCRDMA__BC_CREDITS_DEFAULT;
+	if (v->credits > RPCRDMA__BC_CREDITS_MAX)
+		v->credits = RPCRDMA__BC_CREDITS_MAX;
+	v->vers_low = v->vers_high = RPCRDMA_VERSION_ONE;
+	rpcrdma_hdr_limits_default(&v->lim);
+	v->lim.vers_low = v->vers_low;
+	v->lim.vers_high = v->vers_high;
+	v->lim.max_hdr_size = v->inline_recv;
+	rpcrdma__xrecv_pool_init(&v->pool, dev->prov, inline_recv, 2 * v->credits + 32);
+	*out = (struct rpcrdma__svc_transport *)(void *)v;
+	return 0;
+}
+
+void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner)
+{
+	struct xsvc *v = xsvc_of(t);
+	struct xsconn *sc;
+
+	if (v->partner_sc || v->destroying || !owner->pc)
+		return;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return; /* reverse calls are then dropped: rev_dropped */
+	sc->svc = v;
+	sc->c.dev = owner->dev;
+	sc->c.pc = owner->pc;
+	sc->c.gen = 1;
+	sc->c.vers = owner->vers;
+	sc->c.pool = &v->pool;
+	sc->c.on_recv = on_recv;
+	sc->c.st = &v->st;
+	sc->c.owner = sc;
+	sc->c.peer = owner->peer;
+	sc->c.thr = owner->thr; /* RFC 8167 4.2 */
+	/* The server, as reverse requester, announced no Send With
+	 * Invalidate (it does not take it as a responder either). */
+	sc->c.peer_invalidate = false;
+	sc->c.sq_depth = owner->bc_sq_share ? owner->bc_sq_share : 1;
+	sc->c.rd_depth = owner->pc->attr.read_depth ? owner->pc->attr.read_depth : 1;
+	sc->c.state = RPCRDMA__XCONN_UP;
+	sc->next = v->conns;
+	if (v->conns)
+		v->conns->prev = sc;
+	v->conns = sc;
+	v->partner_sc = sc;
+}
+
+void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t)
+{
+	struct xsvc *v = xsvc_of(t);
+	struct xsconn *sc = v->partner_sc;
+
+	if (!sc)
+		return;
+	v->partner_sc = NULL;
+	conn_down(sc);
+}
+
+void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len)
+{
+	struct xsvc *v = xsvc_of(t);
+	struct xsconn *sc = v->partner_sc;
+	struct rpcrdma__xrecv *r;
+
+	if (!sc || sc->c.state != RPCRDMA__XCONN_UP || v->destroying || len > v->pool.size) {
+		v->st.rev_dropped++;
+		return;
+	}
+	r = rpcrdma__xrecv_get(&v->pool);
+	if (!r) {
+		v->st.rev_dropped++;
+		return;
+	}
+	memcpy(r->buf, buf, len);
+	r->len = len;
+	r->conn = &sc->c;
+	v->st.inline_recv_bytes += len;
+	sc->sreqs++;
+	handle_call(sc, r);
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq)
+{
+	struct xsreq *s = sreq ? sreq->tpriv : NULL;
+
+	if (!s || !s->conn || s->conn->svc->partner || s->conn->c.state != RPCRDMA__XCONN_UP)
+		return NULL;
+	return s->conn;
+}
+
+void *rpcrdma__xsvc_conn_bc(void *conn)
+{
+	return conn ? ((struct xsconn *)conn)->bc : NULL;
+}
+
+int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner, void *bc)
+{
+	struct xsconn *sc = conn;
+
+	if (!partner) {
+		sc->bc_req = NULL;
+		sc->bc = NULL;
+		sc->bc_recvs = 0;
+		return 0;
+	}
+	if (sc->bc && sc->bc != bc)
+		return -EBUSY;
+	if (sc->c.state != RPCRDMA__XCONN_UP || !sc->c.pc)
+		return -ENOTCONN;
+	sc->bc = bc;
+	sc->bc_req = partner;
+	sc->bc_recvs = rpcrdma__xclnt_partner_credits(partner);
+	/* ORDER: the receives for the replies are posted before the first
+	 * reverse call can leave (RFC 8167 4.3.2). */
+	refill(sc);
+	rpcrdma__xclnt_partner_attach(partner, &sc->c);
+	return 0;
+}
+
+struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t)
+{
+	return &xsvc_of(t)->dev;
+}
+
+void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv)
+{
+	*send = xsvc_of(t)->inline_send;
+	*recv = xsvc_of(t)->inline_recv;
+}

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "proto/direction.h"
 #include "proto/plan.h"
 #include "provider/provider.h"
 #include "rpc/loop_internal.h"
@@ -187,6 +188,9 @@ struct rpcrdma__xconn {
 	rpcrdma__xop_fn on_recv; /* completion handler of its receives */
 	struct rpcrdma_xprt_stats *st;
 	void *owner;
+	/* Send-queue entries of this connection left to a bidirectional
+	 * partner (set by the owner; 0: none). */
+	uint32_t bc_sq_share;
 };
 
 /* Posts receives until @target are posted (or the pool is out).  Returns
@@ -247,6 +251,10 @@ struct rpcrdma__xfence {
 unsigned int rpcrdma__xfence_start(struct rpcrdma__xfence *f, struct rpcrdma__xdev *dev,
 				   struct rpcrdma__xgrant *g, unsigned int n,
 				   void (*done)(struct rpcrdma__xfence *), unsigned int *failed);
+
+/* Takes @f off its device's list of deferred revocations (its owner is
+ * being freed with the provider instance still open). */
+void rpcrdma__xfence_cancel(struct rpcrdma__xfence *f);
 
 /*
  * ddp.c: the XDR DDP hooks.
@@ -347,6 +355,93 @@ struct rpcrdma__ddp_msgp {
 
 void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stream *xdr,
 			    size_t hdr_len, uint32_t align, uint32_t thresh);
+
+/*
+ * Bidirectional RPC-over-RDMA (RFC 8167; backchannel.c).  The role that
+ * opened or accepted a connection (the "owner": the client's requester,
+ * the server's responder) posts every receive on it and keeps it; the
+ * other direction is served by a "partner" of the opposite role (the
+ * client's callback responder, the server's reverse requester) that sends
+ * on the owner's connection and never posts receives of its own.  The
+ * owner tells each message's direction (rpcrdma__bc_direction) and copies
+ * a message of the partner's direction into one of the partner's buffers,
+ * so each role keeps its own buffers, credits and counters.
+ */
+
+/* Reverse credits, either end: requested (server) or granted (client). */
+#define RPCRDMA__BC_CREDITS_DEFAULT 16u
+#define RPCRDMA__BC_CREDITS_MAX 32u
+/* Send-queue entries set aside for the partner on a connection that may
+ * carry a backchannel: a reverse call is one Send, a reverse reply a Send
+ * plus its Writes, and the callback responder's Reads go one by one. */
+#define RPCRDMA__BC_SQ_SHARE 48u
+
+/* The direction of the message in @buf (its header decoded against @lim
+ * into @scratch): RPCRDMA__DIR_* of proto/direction.h. */
+int rpcrdma__bc_direction(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr_limits *lim,
+			  struct rpcrdma_hdr *scratch);
+
+/* clnt.c: the requester as the server's reverse-direction partner. */
+extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;
+/* A requester with no connection of its own, serving connections of
+ * @home (a responder: its provider instance, inline sizes). */
+int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t credits,
+				  const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
+				  struct rpcrdma__clnt_transport **out);
+/* Frees a partner the core let go of (ops->destroy buried it at its home
+ * because operations were outstanding): once idle, or with the home's
+ * provider instance about to close. */
+void rpcrdma__xclnt_partner_free(struct rpcrdma__clnt_transport *t);
+struct rpcrdma__clnt_transport **rpcrdma__xclnt_buried_next(struct rpcrdma__clnt_transport *t);
+void rpcrdma__xsvc_bury(struct rpcrdma__svc_transport *home, struct rpcrdma__clnt_transport *t);
+/* The owner's connection @owner is up: send on it (its thresholds, a
+ * share of its send queue); the owner keeps @credits receives posted for
+ * our replies.  The core hears cb->connected when it asked to connect. */
+void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *t,
+				   const struct rpcrdma__xconn *owner);
+/* The owner's connection is going: every reverse call in flight is fenced
+ * and handed back to the core (cb->disconnected); the core's next connect
+ * waits for the next attach. */
+void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *t, int err);
+/* A reply-direction message the owner received (copied here). */
+void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *t, const uint8_t *buf,
+				 uint32_t len, unsigned int flags);
+/* Nothing posted or fenced is outstanding: the transport may be freed. */
+bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *t);
+/* Receives the partner asks its owner to keep posted (its credits). */
+uint32_t rpcrdma__xclnt_partner_credits(struct rpcrdma__clnt_transport *t);
+/* The owner side of a client hosting callbacks. */
+void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *t,
+				struct rpcrdma__svc_transport *host, uint32_t credits);
+struct rpcrdma__xdev *rpcrdma__xclnt_dev(struct rpcrdma__clnt_transport *t);
+void rpcrdma__xclnt_inline(struct rpcrdma__clnt_transport *t, uint32_t *send, uint32_t *recv);
+
+/* svc.c: the responder as the client's callback partner. */
+int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
+				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
+				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+				 struct rpcrdma__svc_transport **out);
+void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner);
+void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
+void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
+/* The RDMA connection a request came on (opaque; NULL when it is gone or
+ * the request did not come over RDMA), its backchannel and its binding. */
+void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq);
+void *rpcrdma__xsvc_conn_bc(void *conn);
+/* Binds @partner (NULL: unbinds) to @conn for @bc.  Returns 0, -EBUSY when
+ * another backchannel holds the connection, -ENOTCONN when it is down. */
+int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner, void *bc);
+struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t);
+void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv);
+/* Counters of a partner, folded into the owner's reverse-direction ones. */
+void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma_xprt_stats *p,
+			    bool requester);
+/* backchannel.c: the connection @bc was bound to is going. */
+void rpcrdma__bc_conn_down(void *bc);
+/* Tests: the core client behind a backchannel (to steer its XIDs). */
+struct rpcrdma_backchannel;
+struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *bc);
 
 /* Tests: the provider instance behind a transport (for its counters). */
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);

@@ -45,7 +45,7 @@
 		}                                                                                  \
 	} while (0)
 
-enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_NPROCS };
+enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_NPROCS };
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
@@ -255,6 +255,10 @@ static void free_blob(void *res)
 	b->data = NULL;
 }
 
+/* bidir_cases.c: the upper layer's backchannel set-up. */
+static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res);
+static int u32_dec(struct rpcrdma_xdr_stream *x, void *o);
+
 static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
     [P_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo), free_echo},
@@ -262,6 +266,7 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
 		free_blob},
     [P_TRIO] = {proc_trio, trio_args_dec, sizeof(struct trio), trio_res_enc, sizeof(struct trio),
 		free_trio},
+    [P_SETUP] = {proc_setup, u32_dec, sizeof(uint32_t), NULL, 0, NULL},
 };
 
 static const char *test_provider = "ofi";
@@ -743,15 +748,27 @@ static int case_reconnect(void)
 	return 0;
 }
 
+#include "bidir_cases.c"
+
 struct test_case {
 	const char *name;
 	int (*fn)(void);
 };
 
 static const struct test_case cases[] = {
-    {"e2e_forms", case_forms},       {"e2e_reply_too_large", case_reply_too_large},
-    {"e2e_pipeline", case_pipeline}, {"e2e_reconnect", case_reconnect},
-    {"e2e_workers", case_workers},   {"e2e_write_list", case_write_list},
+    {"e2e_forms", case_forms},
+    {"e2e_reply_too_large", case_reply_too_large},
+    {"e2e_pipeline", case_pipeline},
+    {"e2e_reconnect", case_reconnect},
+    {"e2e_workers", case_workers},
+    {"e2e_write_list", case_write_list},
+    {"e2e_bidir_interleave", case_bidir_interleave},
+    {"e2e_bidir_chunks", case_bidir_chunks},
+    {"e2e_bidir_refuse_chunks", case_bidir_refuse_chunks},
+    {"e2e_bidir_disabled", case_bidir_disabled},
+    {"e2e_bidir_reconnect", case_bidir_reconnect},
+    {"e2e_bidir_workers", case_bidir_workers},
+    {"e2e_bidir_load", case_bidir_load},
 };
 
 int main(int argc, char **argv)

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rpcrdma/backchannel.h"
+#include "rpcrdma/rpc_msg.h"
 
 #define ALIGN4(n) (((n) + 3u) & ~3u)
 
@@ -1214,6 +1216,168 @@ static int test_provider_eagain(struct env *e)
 	return 0;
 }
 
+/*
+ * Bidirectional: a hostile server (a raw peer) against a client hosting
+ * callbacks (the public API).  Reverse calls are answered with their XID
+ * even when it equals the client's own call's; a header whose XID the
+ * payload contradicts, a truncated header and a reply to nothing are
+ * dropped and counted; a Read chunk larger than any message gets
+ * ERR_CHUNK; a Read chunk naming a handle that does not exist costs the
+ * connection, never the process; the client comes back by itself.
+ */
+static int cb_null_runs;
+
+static int cb_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	cb_null_runs++;
+	return 0;
+}
+
+static void fwd_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	*(int *)ctx = 1;
+}
+
+/* An RDMA_MSG reverse call, header XID @hxid, RPC XID @rxid. */
+static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint32_t prog,
+			    const struct rpcrdma_segment *read, uint32_t read_pos)
+{
+	struct rpcrdma_rpc_call c = {.prog = prog, .vers = 1, .proc = 0};
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_hdr h;
+	uint8_t buf[512];
+	int n;
+
+	rpcrdma_hdr_init(&h, hxid, 1, 4, RPCRDMA_PROC_MSG);
+	if (read && rpcrdma_hdr_add_read(&h, read_pos, read))
+		return -EINVAL;
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	rpcrdma_auth_none(&c.cred);
+	rpcrdma_auth_none(&c.verf);
+	rpcrdma_xdr_init(&x, buf + n, sizeof(buf) - (size_t)n);
+	if (rpcrdma_rpc_encode_call(&x, rxid, &c))
+		return -EINVAL;
+	return raw_send(srv, buf, (size_t)n + rpcrdma_xdr_pos(&x));
+}
+
+/* The client's next message: its proc, and the RPC reply's XID. */
+static int raw_next(struct raw *srv, struct rpcrdma_hdr *h, uint32_t *rpc_xid)
+{
+	struct rpcrdma_hdr_fault f;
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_rpc_msg m;
+	struct raw_msg *msg = raw_wait_msg(srv);
+
+	CHECK(msg);
+	CHECK_OK(rpcrdma_hdr_decode(msg->data, msg->len, NULL, h, &f));
+	*rpc_xid = 0;
+	if (h->proc == RPCRDMA_PROC_MSG) {
+		rpcrdma_xdr_init_const(&x, msg->data + h->hdr_len, h->payload_len);
+		CHECK_OK(rpcrdma_rpc_decode_msg(&x, &m));
+		*rpc_xid = m.xid;
+		if (m.type == RPCRDMA_RPC_REPLY)
+			CHECK_RC(m.u.reply.stat, RPCRDMA_RPC_MSG_ACCEPTED);
+	}
+	return 0;
+}
+
+static int test_bidir_hostile(struct env *e)
+{
+	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_client *clnt;
+	struct rpcrdma_call fwd;
+	struct rpcrdma_hdr h;
+	struct raw srv;
+	uint32_t fwd_xid, rxid;
+	int port, fwd_flag = 0;
+	char service[16];
+	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+
+	cb_null_runs = 0;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = n;
+	CHECK_OK(raw_listen(&srv, &port));
+	snprintf(service, sizeof(service), "%d", port);
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.credits = 4;
+	co.timeout_ms = 60000;
+	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
+	rpcrdma_callback_opts_default(&cbo);
+	cbo.credits = 4;
+	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
+	/* A forward call the raw server never answers: its XID is the one
+	 * the reverse calls below reuse. */
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.done = fwd_done;
+	fwd.ctx = &fwd_flag;
+	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	fwd_xid = h.xid;
+
+	/* 1. A reverse call with the forward call's XID: answered as a call. */
+	CHECK_OK(raw_reverse_call(&srv, fwd_xid, fwd_xid, 0x40000001u, NULL, 0));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(h.xid, fwd_xid);
+	CHECK_RC(rxid, fwd_xid);
+	CHECK_RC(h.credit, 4); /* the reverse grant */
+	CHECK_RC(cb_null_runs, 1);
+	CHECK_RC(fwd_flag, 0); /* the forward call still waits */
+
+	/* 2. Header and payload XIDs disagree: no direction, dropped. */
+	CHECK_OK(raw_reverse_call(&srv, 0x5001, 0x5002, 0x40000001u, NULL, 0));
+	/* 3. Shorter than any header. */
+	CHECK_OK(raw_send(&srv, "\0\0\0\1\0", 5));
+	/* 4. A Read chunk larger than any message: ERR_CHUNK. */
+	{
+		struct rpcrdma_segment huge = {
+		    .handle = 0x1234, .length = 0xfffffff0u, .offset = 0};
+
+		CHECK_OK(raw_reverse_call(&srv, 0x5003, 0x5003, 0x40000001u, &huge, 40));
+		CHECK(raw_next(&srv, &h, &rxid) == 0);
+		CHECK_RC(h.proc, RPCRDMA_PROC_ERROR);
+		CHECK_RC(h.xid, 0x5003);
+	}
+	/* 5. A program the client does not host: PROG_UNAVAIL, still a reply. */
+	CHECK_OK(raw_reverse_call(&srv, 0x5004, 0x5004, 0x40000077u, NULL, 0));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(rxid, 0x5004);
+	CHECK_OK(rpcrdma_client_stats(clnt, &st));
+	CHECK_RC(st.rev_calls, 2);   /* delivered; the ERR_CHUNK one is an error */
+	CHECK_RC(st.rev_replies, 3); /* RDMA_ERROR included */
+	CHECK_RC(st.rev_errors, 1);
+	CHECK(st.bad_msgs >= 2);
+	CHECK_RC(fwd_flag, 0);
+
+	/* 6. A Read chunk naming a handle that was never granted: the
+	 * connection goes (RFC 8166 5.5.3); the client reconnects by itself,
+	 * since it hosts callbacks, and the forward call goes again. */
+	{
+		struct rpcrdma_segment bogus = {.handle = 0xdeadbeef, .length = 64, .offset = 0};
+
+		CHECK_OK(raw_reverse_call(&srv, 0x5005, 0x5005, 0x40000001u, &bogus, 40));
+	}
+	WAIT(e, srv.down);
+	CHECK(srv.down);
+	CHECK_RC(cb_null_runs, 1);
+	rpcrdma_client_destroy(clnt);
+	CHECK_RC(fwd_flag, 1);
+	CHECK_RC(fwd.status, RPCRDMA_ERR_CANCELLED);
+	raw_close(&srv);
+	return 0;
+}
+
 /* The X-macro lists every counter. */
 static int test_stats_macro(struct env *e)
 {
@@ -1247,6 +1411,7 @@ static const struct test_case cases[] = {
     {"abort", test_abort},
     {"provider_eagain", test_provider_eagain},
     {"stats_macro", test_stats_macro},
+    {"bidir_hostile", test_bidir_hostile},
 };
 
 static int run(const struct test_case *tc)

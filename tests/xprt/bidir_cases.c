@@ -1,0 +1,634 @@
+/*
+ * Bidirectional RPC-over-RDMA (RFC 8167) end to end through the public API
+ * (backchannel.h): part of e2e_test.c, whose procedures and XDR functions
+ * it reuses.  The client hosts a callback program; the server obtains the
+ * backchannel from inside a procedure of its own (SETUP, the upper layer's
+ * "I take callbacks" and "bind this connection", as NFSv4.1's
+ * CREATE_SESSION and BIND_CONN_TO_SESSION) and calls the client back.
+ */
+#include "rpcrdma/backchannel.h"
+#include "xprt/xprt.h"
+
+#define CBPROG 0x40000001u
+#define CB_CREDITS 8u
+#define FWD_CREDITS 16u
+
+enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
+enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4 };
+
+/* The server's one backchannel (one client per case). */
+static struct rpcrdma_backchannel *g_bc;
+static int g_setup_rc;
+static uint32_t g_bc_timeout_ms;
+
+/* CB_HOLD requests the client defers until the case answers them. */
+#define HOLD_MAX 16
+static struct rpcrdma_svc_req *held[HOLD_MAX];
+static unsigned int nheld;
+
+/* Completion of a call with no data to check. */
+static void flag_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	*(int *)ctx = 1;
+}
+
+static int u32_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return rpcrdma_xdr_decode_u32(x, o);
+}
+
+static int u32_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return rpcrdma_xdr_encode_u32(x, *(uint32_t *)o);
+}
+
+/* SETUP_PING: a reverse CB_NULL started from inside the procedure, on the
+ * loop that serves the connection (a worker's, in e2e_bidir_workers). */
+static struct rpcrdma_call g_ping;
+static _Atomic int g_ping_status = 1;
+
+static void ping_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)ctx;
+	g_ping_status = call->status;
+}
+
+static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	uint32_t flags = *(uint32_t *)args;
+	struct rpcrdma_backchannel_opts o = {
+	    .prog = CBPROG, .vers = 1, .credits = CB_CREDITS, .timeout_ms = (int)g_bc_timeout_ms};
+
+	(void)res;
+	if ((flags & SETUP_BIND) && g_bc)
+		g_setup_rc = rpcrdma_backchannel_bind(g_bc, req);
+	else
+		g_setup_rc = rpcrdma_svc_backchannel(req, &o, &g_bc);
+	if (!g_setup_rc && (flags & SETUP_ENABLE))
+		g_setup_rc = rpcrdma_backchannel_enable(g_bc, true);
+	if (!g_setup_rc && (flags & SETUP_PING)) {
+		call_init(&g_ping, CB_NULL, NULL, NULL, NULL, NULL);
+		g_ping.done = ping_done;
+		g_ping_status = 1;
+		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_ping);
+	}
+	return 0;
+}
+
+static int proc_hold(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)args;
+	(void)res;
+	if (nheld >= HOLD_MAX)
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	held[nheld++] = req;
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static const struct rpcrdma_svc_proc cb_procs[CB_NPROCS] = {
+    [CB_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
+    [CB_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo),
+		 free_echo},
+    [CB_BLOB] = {proc_blob, blob_dec, sizeof(struct blob), res_blob_enc, sizeof(struct blob),
+		 free_blob},
+    [CB_HOLD] = {proc_hold, NULL, 0, NULL, 0, NULL},
+};
+
+/* A server with the setup program, a client hosting CBPROG (or not). */
+static int bidir_up(struct env *e, bool host, bool refuse_chunks)
+{
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	char port[16];
+
+	memset(e, 0, sizeof(*e));
+	g_bc = NULL;
+	g_setup_rc = -1;
+	nheld = 0;
+	if (!g_bc_timeout_ms)
+		g_bc_timeout_ms = 20000;
+	CHECK_RC(rpcrdma_loop_create(&e->loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.credits = FWD_CREDITS;
+	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
+	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.credits = FWD_CREDITS;
+	co.timeout_ms = 20000;
+	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, PROG, VERS, &co, &e->clnt), 0);
+	if (host) {
+		rpcrdma_callback_opts_default(&cbo);
+		cbo.credits = CB_CREDITS;
+		cbo.refuse_chunks = refuse_chunks;
+		CHECK_RC(
+		    rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo),
+		    0);
+		/* Twice the same program: refused. */
+		CHECK_RC(
+		    rpcrdma_client_register_callback(e->clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo),
+		    -EEXIST);
+	}
+	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
+	/* Callbacks are set up with the connection, never after; once they
+	 * are, more programs may come. */
+	CHECK_RC(rpcrdma_client_register_callback(e->clnt, CBPROG, 2, cb_procs, 1, NULL),
+		 host ? 0 : -EISCONN);
+	return 0;
+}
+
+/* SETUP on the client's own connection: the server binds (and enables)
+ * its backchannel there. */
+static int setup_call(struct env *e, uint32_t flags)
+{
+	struct rpcrdma_call call;
+
+	call_init(&call, P_SETUP, u32_enc, &flags, NULL, NULL);
+	g_setup_rc = -1;
+	CHECK_RC(rpcrdma_client_call(e->clnt, &call), 0);
+	CHECK_RC(g_setup_rc, 0);
+	CHECK(g_bc != NULL);
+	return 0;
+}
+
+/* Prepares an ECHO of @len bytes whose result lands in a @cap-byte buffer. */
+static int prep_echo(struct async_echo *a, uint32_t len, uint32_t seed, uint32_t cap)
+{
+	memset(a, 0, sizeof(*a));
+	a->in.data = malloc(len + 1);
+	a->out.data = malloc(cap);
+	CHECK(a->in.data && a->out.data);
+	a->in.len = len;
+	for (uint32_t k = 0; k < len; k++)
+		a->in.data[k] = pat(seed, k);
+	call_init(&a->call, P_ECHO, echo_enc, &a->in, echo_dec, &a->out);
+	a->call.ddp_buf = a->out.data;
+	a->call.ddp_len = cap;
+	a->call.max_reply = cap + 128;
+	a->call.done = async_done;
+	a->call.ctx = a;
+	return 0;
+}
+
+static void free_echoes(struct async_echo *a, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(a[i].in.data);
+		free(a[i].out.data);
+	}
+	free(a);
+}
+
+static int pump_until(struct env *e, struct async_echo *a, int n)
+{
+	int done;
+
+	do {
+		CHECK(rpcrdma_loop_run_once(e->loop, 1000) >= 0);
+		done = 0;
+		for (int i = 0; i < n; i++)
+			done += a[i].done;
+	} while (done < n);
+	return 0;
+}
+
+/*
+ * Forward and reverse calls interleaved, each direction at its full
+ * credits, their XIDs colliding on purpose (RFC 8167 2.4): the directions
+ * never mix up, and the credits are accounted per direction.
+ */
+static int case_bidir_interleave(void)
+{
+	enum { NF = 4 * FWD_CREDITS, NR = 4 * CB_CREDITS };
+	struct async_echo *f = calloc(NF, sizeof(*f)), *r = calloc(NR, sizeof(*r));
+	struct rpcrdma_xprt_stats cs, ss, bs;
+	struct env e;
+
+	CHECK(f && r);
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	/* SETUP again on the same connection: the same backchannel. */
+	{
+		struct rpcrdma_backchannel *first = g_bc;
+
+		CHECK_RC(setup_call(&e, 0), 0);
+		CHECK(g_bc == first);
+	}
+	rpcrdma__client_set_next_xid(e.clnt, 0x10000);
+	rpcrdma__client_set_next_xid(rpcrdma__backchannel_client(g_bc), 0x10000);
+	for (int i = 0; i < NF || i < NR; i++) {
+		/* Inline and DDP sizes alternate in both directions. */
+		uint32_t len = (uint32_t)(i * 1499) % 12000;
+
+		if (i < NF) {
+			CHECK_RC(prep_echo(&f[i], len, (uint32_t)i, 12000), 0);
+			CHECK_RC(rpcrdma_client_call_async(e.clnt, &f[i].call), 0);
+		}
+		if (i < NR) {
+			CHECK_RC(prep_echo(&r[i], len + 7, (uint32_t)i + 5000, 12100), 0);
+			CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &r[i].call), 0);
+		}
+	}
+	CHECK_RC(pump_until(&e, f, NF), 0);
+	CHECK_RC(pump_until(&e, r, NR), 0);
+	for (int i = 0; i < NF; i++)
+		CHECK_RC(f[i].call.status, 0);
+	for (int i = 0; i < NR; i++) {
+		CHECK_RC(r[i].call.status, 0);
+		CHECK_RC(r[i].call.xid, f[i].call.xid); /* the same XIDs both ways */
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(rpcrdma_backchannel_stats(g_bc, &bs), 0);
+	fprintf(stderr,
+		"client: fwd calls %llu in_use_max %llu granted %llu | rev calls %llu replies %llu "
+		"granted %llu dropped %llu bad %llu\n",
+		(unsigned long long)cs.calls_sent, (unsigned long long)cs.credits_in_use_max,
+		(unsigned long long)cs.credits_granted, (unsigned long long)cs.rev_calls,
+		(unsigned long long)cs.rev_replies, (unsigned long long)cs.rev_credits_granted,
+		(unsigned long long)cs.rev_dropped, (unsigned long long)cs.rev_bad_msgs);
+	fprintf(stderr,
+		"server: fwd replies %llu in_use_max %llu | rev calls %llu replies %llu in_use_max "
+		"%llu granted %llu chunk msgs %llu rdma bytes %llu\n",
+		(unsigned long long)ss.calls_sent, (unsigned long long)ss.credits_in_use_max,
+		(unsigned long long)ss.rev_calls, (unsigned long long)ss.rev_replies,
+		(unsigned long long)ss.rev_credits_in_use_max,
+		(unsigned long long)ss.rev_credits_granted, (unsigned long long)ss.rev_chunk_msgs,
+		(unsigned long long)ss.rev_rdma_bytes);
+	/* Forward: the client's calls; reverse: the server's, apart. */
+	CHECK_RC(cs.credits_in_use_max, FWD_CREDITS);
+	CHECK_RC(cs.credits_granted, FWD_CREDITS);
+	CHECK_RC(cs.rev_calls, NR);
+	CHECK_RC(cs.rev_replies, NR);
+	CHECK_RC(cs.rev_credits_granted, CB_CREDITS);
+	CHECK_RC(ss.rev_calls, NR);
+	CHECK_RC(ss.rev_replies, NR);
+	CHECK_RC(ss.rev_credits_in_use_max, CB_CREDITS);
+	CHECK_RC(ss.rev_credits_granted, CB_CREDITS);
+	CHECK_RC(bs.calls_sent, NR);
+	CHECK_RC(bs.credits_in_use_max, CB_CREDITS);
+	CHECK_RC(cs.bad_msgs + cs.rev_bad_msgs + cs.rev_dropped, 0);
+	CHECK_RC(ss.bad_msgs + ss.rev_bad_msgs + ss.rev_dropped, 0);
+	CHECK(ss.rev_chunk_msgs > 0 && ss.rev_rdma_bytes > 0);
+	CHECK_RC(env_down(&e), 0);
+	free_echoes(f, NF);
+	free_echoes(r, NR);
+	return 0;
+}
+
+/* Reverse calls in every form: inline, Read chunks, Write chunk, Long Call
+ * and Long Reply; the server's memory is read and written by the client. */
+static int case_bidir_chunks(void)
+{
+	static const uint32_t sizes[] = {0, 1, 1000, 4001, 65537, 300000, BIG};
+	struct async_echo a;
+	struct rpcrdma_xprt_stats cs, ss;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK_RC(prep_echo(&a, sizes[i], (uint32_t)i, BIG), 0);
+		CHECK_RC(rpcrdma_backchannel_call(g_bc, &a.call), 0);
+		CHECK_RC(a.out.len, sizes[i]);
+		CHECK(memcmp(a.in.data, a.out.data, sizes[i]) == 0);
+		free(a.in.data);
+		free(a.out.data);
+	}
+	/* No DDP: Long Call, Long Reply, both. */
+	{
+		static const uint32_t blobs[][2] = {
+		    {300000, 5}, {5, 300000}, {70000, 70000}, {9, 9}};
+
+		for (size_t i = 0; i < sizeof(blobs) / sizeof(blobs[0]); i++) {
+			struct blob in = {.want = blobs[i][1], .len = blobs[i][0]};
+			struct blob out = {.want = blobs[i][1]};
+			struct rpcrdma_call call;
+
+			in.data = malloc(in.len + 1);
+			out.data = malloc(out.want + 1);
+			CHECK(in.data && out.data);
+			for (uint32_t k = 0; k < in.len; k++)
+				in.data[k] = pat(in.len, k);
+			call_init(&call, CB_BLOB, blob_enc, &in, res_blob_dec, &out);
+			call.max_reply = 128 + out.want;
+			CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), 0);
+			CHECK_RC(out.len, blobs[i][1]);
+			for (uint32_t k = 0; k < out.len; k++)
+				CHECK(out.data[k] == pat(out.len + 1, k));
+			free(in.data);
+			free(out.data);
+		}
+	}
+	/* The forward direction still works alongside. */
+	{
+		struct async_echo f;
+
+		CHECK_RC(prep_echo(&f, 100000, 77, 100000), 0);
+		CHECK_RC(rpcrdma_client_call(e.clnt, &f.call), 0);
+		CHECK_RC(f.out.len, 100000);
+		free(f.in.data);
+		free(f.out.data);
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	fprintf(stderr, "server: rev calls %llu chunk msgs %llu long msgs %llu rdma bytes %llu\n",
+		(unsigned long long)ss.rev_calls, (unsigned long long)ss.rev_chunk_msgs,
+		(unsigned long long)ss.rev_long_msgs, (unsigned long long)ss.rev_rdma_bytes);
+	CHECK(ss.rev_chunk_msgs > 0 && ss.rev_long_msgs >= 4 && ss.rev_rdma_bytes > BIG);
+	CHECK(cs.rev_chunk_msgs > 0 && cs.rev_long_msgs >= 4);
+	CHECK_RC(cs.rev_errors + ss.rev_errors, 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A client that takes no chunks in the reverse direction: ERR_CHUNK
+ * (RFC 8167 5.3), and inline calls still go. */
+static int case_bidir_refuse_chunks(void)
+{
+	struct async_echo a;
+	struct rpcrdma_xprt_stats cs, ss;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, true), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	CHECK_RC(prep_echo(&a, 100, 1, 100), 0);
+	a.call.ddp_buf = NULL; /* no Write chunk: a plain inline call */
+	a.call.ddp_len = 0;
+	a.call.max_reply = 0;
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &a.call), 0);
+	free(a.in.data);
+	free(a.out.data);
+	CHECK_RC(prep_echo(&a, 200000, 2, 200000), 0); /* Read and Write chunks */
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &a.call), RPCRDMA_ERR_TRANSPORT_ERROR);
+	free(a.in.data);
+	free(a.out.data);
+	CHECK_RC(prep_echo(&a, 10, 3, 10), 0); /* only a Write chunk */
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &a.call), RPCRDMA_ERR_TRANSPORT_ERROR);
+	free(a.in.data);
+	free(a.out.data);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(cs.rev_errors, 2);
+	CHECK_RC(ss.rev_errors, 2);
+	CHECK_RC(cs.rdma_errors_received, 0); /* the forward direction saw none */
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* RFC 8167 6: nothing goes before the upper layer enables the backchannel;
+ * a client that hosts no callbacks drops what comes anyway. */
+static int case_bidir_disabled(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, 0), 0);
+	call_init(&call, CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), RPCRDMA_ERR_BACKCHANNEL_OFF);
+	{
+		int flag = 0;
+
+		call.done = flag_done;
+		call.ctx = &flag;
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &call), RPCRDMA_ERR_BACKCHANNEL_OFF);
+		CHECK_RC(flag, 0); /* a refused call never completes */
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(cs.rev_calls, 0);
+	CHECK_RC(rpcrdma_backchannel_enable(g_bc, true), 0);
+	call_init(&call, CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), 0);
+	CHECK_RC(rpcrdma_backchannel_enable(g_bc, false), 0);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), RPCRDMA_ERR_BACKCHANNEL_OFF);
+	CHECK_RC(env_down(&e), 0);
+
+	/* A server that enables it for a client hosting nothing: the call
+	 * matches none of the client's and is dropped there (counted), and
+	 * times out here. */
+	g_bc_timeout_ms = 700;
+	CHECK_RC(bidir_up(&e, false, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	call_init(&call, CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(cs.bad_msgs, 1);
+	CHECK_RC(ss.rev_timeouts, 1);
+	/* The forward direction is unharmed. */
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
+	g_bc_timeout_ms = 0;
+	/* Over TCP there is no backchannel (yet). */
+	{
+		struct rpcrdma_client_opts co;
+		struct rpcrdma_client *tcp;
+
+		rpcrdma_client_opts_default(&co);
+		co.transport = RPCRDMA_TRANSPORT_TCP;
+		CHECK_RC(rpcrdma_client_create(e.loop, test_addr, "9", PROG, VERS, &co, &tcp), 0);
+		CHECK_RC(
+		    rpcrdma_client_register_callback(tcp, CBPROG, 1, cb_procs, CB_NPROCS, NULL),
+		    -EPROTONOSUPPORT);
+		rpcrdma_client_destroy(tcp);
+	}
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/*
+ * The connection is cut with reverse calls outstanding (the client's
+ * callback holds them): they wait for the client to reconnect and the
+ * upper layer to rebind, go again with the same XIDs, and complete once
+ * the held originals are answered (the duplicates were parked on them).
+ * Then a cut with no rebind: the reverse call times out.
+ */
+static int case_bidir_reconnect(void)
+{
+	enum { N = 4 };
+	struct rpcrdma_call calls[N];
+	int flags[N];
+	struct rpcrdma_xprt_stats cs, ss, bs;
+	struct env e;
+	uint32_t xids[N];
+
+	g_bc_timeout_ms = 15000;
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	/* A requester assumes one credit until the first reply grants more. */
+	call_init(&calls[0], CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &calls[0]), 0);
+	for (int i = 0; i < N; i++) {
+		flags[i] = 0;
+		call_init(&calls[i], CB_HOLD, NULL, NULL, NULL, NULL);
+		calls[i].done = flag_done;
+		calls[i].ctx = &flags[i];
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &calls[i]), 0);
+		xids[i] = calls[i].xid;
+	}
+	while (nheld < N)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	rpcrdma__client_disconnect(e.clnt);
+	/* The client comes back by itself (it hosts callbacks); SETUP on the
+	 * new connection rebinds. */
+	for (int i = 0; i < 50; i++)
+		CHECK(rpcrdma_loop_run_once(e.loop, 20) >= 0);
+	CHECK_RC(setup_call(&e, SETUP_BIND), 0);
+	for (int i = 0; i < 50; i++)
+		CHECK(rpcrdma_loop_run_once(e.loop, 10) >= 0);
+	for (int i = 0; i < N; i++)
+		CHECK_RC(flags[i], 0);
+	/* Answer the originals: the duplicates parked on them get it. */
+	for (unsigned int i = 0; i < N; i++)
+		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
+	nheld = 0;
+	for (int k = 0; k < 500; k++) {
+		int done = 0;
+
+		for (int i = 0; i < N; i++)
+			done += flags[i];
+		if (done == N)
+			break;
+		CHECK(rpcrdma_loop_run_once(e.loop, 20) >= 0);
+	}
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(flags[i], 1);
+		CHECK_RC(calls[i].status, 0);
+		CHECK_RC(calls[i].xid, xids[i]);
+	}
+	CHECK_RC(rpcrdma_backchannel_stats(g_bc, &bs), 0);
+	CHECK(bs.retransmits >= N);
+
+	/* Cut again, never rebind: the call times out. */
+	flags[0] = 0;
+	call_init(&calls[0], CB_HOLD, NULL, NULL, NULL, NULL);
+	calls[0].done = flag_done;
+	calls[0].ctx = &flags[0];
+	calls[0].timeout_ms = 1500;
+	CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &calls[0]), 0);
+	while (nheld < 1)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	rpcrdma__client_disconnect(e.clnt);
+	while (!flags[0])
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_RC(calls[0].status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(rpcrdma_svc_reply(held[0], 0), 0); /* to a closed connection */
+	nheld = 0;
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK(cs.reconnects >= 2);
+	CHECK(ss.rev_retransmits >= N && ss.rev_timeouts >= 1);
+	/* The backchannel goes with the server; release one explicitly too. */
+	rpcrdma_backchannel_release(g_bc);
+	g_bc = NULL;
+	g_bc_timeout_ms = 0;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A server with worker loops: the backchannel belongs to the worker that
+ * serves the connection, and reverse calls go from its loop. */
+static int case_bidir_workers(void)
+{
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats cs, ss;
+	struct env e;
+	char port[16];
+
+	memset(&e, 0, sizeof(e));
+	g_bc = NULL;
+	g_bc_timeout_ms = 20000;
+	executions = 0;
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.workers = 2;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	rpcrdma_callback_opts_default(&cbo);
+	CHECK_RC(rpcrdma_client_register_callback(e.clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE | SETUP_PING), 0);
+	for (int i = 0; i < 500 && g_ping_status == 1; i++)
+		CHECK(rpcrdma_loop_run_once(e.loop, 10) >= 0);
+	CHECK_RC(g_ping_status, 0);
+	CHECK_RC(executions, 1); /* CB_NULL, on the client */
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(cs.rev_calls, 1);
+	CHECK_RC(ss.rev_calls, 1);
+	CHECK_RC(ss.rev_replies, 1);
+	g_bc = NULL; /* the worker's: it goes with the server */
+	g_bc_timeout_ms = 0;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A longer run at full credits both ways, every form mixed in: the
+ * counters of a loaded connection. */
+static int case_bidir_load(void)
+{
+	enum { NF = 600, NR = 300 };
+	struct async_echo *f = calloc(NF, sizeof(*f)), *r = calloc(NR, sizeof(*r));
+	struct rpcrdma_xprt_stats cs, ss, bs;
+	struct env e;
+
+	CHECK(f && r);
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	for (int i = 0; i < NF || i < NR; i++) {
+		uint32_t len = (uint32_t)(i * 7919) % 70000;
+
+		if (i < NF) {
+			CHECK_RC(prep_echo(&f[i], len, (uint32_t)i, 70000), 0);
+			CHECK_RC(rpcrdma_client_call_async(e.clnt, &f[i].call), 0);
+		}
+		if (i < NR) {
+			CHECK_RC(prep_echo(&r[i], len / 2, (uint32_t)i + 9000, 70000), 0);
+			CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &r[i].call), 0);
+		}
+	}
+	CHECK_RC(pump_until(&e, f, NF), 0);
+	CHECK_RC(pump_until(&e, r, NR), 0);
+	for (int i = 0; i < NF; i++)
+		CHECK_RC(f[i].call.status, 0);
+	for (int i = 0; i < NR; i++)
+		CHECK_RC(r[i].call.status, 0);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(rpcrdma_backchannel_stats(g_bc, &bs), 0);
+	fprintf(stderr, "load client:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)cs.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\nload server:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)ss.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\nload backchannel:");
+#define SHOW(name) fprintf(stderr, " %s=%llu", #name, (unsigned long long)bs.name);
+	RPCRDMA_XPRT_STATS(SHOW)
+#undef SHOW
+	fprintf(stderr, "\n");
+	CHECK_RC(cs.credits_in_use_max, FWD_CREDITS);
+	CHECK_RC(ss.rev_credits_in_use_max, CB_CREDITS);
+	CHECK_RC(cs.rev_calls, NR);
+	CHECK_RC(ss.rev_replies, NR);
+	CHECK_RC(cs.bad_msgs + cs.rev_bad_msgs + cs.rev_dropped, 0);
+	CHECK_RC(ss.bad_msgs + ss.rev_bad_msgs + ss.rev_dropped, 0);
+	CHECK_RC(env_down(&e), 0);
+	free_echoes(f, NF);
+	free_echoes(r, NR);
+	return 0;
+}
