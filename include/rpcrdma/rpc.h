@@ -283,6 +283,14 @@ struct rpcrdma_svc_proc {
 	 * free_res runs after that Write completed.  Keep that memory
 	 * unchanged until then. */
 	void (*free_res)(void *res);
+	/*
+	 * Running the procedure twice for one call does no harm (a read, a
+	 * lookup): its replies bypass the duplicate request cache, which
+	 * otherwise keeps a copy of every reply, bulk results included, and
+	 * a retransmitted call simply runs again.  Leave false for anything
+	 * that changes state (RFC 5531 section 9's duplicate suppression).
+	 */
+	bool idempotent;
 };
 
 struct rpcrdma_server_opts {

@@ -693,6 +693,27 @@ const char *rpcrdma_nfs3_proc_name(uint32_t proc)
 	return desc(proc) ? desc(proc)->name : "?";
 }
 
+bool rpcrdma_nfs3_idempotent(uint32_t proc)
+{
+	switch (proc) {
+	case RPCRDMA_NFS3_NULL:
+	case RPCRDMA_NFS3_GETATTR:
+	case RPCRDMA_NFS3_LOOKUP:
+	case RPCRDMA_NFS3_ACCESS:
+	case RPCRDMA_NFS3_READLINK:
+	case RPCRDMA_NFS3_READ:
+	case RPCRDMA_NFS3_READDIR:
+	case RPCRDMA_NFS3_READDIRPLUS:
+	case RPCRDMA_NFS3_FSSTAT:
+	case RPCRDMA_NFS3_FSINFO:
+	case RPCRDMA_NFS3_PATHCONF:
+	case RPCRDMA_NFS3_COMMIT:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool rpcrdma_nfs3_result_ddp(uint32_t proc)
 {
 	return proc == RPCRDMA_NFS3_READ || proc == RPCRDMA_NFS3_READLINK;

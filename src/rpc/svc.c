@@ -798,6 +798,13 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	}
 	r->proc = &prog->procs[call->proc];
 
+	if (r->proc->idempotent) {
+		/* Running it again is as good as a cached reply, and much
+		 * cheaper than copying every reply into the cache: no entry,
+		 * a retransmission runs it again. */
+		run_proc(s, r, msg);
+		goto out;
+	}
 	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
 	pthread_mutex_lock(&root->drc_lock);
 	switch (rpcrdma__drc_lookup(root->drc, &key, &e)) {

@@ -234,6 +234,32 @@ static void case_conn_cut_reply_lost(void)
 }
 
 /*
+ * An idempotent procedure's reply is not cached: when it is lost, the
+ * retransmission runs the procedure again, and the server counts no
+ * duplicate.
+ */
+static void case_idempotent_rerun(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	uint32_t tag = 1, count = 0;
+	struct env e;
+
+	env_up(&e, 0);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	svc.cut = e.clnt;
+	call_init(&call, P_COUNT_IDEMPOTENT, xdr_u32_enc, &tag, xdr_u32_dec, &count);
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(svc.count_execs, 2); /* ran again for the retransmission */
+	CHECK_EQ(count, 2);
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_EQ(cs.retransmits, 1);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_EQ(ss.retransmits, 0);
+	env_down(&e);
+}
+
+/*
  * Exactly once with a DDP result: ECHO runs, drops our connection, and its
  * reply (the result bound for our Write chunk) is lost.  The retransmission
  * is answered from the duplicate request cache, and over RDMA the cached
@@ -950,6 +976,7 @@ static const struct test_case cases[] = {
     {"async_256", case_async_256, false},
     {"timeout", case_timeout, false},
     {"conn_cut_reply_lost", case_conn_cut_reply_lost, false},
+    {"idempotent_rerun", case_idempotent_rerun, false},
     {"drc_ddp_replay", case_drc_ddp_replay, false},
     {"drc_ddp_parked", case_drc_ddp_parked, false},
     {"conn_cut_in_progress", case_conn_cut_in_progress, false},

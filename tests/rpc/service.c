@@ -287,6 +287,8 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_BADRES] = {proc_null, NULL, 0, xdr_fail_enc, 4, NULL},
     [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
 		      sizeof(struct echo), echo_free_res},
+    [P_COUNT_IDEMPOTENT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc,
+			    sizeof(uint32_t), NULL, true},
 };
 
 struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port)
