@@ -239,6 +239,48 @@ void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b)
 	b->mr = NULL;
 }
 
+int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider *p,
+		       struct rpcrdma__xbuf *b, size_t len)
+{
+	unsigned int best = sp->n;
+
+	if (b->addr && b->len >= len)
+		return 0;
+	for (unsigned int i = 0; i < sp->n; i++) {
+		if (sp->bufs[i].len >= len && (best == sp->n || sp->bufs[i].len < sp->bufs[best].len))
+			best = i;
+	}
+	if (best == sp->n)
+		return rpcrdma__xbuf_reserve(p, b, len);
+	rpcrdma__xbuf_give(sp, b);
+	*b = sp->bufs[best];
+	sp->bytes -= b->len;
+	sp->bufs[best] = sp->bufs[--sp->n];
+	return 0;
+}
+
+void rpcrdma__xbuf_give(struct rpcrdma__xbuf_spares *sp, struct rpcrdma__xbuf *b)
+{
+	if (!b->addr)
+		return;
+	if (sp->n < RPCRDMA__XBUF_SPARES && sp->bytes + b->len <= sp->max_bytes) {
+		sp->bufs[sp->n++] = *b;
+		sp->bytes += b->len;
+		b->addr = NULL;
+		b->len = 0;
+		b->mr = NULL;
+		return;
+	}
+	rpcrdma__xbuf_free(b);
+}
+
+void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp)
+{
+	while (sp->n)
+		rpcrdma__xbuf_free(&sp->bufs[--sp->n]);
+	sp->bytes = 0;
+}
+
 /*
  * Receive pools.
  */

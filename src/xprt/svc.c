@@ -153,6 +153,7 @@ struct xsvc {
 	bool destroying;
 	struct rpcrdma_hdr_limits lim;
 	struct rpcrdma__xrecv_pool pool;
+	struct rpcrdma__xbuf_spares rd_spares; /* Read-chunk landing buffers */
 	struct xsconn *conns;
 	struct xsreq *free;
 	unsigned int nfree;
@@ -174,6 +175,9 @@ struct xsvc {
  * than this still goes, alone): a requester cannot make us allocate more
  * by sending many large calls. */
 #define XSCONN_READ_BUDGET (4u * RPCRDMA__XPRT_MAX_MSG)
+/* Read-chunk landing buffers kept for the next calls, per transport (a
+ * worker's): enough for a pipeline of bulk WRITEs. */
+#define XSVC_RD_SPARES_MAX (32u << 20)
 
 static struct xsvc *xsvc_of(struct rpcrdma__svc_transport *t)
 {
@@ -284,7 +288,7 @@ static void sreq_release(struct xsreq *s)
 			sc->held--;
 	}
 	rpcrdma__ddp_resp_release(&s->rddp);
-	rpcrdma__xbuf_free(&s->rdbuf);
+	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
 	if (s->rd_charged)
 		sc->rd_bytes -= s->rd_total;
 	s->rd_charged = false;
@@ -766,7 +770,8 @@ static void pump_reads(struct xsconn *sc)
 			 * later calls wait behind it). */
 			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > XSCONN_READ_BUDGET)
 				return;
-			if (rpcrdma__xbuf_reserve(sc->svc->dev.prov, &s->rdbuf, s->rd_total)) {
+			if (rpcrdma__xbuf_take(&sc->svc->rd_spares, sc->svc->dev.prov, &s->rdbuf,
+					       s->rd_total)) {
 				s->nrops = s->rop_next;
 				s->read_err = true;
 			} else {
@@ -1217,12 +1222,14 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.vers_high = v->vers_high;
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
+	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
 	*out = v;
 	return 0;
 }
 
 static void svc_close(struct xsvc *v)
 {
+	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
 	if (!v->partner) /* a partner borrows its owner's */
 		rpcrdma__xdev_close(&v->dev);
@@ -1587,6 +1594,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	v->lim.vers_high = v->vers_high;
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, dev->prov, inline_recv, 2 * v->credits + 32);
+	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
 	*out = (struct rpcrdma__svc_transport *)(void *)v;
 	return 0;
 }

@@ -120,6 +120,26 @@ int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, s
 void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b);
 
 /*
+ * Registered buffers kept for reuse: large ones (bulk data) cost a
+ * malloc, fresh pages to fault in and a registration each time, more
+ * than the data they carry.  Bounded in count and bytes; one per provider
+ * instance, whose registrations they are.
+ */
+#define RPCRDMA__XBUF_SPARES 8u
+struct rpcrdma__xbuf_spares {
+	struct rpcrdma__xbuf bufs[RPCRDMA__XBUF_SPARES];
+	unsigned int n;
+	size_t bytes, max_bytes;
+};
+
+/* As rpcrdma__xbuf_reserve(), taking the smallest spare that fits first. */
+int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider *p,
+		       struct rpcrdma__xbuf *b, size_t len);
+/* Gives @b (emptied) to the spares, or frees it when they are full. */
+void rpcrdma__xbuf_give(struct rpcrdma__xbuf_spares *sp, struct rpcrdma__xbuf *b);
+void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp);
+
+/*
  * Receive buffers: all of one size (our advertised inline receive size),
  * carved from registered slabs that grow on demand up to a limit and are
  * kept for the life of the transport, across reconnections.
