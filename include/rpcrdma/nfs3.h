@@ -448,8 +448,8 @@ RPCRDMA_EXTERN int rpcrdma_mount3_xdr_empty_list_enc(struct rpcrdma_xdr_stream *
 
 /** Whether running @proc twice for one call does no harm: the procedures
  * that change nothing, and COMMIT (it only makes earlier WRITEs stable).
- * A server can mark them rpcrdma_svc_proc.idempotent, so their replies,
- * READ data included, skip the duplicate request cache. */
+ * A server can mark them so (rpcrdma_server_set_idempotent()), and their
+ * replies, READ data included, skip the duplicate request cache. */
 RPCRDMA_EXTERN bool rpcrdma_nfs3_idempotent(uint32_t proc);
 
 /** Whether @proc's reply carries a DDP-eligible result (READ, READLINK):

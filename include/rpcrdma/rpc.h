@@ -283,14 +283,6 @@ struct rpcrdma_svc_proc {
 	 * free_res runs after that Write completed.  Keep that memory
 	 * unchanged until then. */
 	void (*free_res)(void *res);
-	/*
-	 * Running the procedure twice for one call does no harm (a read, a
-	 * lookup): its replies bypass the duplicate request cache, which
-	 * otherwise keeps a copy of every reply, bulk results included, and
-	 * a retransmitted call simply runs again.  Leave false for anything
-	 * that changes state (RFC 5531 section 9's duplicate suppression).
-	 */
-	bool idempotent;
 };
 
 struct rpcrdma_server_opts {
@@ -336,6 +328,20 @@ RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *
 RPCRDMA_EXTERN int rpcrdma_server_register(struct rpcrdma_server *srv, uint32_t prog,
 					   uint32_t vers, const struct rpcrdma_svc_proc *procs,
 					   uint32_t nprocs);
+
+/**
+ * rpcrdma_server_set_idempotent - say whether procedure @proc of
+ * @prog/@vers may run twice for one call without harm (a read, a lookup)
+ *
+ * Replies of idempotent procedures bypass the duplicate request cache,
+ * which otherwise keeps a copy of every reply, bulk results included: a
+ * retransmitted call simply runs again.  Leave procedures that change
+ * state as they are (not idempotent, the default).  May be called while
+ * the server runs.  Returns 0, -EINVAL, or -ENOENT when @prog/@vers is
+ * not registered or has no procedure @proc.
+ */
+RPCRDMA_EXTERN int rpcrdma_server_set_idempotent(struct rpcrdma_server *srv, uint32_t prog,
+						 uint32_t vers, uint32_t proc, bool idempotent);
 
 /** The port the server listens on (for service "0"). */
 RPCRDMA_EXTERN int rpcrdma_server_port(struct rpcrdma_server *srv);

@@ -44,6 +44,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,6 +60,7 @@ struct svc_prog {
 	uint32_t prog, vers;
 	uint32_t nprocs;
 	struct rpcrdma_svc_proc *procs;
+	_Atomic bool *idempotent; /* per procedure; set while workers dispatch */
 };
 
 enum req_state {
@@ -161,6 +163,7 @@ static void finalize(struct rpcrdma_server *s)
 
 			s->progs = p->next;
 			free(p->procs);
+			free((void *)p->idempotent);
 			free(p);
 		}
 		pthread_rwlock_destroy(&s->reg_lock);
@@ -742,7 +745,7 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	struct rpcrdma__drc_key key;
 	struct rpcrdma_svc_req *r;
 	uint32_t low = 0, high = 0, auth;
-	bool known;
+	bool known, idempotent;
 	int rc;
 
 	enter(s);
@@ -797,8 +800,9 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		goto out;
 	}
 	r->proc = &prog->procs[call->proc];
+	idempotent = atomic_load_explicit(&prog->idempotent[call->proc], memory_order_relaxed);
 
-	if (r->proc->idempotent) {
+	if (idempotent) {
 		/* Running it again is as good as a cached reply, and much
 		 * cheaper than copying every reply into the cache: no entry,
 		 * a retransmission runs it again. */
@@ -1066,7 +1070,10 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 		return -ENOMEM;
 	if (nprocs) {
 		p->procs = calloc(nprocs, sizeof(*procs));
-		if (!p->procs) {
+		p->idempotent = calloc(nprocs, sizeof(*p->idempotent));
+		if (!p->procs || !p->idempotent) {
+			free(p->procs);
+			free((void *)p->idempotent);
 			free(p);
 			return -ENOMEM;
 		}
@@ -1087,8 +1094,28 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 	pthread_rwlock_unlock(&s->reg_lock);
 	if (rc) {
 		free(p->procs);
+		free((void *)p->idempotent);
 		free(p);
 	}
+	return rc;
+}
+
+int rpcrdma_server_set_idempotent(struct rpcrdma_server *s, uint32_t prog, uint32_t vers,
+				  uint32_t proc, bool idempotent)
+{
+	int rc = -ENOENT;
+
+	if (!s)
+		return -EINVAL;
+	s = s->root;
+	pthread_rwlock_rdlock(&s->reg_lock);
+	for (struct svc_prog *p = s->progs; p; p = p->next) {
+		if (p->prog == prog && p->vers == vers && proc < p->nprocs) {
+			atomic_store_explicit(&p->idempotent[proc], idempotent, memory_order_relaxed);
+			rc = 0;
+		}
+	}
+	pthread_rwlock_unlock(&s->reg_lock);
 	return rc;
 }
 

@@ -511,9 +511,9 @@ static int self_null(struct rpcrdma_svc_req *req, void *args, void *res)
 }
 
 static const struct rpcrdma_svc_proc self_procs[] = {
-    {self_null, NULL, 0, NULL, 0, NULL, true},
+    {self_null, NULL, 0, NULL, 0, NULL},
     {self_compound, rpcrdma_nfs4_compound_args_dec, sizeof(struct rpcrdma_nfs4_compound),
-     rpcrdma_nfs4_compound_res_enc, sizeof(struct rpcrdma_nfs4_compound), NULL, true},
+     rpcrdma_nfs4_compound_res_enc, sizeof(struct rpcrdma_nfs4_compound), NULL},
 };
 
 static const struct {

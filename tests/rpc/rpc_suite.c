@@ -873,6 +873,9 @@ static void case_invalid_args(void)
 	CHECK_EQ(rpcrdma_server_register(e.srv, TEST_PROG, 1, procs, P_NPROCS), -EEXIST);
 	CHECK_EQ(rpcrdma_server_register(NULL, TEST_PROG, 1, procs, P_NPROCS), -EINVAL);
 	CHECK_EQ(rpcrdma_server_register(e.srv, 5, 1, NULL, 3), -EINVAL);
+	CHECK_EQ(rpcrdma_server_set_idempotent(NULL, TEST_PROG, 1, P_NULL, true), -EINVAL);
+	CHECK_EQ(rpcrdma_server_set_idempotent(e.srv, TEST_PROG, 9, P_NULL, true), -ENOENT);
+	CHECK_EQ(rpcrdma_server_set_idempotent(e.srv, TEST_PROG, 1, P_NPROCS, true), -ENOENT);
 	CHECK_EQ(rpcrdma_server_port(NULL), -EINVAL);
 	CHECK_EQ(rpcrdma_server_stats(NULL, &st), -EINVAL);
 	CHECK_EQ(rpcrdma_server_stats(e.srv, NULL), -EINVAL);

@@ -288,7 +288,7 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
 		      sizeof(struct echo), echo_free_res},
     [P_COUNT_IDEMPOTENT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc,
-			    sizeof(uint32_t), NULL, true},
+			    sizeof(uint32_t), NULL},
 };
 
 struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port)
@@ -302,6 +302,7 @@ struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record,
 	CHECK_EQ(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
 	CHECK_EQ(rpcrdma_server_register(srv, TEST_PROG, 1, procs, P_NPROCS), 0);
 	CHECK_EQ(rpcrdma_server_register(srv, TEST_PROG, 2, procs, P_NPROCS), 0);
+	CHECK_EQ(rpcrdma_server_set_idempotent(srv, TEST_PROG, 1, P_COUNT_IDEMPOTENT, true), 0);
 	CHECK(rpcrdma_server_port(srv) > 0);
 	snprintf(port, 16, "%d", rpcrdma_server_port(srv));
 	memset(&svc, 0, sizeof(svc));

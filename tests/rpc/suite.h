@@ -47,7 +47,7 @@ enum {
 	P_EMPTY,
 	P_BADRES,
 	P_ECHO_LATER,
-	P_COUNT_IDEMPOTENT, /* COUNT marked idempotent: no duplicate request cache */
+	P_COUNT_IDEMPOTENT, /* COUNT, set idempotent in version 1: no duplicate request cache */
 	P_NPROCS,
 };
 

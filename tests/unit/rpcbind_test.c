@@ -221,9 +221,9 @@ static int fake_proc(struct rpcrdma_svc_req *req, void *args, void *res)
 }
 
 static const struct rpcrdma_svc_proc fake_procs[] = {
-    {NULL, NULL, 0, NULL, 0, NULL, false}, /* NULLPROC: not needed */
-    {fake_proc, fake_decode, sizeof(struct rpcb_seen), fake_encode, sizeof(bool), NULL, false},
-    {fake_proc, fake_decode, sizeof(struct rpcb_seen), fake_encode, sizeof(bool), NULL, false},
+    {NULL, NULL, 0, NULL, 0, NULL}, /* NULLPROC: not needed */
+    {fake_proc, fake_decode, sizeof(struct rpcb_seen), fake_encode, sizeof(bool), NULL},
+    {fake_proc, fake_decode, sizeof(struct rpcb_seen), fake_encode, sizeof(bool), NULL},
 };
 
 /* A fake rpcbind for program @prog serving versions @vers[0..n). */

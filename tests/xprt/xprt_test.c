@@ -1289,7 +1289,7 @@ static int raw_next(struct raw *srv, struct rpcrdma_hdr *h, uint32_t *rpc_xid)
 
 static int test_bidir_hostile(struct env *e)
 {
-	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL, false}};
+	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
 	struct rpcrdma_callback_opts cbo;
 	struct rpcrdma_client_opts co;
 	struct rpcrdma_xprt_stats st;

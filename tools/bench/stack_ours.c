@@ -181,19 +181,19 @@ static int dec_plain_scratch(struct rpcrdma_xdr_stream *x, void *o)
  * replies skip the duplicate request cache; the consuming procedures model
  * NFS WRITE and keep theirs (small) cached. */
 static const struct rpcrdma_svc_proc ours_procs[BENCH_NPROCS] = {
-	[BENCH_NULL] = {svc_null, NULL, 0, NULL, 0, NULL, true},
+	[BENCH_NULL] = {svc_null, NULL, 0, NULL, 0, NULL},
 	[BENCH_ECHO] = {svc_echo, dec_small, sizeof(struct small_msg), enc_small,
-			sizeof(struct small_msg), NULL, true},
-	[BENCH_READ] = {svc_read, dec_len, sizeof(uint32_t), enc_ddp, sizeof(struct bulk), NULL,
-			true},
+			sizeof(struct small_msg), NULL},
+	[BENCH_READ] = {svc_read, dec_len, sizeof(uint32_t), enc_ddp, sizeof(struct bulk),
+			NULL},
 	[BENCH_WRITE] = {svc_consume, dec_ddp_scratch, sizeof(struct bulk), enc_len,
-			 sizeof(uint32_t), NULL, false},
+			 sizeof(uint32_t), NULL},
 	[BENCH_SUM] = {svc_consume, dec_plain_scratch, sizeof(struct bulk), enc_len,
-		       sizeof(uint32_t), NULL, false},
+		       sizeof(uint32_t), NULL},
 	[BENCH_LIST] = {svc_read, dec_len, sizeof(uint32_t), enc_plain, sizeof(struct bulk),
-			NULL, true},
-	[BENCH_CPU] = {svc_cpu, NULL, 0, enc_u64, sizeof(uint64_t), NULL, false},
-	[BENCH_STOP] = {svc_stop, NULL, 0, NULL, 0, NULL, false},
+			NULL},
+	[BENCH_CPU] = {svc_cpu, NULL, 0, enc_u64, sizeof(uint64_t), NULL},
+	[BENCH_STOP] = {svc_stop, NULL, 0, NULL, 0, NULL},
 };
 
 static void server_ready(int rc)
@@ -227,6 +227,10 @@ static void *server_thread(void *arg)
 	if (!rc)
 		rc = rpcrdma_server_register(osrv.srv, BENCH_PROG, BENCH_VERS, ours_procs,
 					     BENCH_NPROCS);
+	for (uint32_t p = BENCH_NULL; !rc && p < BENCH_NPROCS; p++) {
+		if (p == BENCH_NULL || p == BENCH_ECHO || p == BENCH_READ || p == BENCH_LIST)
+			rc = rpcrdma_server_set_idempotent(osrv.srv, BENCH_PROG, BENCH_VERS, p, true);
+	}
 	if (!rc)
 		osrv.port = rpcrdma_server_port(osrv.srv);
 	server_ready(rc);

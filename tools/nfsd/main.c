@@ -197,6 +197,10 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 		return rc;
 	}
 	rc = rpcrdma_server_register(out->srv, prog, vers, procs, nprocs);
+	/* NFSv3's reads need no duplicate request cache (nfs3.h). */
+	for (uint32_t i = 0; !rc && prog == RPCRDMA_NFS_PROGRAM && i < nprocs; i++)
+		rc = rpcrdma_server_set_idempotent(out->srv, prog, vers, i,
+						   rpcrdma_nfs3_idempotent(i));
 	if (rc) {
 		fprintf(stderr, "rpcrdma-nfsd: %s: %s\n", what, rpcrdma_strerror(rc));
 		return rc;

@@ -978,7 +978,6 @@ void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS])
 		procs[i].encode_res = rpcrdma_nfs3_encode_res(i);
 		procs[i].res_size = rpcrdma_nfs3_res_size(i);
 		procs[i].free_res = NULL;
-		procs[i].idempotent = rpcrdma_nfs3_idempotent(i);
 	}
 	procs[RPCRDMA_NFS3_WRITE].decode_args = write_args_dec;
 	procs[RPCRDMA_NFS3_WRITE].args_size = sizeof(struct write_args);
