@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/version.h"
 #include "xprt/xprt.h"
 
 enum xreq_state {
@@ -82,6 +83,8 @@ struct xreq {
 	bool in_table;
 	bool send_busy;
 	bool in_callback; /* the core is looking at its reply: keep it all */
+	/* ERR_VERS came before the Send completed: send again from on_send. */
+	bool resend_pending;
 	struct rpcrdma__xop send_op;
 	struct rpcrdma__xfence fence;
 
@@ -95,6 +98,10 @@ struct xreq {
 	/* Remote access for this call, and the caller's buffers registered
 	 * for it (deregistered once the grants are revoked). */
 	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
+	/* The Send as posted, kept so that a call refused with ERR_VERS can
+	 * go again in the version the responder speaks. */
+	struct rpcrdma_prov_sge sge[2];
+	unsigned int nsge;
 	unsigned int ngrants;
 	struct rpcrdma_prov_mr *own_mr[RPCRDMA__XPRT_MAX_DDP + 1];
 	unsigned int nown;
@@ -123,6 +130,10 @@ struct xclnt {
 	struct sockaddr_storage dst;
 	socklen_t dstlen;
 	uint32_t inline_send, inline_recv, credits, seg_max;
+	/* Version negotiation (proto/version.h): the highest version offered,
+	 * and this connection's state. */
+	uint32_t max_vers;
+	struct rpcrdma__vneg vneg;
 
 	struct rpcrdma__xconn conn;
 	struct rpcrdma_credits cr;
@@ -320,8 +331,10 @@ static bool can_send(const struct xclnt *t)
 	const struct rpcrdma__xconn *c = &t->conn;
 
 	/* The receives kept for reverse calls are not for our replies. */
+	/* While the Version Two probe is out, it goes alone (draft 5.2). */
 	return c->state == RPCRDMA__XCONN_UP && rpcrdma__credits_available(&t->cr) &&
-	       t->cr.in_flight + t->bc_credits < c->recv_posted && c->sq_used < c->sq_depth;
+	       t->cr.in_flight + t->bc_credits < c->recv_posted && c->sq_used < c->sq_depth &&
+	       rpcrdma__vneg_may_send(&t->vneg, t->cr.in_flight);
 }
 
 static void maybe_writable(struct xclnt *t)
@@ -442,6 +455,12 @@ static void start_down(struct xclnt *t, int err)
 		return;
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
+	/* Draft 5.2: a probe lost with its connection counts as a Version
+	 * One answer, so the next connection does not probe again. */
+	if (!t->partner && rpcrdma__vneg_on_lost(&t->vneg)) {
+		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
+		t->st.vers_fallbacks++;
+	}
 	if (t->bc_host)
 		rpcrdma__xsvc_partner_detach(t->bc_host);
 	/* Guard, so that fences ending synchronously below cannot finish
@@ -464,6 +483,15 @@ static void start_down(struct xclnt *t, int err)
 	finish_down(t);
 }
 
+/* Thresholds for the version negotiation has reached: that version's
+ * defaults, and while the probe is out no more than a Version One
+ * receiver takes (draft 5.2: at most 1024 bytes). */
+static void apply_version(struct xclnt *t)
+{
+	rpcrdma__xconn_set_version(&t->conn, t->vneg.vers, t->inline_send, t->inline_recv);
+	t->conn.thr.send_max = rpcrdma__vneg_send_max(&t->vneg, t->conn.thr.send_max);
+}
+
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
 {
 	struct xclnt *t = dev->ctx;
@@ -483,6 +511,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		 * without any, 1024 bytes (RFC 8166 3.3.3). */
 		rpcrdma__xconn_negotiate(&t->conn, ev->private_len ? ev->private_data : NULL,
 					 ev->private_len, t->inline_send, t->inline_recv);
+		apply_version(t);
 		t->conn.sq_depth = t->conn.pc->attr.send_depth;
 		t->conn.bc_sq_share = 0;
 		if (t->bc_host) {
@@ -514,6 +543,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 /*
  * Replies.
  */
+static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
 
 /* Checks the segments a responder returned against those offered: same
  * count and handles, no length grown, filled in order (RFC 8166 4.4.6). */
@@ -588,6 +618,97 @@ static int check_reply(struct xreq *x, const struct rpcrdma_hdr *h)
 	return 0;
 }
 
+/* Posts @x's Send again, its header now in the connection's version
+ * (RDMA_MSG and RDMA_NOMSG are laid out alike in both versions, so only
+ * rdma_vers changes).  The grants of the first try still stand. */
+static void resend(struct xclnt *t, struct xreq *x)
+{
+	uint32_t vers_be = htobe32(t->conn.vers);
+	int rc = -ENOTCONN;
+
+	memcpy(x->sbuf.addr + 4, &vers_be, sizeof(vers_be));
+	if (t->conn.state == RPCRDMA__XCONN_UP && t->conn.sq_used < t->conn.sq_depth) {
+		x->send_op.done = on_send;
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, x->nsge, 0, 0, &x->send_op);
+	}
+	if (rc) {
+		x->state = XREQ_FAILED;
+		x->fail_err = rc == -ENOTCONN ? -ECONNRESET : rc;
+		req_fence(t, x);
+		return;
+	}
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+	t->st.calls_sent++;
+}
+
+/*
+ * RDMA_ERROR/ERR_VERS (draft 5.2; RFC 8166 5.5.1): the responder refused
+ * the version our call carried.  While probing, the call goes again in the
+ * highest version both ranges share, and a peer found to be Version One is
+ * remembered by address; anything else ends the connection.
+ */
+static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r,
+			    const struct rpcrdma_hdr *h)
+{
+	enum rpcrdma__vneg_verdict verdict;
+	struct xreq *x = t->partner ? NULL : tab_take(t, h->xid);
+	bool peer_is_v1;
+
+	if (!x) {
+		t->st.bad_msgs++;
+		req_repost(t, r);
+		return;
+	}
+	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
+		x->creq = NULL;
+		t->norphans++;
+	}
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+	t->st.rdma_errors_received++;
+	req_repost(t, r);
+	verdict = rpcrdma__vneg_on_err_vers(&t->vneg, h->vers_low, h->vers_high, &peer_is_v1);
+	if (peer_is_v1)
+		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
+	if (verdict == RPCRDMA__VNEG_RETRY) {
+		t->st.vers_fallbacks++;
+		t->conn.vers = t->vneg.vers;
+		apply_version(t);
+		if (!x->creq) {
+			/* Aborted meanwhile: nothing to send again. */
+			if (t->norphans)
+				t->norphans--;
+			x->state = XREQ_DEAD;
+			req_fence(t, x);
+			return;
+		}
+		/* ORDER: the Send buffer is ours again only once the first
+		 * Send completed. */
+		if (x->send_busy)
+			x->resend_pending = true;
+		else
+			resend(t, x);
+		return;
+	}
+	/* No version in common, or ERR_VERS for a version already agreed:
+	 * the call fails and the connection ends. */
+	if (!x->creq) {
+		if (t->norphans)
+			t->norphans--;
+		x->state = XREQ_DEAD;
+	} else {
+		x->state = XREQ_FAILED;
+		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
+	}
+	req_fence(t, x);
+	if (t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)
+		(void)rpcrdma__provider_disconnect(t->conn.pc);
+}
+
 static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 			 const struct rpcrdma_prov_event *ev)
 {
@@ -611,9 +732,20 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 		/* RDMA_DONE, RDMA_MSGP, anything else: not a reply. */
 		goto out_bad;
 	}
+	if (h->proc == RPCRDMA_PROC_ERROR && h->err == RPCRDMA_ERR_VERS) {
+		handle_err_vers(t, r, h);
+		return;
+	}
+	/* Draft 5.3: every answer comes in the version of its call. */
+	if (h->vers != t->conn.vers)
+		goto out_bad;
 	x = tab_take(t, h->xid);
 	if (!x)
 		goto out_bad;
+	/* The first answer in Version Two settles it: its 4096-byte
+	 * defaults apply from the next call on, on this connection. */
+	if (!t->partner && rpcrdma__vneg_on_reply(&t->vneg, h->vers) == RPCRDMA__VNEG_SETTLED)
+		apply_version(t);
 	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
 		/* The core no longer waits for this call (and did not tell
 		 * us): it is answered, but to nobody. */
@@ -712,6 +844,16 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	x->send_busy = false;
 	if (t->conn.sq_used)
 		t->conn.sq_used--;
+	if (x->resend_pending) {
+		x->resend_pending = false;
+		if (x->creq && x->state == XREQ_SENT && !x->in_table) {
+			resend(t, x);
+		} else if (!x->in_table && x->state == XREQ_SENT) {
+			x->state = XREQ_DEAD;
+			req_fence(t, x);
+			return;
+		}
+	}
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
 	    t->conn.state == RPCRDMA__XCONN_UP)
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
@@ -748,6 +890,9 @@ static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
 	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	t->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT;
+	/* rpc.h: 0 means Version One; more than Two is not spoken. */
+	t->max_vers = opts->max_vers >= RPCRDMA_VERSION_TWO ? RPCRDMA_VERSION_TWO
+							    : RPCRDMA_VERSION_ONE;
 
 	rc = rpcrdma__xdev_open(&t->dev, loop,
 				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
@@ -776,12 +921,16 @@ static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	t->mask = nslots - 1;
 
 	rpcrdma_hdr_limits_default(&t->lim);
-	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	/* Answers in either version we may have sent are decoded; which one
+	 * is right is the negotiation's to say (handle_reply). */
+	t->lim.vers_low = RPCRDMA_VERSION_ONE;
+	t->lim.vers_high = t->max_vers;
 	t->lim.max_hdr_size = t->inline_recv;
 
 	t->conn.dev = &t->dev;
 	t->conn.state = RPCRDMA__XCONN_IDLE;
 	t->conn.vers = RPCRDMA_VERSION_ONE;
+	rpcrdma__vneg_start(&t->vneg, RPCRDMA_VERSION_ONE, true);
 	t->conn.pool = &t->pool;
 	t->conn.on_recv = on_recv;
 	t->conn.st = &t->st;
@@ -814,6 +963,11 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 	 * reverse calls (RFC 8167 4.3.1) and the callback responder's sends. */
 	attr.send_depth = t->credits + 8 + (t->bc_host ? RPCRDMA__BC_SQ_SHARE : 0);
 	attr.recv_depth = t->credits + 2 + t->bc_credits;
+	/* Version Two is offered unless this peer was found to be Version
+	 * One only (on an earlier connection, by any client). */
+	rpcrdma__vneg_start(&t->vneg, t->max_vers,
+			    rpcrdma__vmemo_is_v1((const struct sockaddr *)&t->dst, t->dstlen));
+	t->conn.vers = t->vneg.vers;
 	rc = rpcrdma__provider_conn_create(t->dev.prov, &attr, &t->conn, &t->conn.pc);
 	if (rc)
 		return rc;
@@ -1240,6 +1394,11 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 			rc = -EAGAIN; /* the connection is going: the core waits for it */
 		goto out_fail;
 	}
+	memcpy(x->sge, sge, sizeof(sge));
+	x->nsge = nsge;
+	x->resend_pending = false;
+	if (!t->partner)
+		rpcrdma__vneg_sent(&t->vneg);
 	x->send_busy = true;
 	t->conn.sq_used++;
 	x->state = XREQ_SENT;
@@ -1247,6 +1406,8 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	rpcrdma__credits_sent(&t->cr);
 
 	t->st.calls_sent++;
+	if (t->conn.vers == RPCRDMA_VERSION_TWO)
+		t->st.vers_two_msgs++;
 	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
 	if (x->chunks & XREQ_CH_LONG)
 		t->st.long_calls++;
@@ -1488,7 +1649,10 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t 
 	}
 	t->mask = nslots - 1;
 	rpcrdma_hdr_limits_default(&t->lim);
-	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	/* Reverse replies come in the forward direction's version, One or
+	 * Two (RFC 8167 5.1; handle_reply checks it is the connection's). */
+	t->lim.vers_low = RPCRDMA_VERSION_ONE;
+	t->lim.vers_high = RPCRDMA_VERSION_TWO;
 	t->lim.max_hdr_size = inline_recv;
 	/* Deferred revocations wait on the owner's device, which polls. */
 	t->conn.dev = dev;
