@@ -85,6 +85,8 @@ struct xreq {
 	bool in_callback; /* the core is looking at its reply: keep it all */
 	/* ERR_VERS came before the Send completed: send again from on_send. */
 	bool resend_pending;
+	/* Not a call: our transport properties exchange (Version Two). */
+	bool is_props;
 	struct rpcrdma__xop send_op;
 	struct rpcrdma__xfence fence;
 
@@ -134,6 +136,11 @@ struct xclnt {
 	 * and this connection's state. */
 	uint32_t max_vers;
 	struct rpcrdma__vneg vneg;
+	/* The transport properties exchange (properties.c): due once
+	 * Version Two is agreed, and how many are out (0 or 1). */
+	bool props_due;
+	uint32_t props_out;
+	struct rpcrdma__props peer_props;
 
 	struct rpcrdma__xconn conn;
 	struct rpcrdma_credits cr;
@@ -310,6 +317,7 @@ static void req_try_free(struct xclnt *t, struct xreq *x)
 	}
 	req_drop_own(x);
 	x->ngrants = 0;
+	x->is_props = false;
 	x->state = XREQ_IDLE;
 	if (t->nfree >= XREQ_FREE_MAX) {
 		req_destroy(t, x);
@@ -435,6 +443,8 @@ static void finish_down(struct xclnt *t)
 	t->conn.pc = NULL;
 	t->conn.state = RPCRDMA__XCONN_IDLE;
 	t->norphans = 0;
+	t->props_out = 0;
+	t->props_due = false;
 	t->conn.sq_used = 0;
 	t->conn.recv_posted = 0;
 	rpcrdma__credits_reset(&t->cr);
@@ -709,6 +719,110 @@ static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r,
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
 }
 
+/*
+ * The transport properties exchange (docs/rpcrdma-v2-properties.md): once
+ * Version Two is agreed, one RDMA_OPTIONAL with our properties, accounted as
+ * a call (a credit, a table entry under an XID of its own); the answer's
+ * receive size becomes our inline send threshold on this connection.  An
+ * RDMA_ERROR answer (ERR_INVAL_OPTION from a peer without the feature)
+ * leaves the defaults.  It is advisory: when no credit is free it is not
+ * sent.
+ */
+static bool xid_in_flight(struct xclnt *t, uint32_t xid)
+{
+	for (const struct xreq *y = *tab_slot(t, xid); y; y = y->hnext) {
+		if (y->xid == xid)
+			return true;
+	}
+	return false;
+}
+
+static void props_start(struct xclnt *t)
+{
+	struct rpcrdma_xdr_stream xdr;
+	uint8_t info[64];
+	struct xreq *x;
+	uint32_t xid;
+	int n, rc;
+
+	if (t->partner || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO || !can_send(t))
+		return;
+	n = rpcrdma__xprops_build(info, sizeof(info), t->inline_send, t->inline_recv, t->credits);
+	if (n < 0)
+		return;
+	/* An XID no call in flight has (the core's come from its own
+	 * counter; a later collision only costs this advisory exchange). */
+	xid = 0x9e3779b9u ^ (uint32_t)t->conn.gen;
+	while (xid_in_flight(t, xid))
+		xid++;
+	x = req_get(t);
+	if (!x)
+		return;
+	if (rpcrdma__xbuf_reserve(t->dev.prov, &x->sbuf, RPCRDMA__XPRT_HDR_ROOM)) {
+		x->state = XREQ_IDLE;
+		req_try_free(t, x);
+		return;
+	}
+	x->creq = NULL;
+	x->xid = xid;
+	x->is_props = true;
+	x->ngrants = x->nown = 0;
+	x->chunks = 0;
+	x->nwch = x->wsegs = x->rsegs = 0;
+	x->rep = NULL;
+	x->resend_pending = false;
+	rpcrdma_xdr_init(&xdr, x->sbuf.addr, x->sbuf.len);
+	rc = rpcrdma_xdr_encode_u32(&xdr, xid);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_VERSION_TWO);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, t->credits);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_PROC_OPTIONAL);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_OPT_PROPERTIES);
+	rc = rc ? rc : rpcrdma_xdr_encode_opaque(&xdr, info, (uint32_t)n);
+	if (!rc) {
+		x->sge[0].addr = x->sbuf.addr;
+		x->sge[0].length = (uint32_t)rpcrdma_xdr_pos(&xdr);
+		x->sge[0].mr = x->sbuf.mr;
+		x->nsge = 1;
+		x->send_op.done = on_send;
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, 1, 0, 0, &x->send_op);
+	}
+	if (rc) {
+		x->is_props = false;
+		x->state = XREQ_DEAD;
+		req_try_free(t, x);
+		return;
+	}
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+	t->props_out++;
+}
+
+static void props_answered(struct xclnt *t, struct xreq *x, const struct rpcrdma_hdr *h)
+{
+	struct rpcrdma__props peer;
+
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+	if (t->props_out)
+		t->props_out--;
+	if (h->proc == RPCRDMA_PROC_OPTIONAL && h->opttype == RPCRDMA_OPT_PROPERTIES &&
+	    !h->payload_len && !rpcrdma__props_decode(h->optinfo, h->optinfo_len, &peer)) {
+		t->peer_props = peer;
+		t->conn.thr.send_max =
+		    rpcrdma__props_send_max(&peer, t->inline_send, t->conn.thr.send_max);
+	} else if (h->proc == RPCRDMA_PROC_ERROR) {
+		t->st.rdma_errors_received++;
+	} else {
+		t->st.bad_msgs++;
+	}
+	x->is_props = false;
+	x->state = XREQ_DEAD;
+	req_try_free(t, x);
+}
+
 static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 			 const struct rpcrdma_prov_event *ev)
 {
@@ -728,6 +842,11 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 	case RPCRDMA_PROC_NOMSG:
 	case RPCRDMA_PROC_ERROR:
 		break;
+	case RPCRDMA_PROC_OPTIONAL:
+		/* Only as the answer to our properties exchange. */
+		if (t->props_out)
+			break;
+		goto out_bad;
 	default:
 		/* RDMA_DONE, RDMA_MSGP, anything else: not a reply. */
 		goto out_bad;
@@ -744,8 +863,20 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 		goto out_bad;
 	/* The first answer in Version Two settles it: its 4096-byte
 	 * defaults apply from the next call on, on this connection. */
-	if (!t->partner && rpcrdma__vneg_on_reply(&t->vneg, h->vers) == RPCRDMA__VNEG_SETTLED)
+	if (!t->partner && rpcrdma__vneg_on_reply(&t->vneg, h->vers) == RPCRDMA__VNEG_SETTLED) {
 		apply_version(t);
+		t->props_due = true;
+	}
+	if (x->is_props) {
+		props_answered(t, x, h);
+		req_repost(t, r);
+		return;
+	}
+	if (h->proc == RPCRDMA_PROC_OPTIONAL) {
+		/* An RDMA_OPTIONAL answers no call of ours. */
+		tab_add(t, x);
+		goto out_bad;
+	}
 	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
 		/* The core no longer waits for this call (and did not tell
 		 * us): it is answered, but to nobody. */
@@ -822,6 +953,11 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		 * (4.1).  Without callbacks no server may send calls
 		 * (section 6): everything is then taken as a reply, and one
 		 * that matches no call is dropped (bad_msgs). */
+		/* RDMA_OPTIONAL tells no direction; a server sends one only
+		 * to answer our properties exchange. */
+		if (dir == RPCRDMA__DIR_UNKNOWN && t->props_out &&
+		    t->hdr.proc == RPCRDMA_PROC_OPTIONAL)
+			dir = RPCRDMA__DIR_REPLY;
 		if (dir == RPCRDMA__DIR_CALL)
 			rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
 		if (dir != RPCRDMA__DIR_REPLY) {
@@ -833,6 +969,10 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		}
 	}
 	handle_reply(t, r, ev);
+	if (t->props_due) {
+		t->props_due = false;
+		props_start(t);
+	}
 	maybe_writable(t);
 }
 

@@ -588,6 +588,9 @@ static void post_tx(struct xsreq *s)
 		sc->in_progress--;
 	s->counted = false;
 	v->st.calls_sent++;
+	/* Every answer is in its call's version (draft 5.3). */
+	if (s->hdr.vers == RPCRDMA_VERSION_TWO)
+		v->st.vers_two_msgs++;
 	v->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
 	v->st.credits_granted = s->grant;
 	return;
@@ -717,7 +720,6 @@ static void handle_optional(struct xsreq *s)
 		sreq_release(s);
 		return;
 	}
-	v->st.vers_two_msgs++;
 	s->hdr_len = (size_t)n;
 	s->reply_len = 0;
 	s->form = SFORM_ERROR; /* a header-only Send, as an RDMA_ERROR is */
@@ -1528,8 +1530,6 @@ static int s_reply_send(struct rpcrdma__sreq *sreq)
 	}
 	if (s->rddp.nresults)
 		v->st.write_chunk_msgs++;
-	if (s->hdr.vers == RPCRDMA_VERSION_TWO)
-		v->st.vers_two_msgs++;
 	queue_tx(s);
 	return 0;
 }

@@ -471,6 +471,10 @@ struct rpcrdma__xopt_ctx {
 
 /* properties.c: RPCRDMA_OPT_PROPERTIES (docs/rpcrdma-v2-properties.md). */
 extern const struct rpcrdma__opt_feature rpcrdma__xprops_feature;
+/* Our properties as rdma_optinfo (both roles send the same four).
+ * Returns the length or -ENOSPC. */
+int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t our_recv,
+			  uint32_t credits);
 
 /* Tests: the provider instance behind a transport (for its counters). */
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);

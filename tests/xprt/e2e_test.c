@@ -776,6 +776,7 @@ static const struct test_case cases[] = {
     {"e2e_v2_inline_threshold", case_v2_inline_threshold},
     {"e2e_v2_peer_memory", case_v2_peer_memory},
     {"e2e_v2_bidir", case_v2_bidir},
+    {"e2e_v2_properties", case_v2_properties},
 };
 
 int main(int argc, char **argv)

@@ -72,6 +72,8 @@ static int case_v2_both(void)
 	CHECK_RC(cs.rdma_errors_received, 0);
 	CHECK_RC(ss.rdma_errors_sent, 0);
 	CHECK(cs.long_calls && cs.read_chunk_msgs && cs.write_chunk_msgs && cs.long_replies);
+	/* The transport properties exchange went once, after the probe. */
+	CHECK_RC(ss.optional_msgs, 1);
 	CHECK_RC(cs.bad_msgs, 0);
 	CHECK_RC(ss.bad_msgs, 0);
 	CHECK_RC(env_down(&e), 0);
@@ -107,8 +109,9 @@ static int case_v2_to_v1_server(void)
 	CHECK_RC(cs.rdma_errors_received, 1);
 	CHECK_RC(ss.rdma_errors_sent, 1);
 	CHECK_RC(cs.vers_two_msgs, 1); /* the probe only */
-	CHECK_RC(ss.vers_two_msgs, 0);
+	CHECK_RC(ss.vers_two_msgs, 1); /* ERR_VERS, echoing the probe's version */
 	CHECK_RC(cs.calls_sent, cs.calls_received + 1); /* the refused probe */
+	CHECK_RC(ss.optional_msgs, 0);
 	CHECK_RC(cs.bad_msgs, 0);
 	free_echoes(a, N);
 	CHECK_RC(env_down(&e), 0);
@@ -181,6 +184,67 @@ static int case_v2_inline_threshold(void)
 		rc = 1;
 	}
 	rpcrdma__xprt_omit_private = false;
+	return rc;
+}
+
+/*
+ * The transport properties exchange end to end, with no RFC 8797 private
+ * data and 8 KiB inline sizes at both ends: Version Two's default is 4096,
+ * and only the exchange tells each end that the other takes 8 KiB.  After
+ * the probe and one more call, a 6 KiB call and a 6 KiB reply go inline;
+ * before, the call was a Long Call.
+ */
+static int case_v2_properties(void)
+{
+	struct rpcrdma_xprt_stats before, after, ss;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_call call;
+	char port[16];
+	struct env e;
+	int rc = 1;
+
+	memset(&e, 0, sizeof(e));
+	rpcrdma__vmemo_forget(NULL, 0);
+	rpcrdma__xprt_omit_private = true;
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.inline_send = so.inline_recv = 8192;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.max_vers = 2;
+	co.inline_send = co.inline_recv = 8192;
+	co.timeout_ms = 20000;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	/* The probe, as a 6 KiB call: a Long Call (at most 1024 bytes). */
+	if (blob_call(e.clnt, 6000, 16))
+		goto out;
+	/* One more: the exchange's answer arrives before its reply. */
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &before), 0);
+	CHECK_RC(before.long_calls, 1);
+	for (int i = 0; i < 4; i++) {
+		if (blob_call(e.clnt, 6000, 6000))
+			goto out;
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &after), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(after.long_calls - before.long_calls, 0);
+	CHECK_RC(after.inline_msgs - before.inline_msgs, 4);
+	CHECK_RC(after.long_replies, 0);
+	CHECK_RC(after.reply_chunk_msgs, 0);
+	CHECK_RC(ss.optional_msgs, 1);
+	CHECK_RC(ss.rdma_errors_sent, 0);
+	CHECK_RC(after.bad_msgs, 0);
+	rc = 0;
+out:
+	rpcrdma__xprt_omit_private = false;
+	CHECK_RC(env_down(&e), 0);
 	return rc;
 }
 
