@@ -27,8 +27,9 @@ int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t 
 	ours.recv_size = our_recv;
 	ours.send_size = our_send;
 	ours.credits = credits;
-	/* Version Two requires bidirectional support (draft 4.2); whether
-	 * the upper layer uses it is still RFC 8167 section 6's business. */
+	/* Both roles take reverse-direction traffic on every connection
+	 * this engine runs; whether the upper layer uses it is still RFC
+	 * 8167 section 6's business. */
 	ours.reverse = 1;
 	return rpcrdma__props_encode(&ours, buf, cap);
 }
