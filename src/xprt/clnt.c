@@ -661,8 +661,7 @@ static void resend(struct xclnt *t, struct xreq *x)
  * highest version both ranges share, and a peer found to be Version One is
  * remembered by address; anything else ends the connection.
  */
-static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r,
-			    const struct rpcrdma_hdr *h)
+static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r, const struct rpcrdma_hdr *h)
 {
 	enum rpcrdma__vneg_verdict verdict;
 	struct xreq *x = t->partner ? NULL : tab_take(t, h->xid);
@@ -1031,8 +1030,8 @@ static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	t->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT;
 	/* rpc.h: 0 means Version One; more than Two is not spoken. */
-	t->max_vers = opts->max_vers >= RPCRDMA_VERSION_TWO ? RPCRDMA_VERSION_TWO
-							    : RPCRDMA_VERSION_ONE;
+	t->max_vers =
+	    opts->max_vers >= RPCRDMA_VERSION_TWO ? RPCRDMA_VERSION_TWO : RPCRDMA_VERSION_ONE;
 
 	rc = rpcrdma__xdev_open(&t->dev, loop,
 				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,

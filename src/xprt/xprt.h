@@ -175,7 +175,7 @@ struct rpcrdma__xconn {
 	 * negotiation (proto/version.h) sets it; a responder takes it from
 	 * the first call it accepts, and answers each call in its own. */
 	uint32_t vers;
-	bool vers_known; /* responder: a call fixed @vers */
+	bool vers_known;                /* responder: a call fixed @vers */
 	struct rpcrdma_cm_private peer; /* as decoded (defaults if none) */
 	struct rpcrdma_inline thr;
 	bool peer_invalidate; /* the peer takes Send With Invalidate */

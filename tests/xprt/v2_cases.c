@@ -108,8 +108,8 @@ static int case_v2_to_v1_server(void)
 	CHECK_RC(cs.vers_fallbacks, 1);
 	CHECK_RC(cs.rdma_errors_received, 1);
 	CHECK_RC(ss.rdma_errors_sent, 1);
-	CHECK_RC(cs.vers_two_msgs, 1); /* the probe only */
-	CHECK_RC(ss.vers_two_msgs, 1); /* ERR_VERS, echoing the probe's version */
+	CHECK_RC(cs.vers_two_msgs, 1);                  /* the probe only */
+	CHECK_RC(ss.vers_two_msgs, 1);                  /* ERR_VERS, echoing the probe's version */
 	CHECK_RC(cs.calls_sent, cs.calls_received + 1); /* the refused probe */
 	CHECK_RC(ss.optional_msgs, 0);
 	CHECK_RC(cs.bad_msgs, 0);

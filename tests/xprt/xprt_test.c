@@ -1577,8 +1577,7 @@ static int raw_reply_vers(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t
 	return raw_send(srv, buf, (size_t)n + rpcrdma_xdr_pos(&x));
 }
 
-static int raw_err_vers(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t low,
-			uint32_t high)
+static int raw_err_vers(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t low, uint32_t high)
 {
 	struct rpcrdma_hdr r;
 	uint8_t buf[64];
