@@ -500,6 +500,10 @@ static void apply_version(struct xclnt *t)
 {
 	rpcrdma__xconn_set_version(&t->conn, t->vneg.vers, t->inline_send, t->inline_recv);
 	t->conn.thr.send_max = rpcrdma__vneg_send_max(&t->vneg, t->conn.thr.send_max);
+	/* The callback responder answers on this connection: the same
+	 * thresholds (RFC 8167 4.2). */
+	if (t->bc_host && t->conn.state == RPCRDMA__XCONN_UP)
+		rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
 }
 
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
@@ -812,6 +816,8 @@ static void props_answered(struct xclnt *t, struct xreq *x, const struct rpcrdma
 		t->peer_props = peer;
 		t->conn.thr.send_max =
 		    rpcrdma__props_send_max(&peer, t->inline_send, t->conn.thr.send_max);
+		if (t->bc_host)
+			rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
 	} else if (h->proc == RPCRDMA_PROC_ERROR) {
 		t->st.rdma_errors_received++;
 	} else {
@@ -988,6 +994,11 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		if (x->creq && x->state == XREQ_SENT && !x->in_table) {
 			resend(t, x);
 		} else if (!x->in_table && x->state == XREQ_SENT) {
+			/* Aborted while waiting to go again: call_abort
+			 * counted it as an orphan holding a credit, which
+			 * it no longer holds. */
+			if (t->norphans)
+				t->norphans--;
 			x->state = XREQ_DEAD;
 			req_fence(t, x);
 			return;

@@ -1718,6 +1718,17 @@ void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 	v->partner_sc = sc;
 }
 
+void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner)
+{
+	struct xsvc *v = xsvc_of(t);
+
+	if (!v->partner_sc)
+		return;
+	v->partner_sc->c.vers = owner->vers;
+	v->partner_sc->c.thr = owner->thr;
+}
+
 void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t)
 {
 	struct xsvc *v = xsvc_of(t);

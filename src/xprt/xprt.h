@@ -434,6 +434,10 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 				 struct rpcrdma__svc_transport **out);
 void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 				  const struct rpcrdma__xconn *owner);
+/* The owner's version or thresholds changed (Version Two negotiation, the
+ * properties exchange) on the same connection. */
+void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner);
 void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
 void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
 /* The RDMA connection a request came on (opaque; NULL when it is gone or

@@ -777,6 +777,7 @@ static const struct test_case cases[] = {
     {"e2e_v2_peer_memory", case_v2_peer_memory},
     {"e2e_v2_bidir", case_v2_bidir},
     {"e2e_v2_properties", case_v2_properties},
+    {"e2e_v2_bidir_inline", case_v2_bidir_inline},
 };
 
 int main(int argc, char **argv)

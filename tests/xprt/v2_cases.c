@@ -311,3 +311,51 @@ static int case_v2_bidir(void)
 		rc = 1;
 	return rc;
 }
+
+/*
+ * Reverse replies on a Version Two connection use its thresholds: the
+ * client's callback responder took the probe's 1024-byte cap when it was
+ * attached, and must move to Version Two's 4096 with its owner.  A reverse
+ * call whose 3000-byte reply fits 4096, with no Reply chunk offered, is
+ * answered inline; with the cap left in place it would get ERR_CHUNK.
+ */
+static int case_v2_bidir_inline(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct blob in = {.want = 3000, .len = 3000};
+	struct blob out = {.want = 3000};
+	struct rpcrdma_call call;
+	struct env e;
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	g_clnt_max_vers = 2;
+	if (bidir_up(&e, true, false)) {
+		g_clnt_max_vers = 0;
+		return 1;
+	}
+	g_clnt_max_vers = 0;
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	in.data = malloc(in.len);
+	out.data = malloc(out.want + 1);
+	CHECK(in.data && out.data);
+	for (uint32_t k = 0; k < in.len; k++)
+		in.data[k] = pat(in.len, k);
+	for (int i = 0; i < 3; i++) {
+		call_init(&call, CB_BLOB, blob_enc, &in, res_blob_dec, &out);
+		call.max_reply = 128 + out.want;
+		CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), 0);
+		CHECK_RC(out.len, 3000);
+		for (uint32_t k = 0; k < out.len; k++)
+			CHECK(out.data[k] == pat(out.len + 1, k));
+	}
+	free(in.data);
+	free(out.data);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(cs.vers_two_msgs, cs.calls_sent);
+	CHECK_RC(ss.rev_calls, 3);
+	CHECK_RC(cs.rev_errors + ss.rev_errors, 0);
+	CHECK_RC(cs.rev_long_msgs + ss.rev_long_msgs, 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
