@@ -1,5 +1,5 @@
 /*
- * The requester side of RPC-over-RDMA Version One (rpcrdma__rdma_clnt_ops):
+ * The requester side of RPC-over-RDMA Versions One and Two (rpcrdma__rdma_clnt_ops):
  * one connection to one server, the calls in flight on it, their chunks and
  * remote-access grants, credits, and reconnection support for the core.
  *
@@ -31,6 +31,14 @@
  * carrying a reduced call plus Read chunks (plan.h prefers the full call),
  * RDMA_MSGP and RDMA_DONE.  Replies taken: RDMA_MSG with the Write chunk
  * echoed (or not at all), RDMA_NOMSG through our Reply chunk, RDMA_ERROR.
+ *
+ * Version Two (draft-cel-nfsv4-rpcrdma-version-two-00 section 5).  With
+ * max_vers 2 each connection starts with a probe (proto/version.h): the
+ * first call alone, in Version Two, within 1024 bytes.  A Version Two answer
+ * settles the connection there, moves its thresholds to Version Two's
+ * defaults and starts the transport properties exchange (properties.c); an
+ * ERR_VERS answer sends the same Send again in Version One and remembers the
+ * peer's address, as does a probe lost with its connection.
  *
  * Recovery.  When the connection ends, every call in flight is fenced (all
  * grants revoked; on providers whose handles are not scoped to a

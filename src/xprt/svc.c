@@ -1,5 +1,5 @@
 /*
- * The responder side of RPC-over-RDMA Version One (rpcrdma__rdma_svc_ops):
+ * The responder side of RPC-over-RDMA Versions One and Two (rpcrdma__rdma_svc_ops):
  * a listener, the connections it accepts, the calls received on them, the
  * RDMA Reads that pull their Read chunks, and the replies with their RDMA
  * Writes.
@@ -16,6 +16,13 @@
  * reply_begin/reply_send: DDP-eligible results land in the call's Write
  * chunks (ddp.c), rpcrdma__plan_reply() picks inline, Long (through the
  * Reply chunk) or ERR_CHUNK, and the Writes are posted before the Send.
+ *
+ * Versions.  The decoder takes min_vers..max_vers (default 1..2) and
+ * answers others with ERR_VERS; each call is answered in its own version,
+ * and the first accepted message fixes the connection's default thresholds
+ * (draft-cel-nfsv4-rpcrdma-version-two-00 section 5).  A Version Two
+ * RDMA_OPTIONAL goes through the registry of optional features: unknown
+ * ones get ERR_INVAL_OPTION, the transport properties are answered.
  *
  * Credits (RFC 8166 4.3.1).  The grant in each reply is
  * rpcrdma__credits_grant(configured, requested): at least 1, never more

@@ -1,5 +1,5 @@
 /*
- * The RPC-over-RDMA Version One connection engine: internal interfaces
+ * The RPC-over-RDMA connection engine (Versions One and Two): internal interfaces
  * shared by its files.
  *
  *   conn.c  a provider instance driven by the event loop (struct
