@@ -19,12 +19,14 @@
  * bad command line.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/options.h"
 #include "rpcrdma/header.h"
 #include "rpcrdma/rpc_msg.h"
 #include "rpcrdma/xdr.h"
@@ -134,6 +136,38 @@ static void put_error(struct json *j, const struct rpcrdma_hdr *hdr, bool comple
 	json_object_end(j);
 }
 
+/* The one optional feature we know (docs/rpcrdma-v2-properties.md):
+ * its properties by name, or why they do not decode. */
+static void put_properties(struct json *j, const struct rpcrdma_hdr *hdr)
+{
+	static const struct {
+		enum rpcrdma__propid id;
+		const char *name;
+		size_t offset;
+	} props[] = {
+	    {RPCRDMA_PROP_RECV_SIZE, "recv_size", offsetof(struct rpcrdma__props, recv_size)},
+	    {RPCRDMA_PROP_SEND_SIZE, "send_size", offsetof(struct rpcrdma__props, send_size)},
+	    {RPCRDMA_PROP_CREDITS, "credits", offsetof(struct rpcrdma__props, credits)},
+	    {RPCRDMA_PROP_REVERSE, "reverse", offsetof(struct rpcrdma__props, reverse)},
+	};
+	struct rpcrdma__props p;
+
+	if (rpcrdma__props_decode(hdr->optinfo, hdr->optinfo_len, &p)) {
+		json_string(j, "properties_error", "malformed rpcrdma2_props");
+		return;
+	}
+	json_object_begin(j, "properties");
+	for (size_t i = 0; i < sizeof(props) / sizeof(props[0]); i++) {
+		uint32_t v;
+
+		if (!RPCRDMA__PROPS_HAS(&p, props[i].id))
+			continue;
+		memcpy(&v, (const char *)&p + props[i].offset, sizeof(v));
+		json_uint(j, props[i].name, v);
+	}
+	json_object_end(j);
+}
+
 static void put_optional(struct json *j, const struct rpcrdma_hdr *hdr, bool complete,
                          size_t stopped_at)
 {
@@ -141,8 +175,13 @@ static void put_optional(struct json *j, const struct rpcrdma_hdr *hdr, bool com
 		return;
 	json_object_begin(j, "optional");
 	json_uint(j, "type", hdr->opttype);
-	if (complete)
+	if (hdr->opttype == RPCRDMA_OPT_PROPERTIES)
+		json_string(j, "name", "transport-properties");
+	if (complete) {
 		json_hexbytes(j, "info", hdr->optinfo, hdr->optinfo_len);
+		if (hdr->opttype == RPCRDMA_OPT_PROPERTIES)
+			put_properties(j, hdr);
+	}
 	json_object_end(j);
 }
 

@@ -67,7 +67,17 @@ struct rpcrdma_client_opts {
 	uint32_t inline_send;          /* our largest inline Send; 0: 4096 */
 	uint32_t inline_recv;          /* our receive buffers; 0: 4096 */
 	uint32_t credits;              /* credits to request; 0: 128 */
-	uint32_t max_vers;             /* RPC-over-RDMA version to offer; 0: 1 */
+	/*
+	 * Highest RPC-over-RDMA version to offer: 1 (the default; 0 means
+	 * 1) or 2.  With 2 the first message of each connection is a
+	 * Version Two probe of at most 1024 bytes, sent alone; a responder
+	 * that answers RDMA_ERROR/ERR_VERS gets the call again in Version
+	 * One, and its address is remembered (process-wide) so that later
+	 * connections start in Version One.  Once Version Two is agreed the
+	 * inline thresholds move to its 4096-byte defaults (or the RFC 8797
+	 * private data), on the same connection.
+	 */
+	uint32_t max_vers;
 	int timeout_ms;                /* per call; 0: 30000, -1: none */
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
 	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
@@ -229,6 +239,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(remote_invalidations) /* handles the peer invalidated with Send With Invalidate */ \
 	X(write_zero_copy_bytes) /* server: Write chunk bytes sent from the results' memory */ \
 	X(conns_handed_off)    /* server: connections given to worker loops */                 \
+	X(vers_two_msgs)       /* calls (client) or replies (server) sent in Version Two */   \
+	X(vers_fallbacks)      /* client: connections moved to Version One (ERR_VERS, or     */ \
+			       /* the Version Two probe lost with its connection)           */ \
+	X(optional_msgs)       /* server: RDMA_OPTIONAL received (Version Two features)      */ \
 	/* Reverse direction (RFC 8167, backchannel.h); the fields above count   */            \
 	/* the forward direction only.                                            */           \
 	X(rev_calls)           /* reverse calls sent (server) or served (client) */            \
@@ -291,7 +305,11 @@ struct rpcrdma_server_opts {
 	uint32_t inline_send;      /* 0: 4096 */
 	uint32_t inline_recv;      /* 0: 4096 */
 	uint32_t credits;          /* credits granted; 0: 32 */
-	uint32_t min_vers, max_vers; /* RPC-over-RDMA versions; 0: 1..1 */
+	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
+	 * call is answered in its own version, others get ERR_VERS with this
+	 * range.  Version Two connections take RDMA_OPTIONAL (the transport
+	 * properties feature; others get ERR_INVAL_OPTION). */
+	uint32_t min_vers, max_vers;
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
 	uint32_t max_record;       /* TCP: largest call record; 0: 1 MiB + 64 KiB */

@@ -61,8 +61,12 @@ enum rpcrdma__vneg_verdict rpcrdma__vneg_on_err_vers(struct rpcrdma__vneg *v, ui
 	/* The highest version in both [low, high] and [1, vers - 1]: the peer
 	 * refused the one we sent, whatever its range claims. */
 	pick = high < v->vers - 1 ? high : v->vers - 1;
-	if (low > high || pick < 1 || pick < low)
+	if (low > high || pick < 1 || pick < low) {
+		/* The probe was answered: the connection that now ends was
+		 * not lost with it, and must not mark the peer Version One. */
+		v->probing = false;
 		return RPCRDMA__VNEG_UNSUPPORTED;
+	}
 	v->vers = pick;
 	v->probing = false;
 	*peer_is_v1 = pick == 1;

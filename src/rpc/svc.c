@@ -133,7 +133,7 @@ void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 	opts->inline_recv = 4096;
 	opts->credits = 32;
 	opts->min_vers = 1;
-	opts->max_vers = 1;
+	opts->max_vers = 2;
 	opts->accept_msgp = false;
 	opts->drc_entries = RPCRDMA__DRC_DEFAULT_ENTRIES;
 	opts->max_record = 0;

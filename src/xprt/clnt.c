@@ -1,5 +1,5 @@
 /*
- * The requester side of RPC-over-RDMA Version One (rpcrdma__rdma_clnt_ops):
+ * The requester side of RPC-over-RDMA Versions One and Two (rpcrdma__rdma_clnt_ops):
  * one connection to one server, the calls in flight on it, their chunks and
  * remote-access grants, credits, and reconnection support for the core.
  *
@@ -32,6 +32,14 @@
  * RDMA_MSGP and RDMA_DONE.  Replies taken: RDMA_MSG with the Write chunk
  * echoed (or not at all), RDMA_NOMSG through our Reply chunk, RDMA_ERROR.
  *
+ * Version Two (draft-cel-nfsv4-rpcrdma-version-two-00 section 5).  With
+ * max_vers 2 each connection starts with a probe (proto/version.h): the
+ * first call alone, in Version Two, within 1024 bytes.  A Version Two answer
+ * settles the connection there, moves its thresholds to Version Two's
+ * defaults and starts the transport properties exchange (properties.c); an
+ * ERR_VERS answer sends the same Send again in Version One and remembers the
+ * peer's address, as does a probe lost with its connection.
+ *
  * Recovery.  When the connection ends, every call in flight is fenced (all
  * grants revoked; on providers whose handles are not scoped to a
  * connection, such as ofi/tcp, the next connection could otherwise still
@@ -50,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto/version.h"
 #include "xprt/xprt.h"
 
 enum xreq_state {
@@ -82,6 +91,10 @@ struct xreq {
 	bool in_table;
 	bool send_busy;
 	bool in_callback; /* the core is looking at its reply: keep it all */
+	/* ERR_VERS came before the Send completed: send again from on_send. */
+	bool resend_pending;
+	/* Not a call: our transport properties exchange (Version Two). */
+	bool is_props;
 	struct rpcrdma__xop send_op;
 	struct rpcrdma__xfence fence;
 
@@ -95,6 +108,10 @@ struct xreq {
 	/* Remote access for this call, and the caller's buffers registered
 	 * for it (deregistered once the grants are revoked). */
 	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
+	/* The Send as posted, kept so that a call refused with ERR_VERS can
+	 * go again in the version the responder speaks. */
+	struct rpcrdma_prov_sge sge[2];
+	unsigned int nsge;
 	unsigned int ngrants;
 	struct rpcrdma_prov_mr *own_mr[RPCRDMA__XPRT_MAX_DDP + 1];
 	unsigned int nown;
@@ -123,6 +140,15 @@ struct xclnt {
 	struct sockaddr_storage dst;
 	socklen_t dstlen;
 	uint32_t inline_send, inline_recv, credits, seg_max;
+	/* Version negotiation (proto/version.h): the highest version offered,
+	 * and this connection's state. */
+	uint32_t max_vers;
+	struct rpcrdma__vneg vneg;
+	/* The transport properties exchange (properties.c): due once
+	 * Version Two is agreed, and how many are out (0 or 1). */
+	bool props_due;
+	uint32_t props_out;
+	struct rpcrdma__props peer_props;
 
 	struct rpcrdma__xconn conn;
 	struct rpcrdma_credits cr;
@@ -299,6 +325,7 @@ static void req_try_free(struct xclnt *t, struct xreq *x)
 	}
 	req_drop_own(x);
 	x->ngrants = 0;
+	x->is_props = false;
 	x->state = XREQ_IDLE;
 	if (t->nfree >= XREQ_FREE_MAX) {
 		req_destroy(t, x);
@@ -320,8 +347,10 @@ static bool can_send(const struct xclnt *t)
 	const struct rpcrdma__xconn *c = &t->conn;
 
 	/* The receives kept for reverse calls are not for our replies. */
+	/* While the Version Two probe is out, it goes alone (draft 5.2). */
 	return c->state == RPCRDMA__XCONN_UP && rpcrdma__credits_available(&t->cr) &&
-	       t->cr.in_flight + t->bc_credits < c->recv_posted && c->sq_used < c->sq_depth;
+	       t->cr.in_flight + t->bc_credits < c->recv_posted && c->sq_used < c->sq_depth &&
+	       rpcrdma__vneg_may_send(&t->vneg, t->cr.in_flight);
 }
 
 static void maybe_writable(struct xclnt *t)
@@ -422,6 +451,8 @@ static void finish_down(struct xclnt *t)
 	t->conn.pc = NULL;
 	t->conn.state = RPCRDMA__XCONN_IDLE;
 	t->norphans = 0;
+	t->props_out = 0;
+	t->props_due = false;
 	t->conn.sq_used = 0;
 	t->conn.recv_posted = 0;
 	rpcrdma__credits_reset(&t->cr);
@@ -442,6 +473,12 @@ static void start_down(struct xclnt *t, int err)
 		return;
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
+	/* Draft 5.2: a probe lost with its connection counts as a Version
+	 * One answer, so the next connection does not probe again. */
+	if (!t->partner && rpcrdma__vneg_on_lost(&t->vneg)) {
+		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
+		t->st.vers_fallbacks++;
+	}
 	if (t->bc_host)
 		rpcrdma__xsvc_partner_detach(t->bc_host);
 	/* Guard, so that fences ending synchronously below cannot finish
@@ -464,6 +501,19 @@ static void start_down(struct xclnt *t, int err)
 	finish_down(t);
 }
 
+/* Thresholds for the version negotiation has reached: that version's
+ * defaults, and while the probe is out no more than a Version One
+ * receiver takes (draft 5.2: at most 1024 bytes). */
+static void apply_version(struct xclnt *t)
+{
+	rpcrdma__xconn_set_version(&t->conn, t->vneg.vers, t->inline_send, t->inline_recv);
+	t->conn.thr.send_max = rpcrdma__vneg_send_max(&t->vneg, t->conn.thr.send_max);
+	/* The callback responder answers on this connection: the same
+	 * thresholds (RFC 8167 4.2). */
+	if (t->bc_host && t->conn.state == RPCRDMA__XCONN_UP)
+		rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
+}
+
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
 {
 	struct xclnt *t = dev->ctx;
@@ -483,6 +533,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		 * without any, 1024 bytes (RFC 8166 3.3.3). */
 		rpcrdma__xconn_negotiate(&t->conn, ev->private_len ? ev->private_data : NULL,
 					 ev->private_len, t->inline_send, t->inline_recv);
+		apply_version(t);
 		t->conn.sq_depth = t->conn.pc->attr.send_depth;
 		t->conn.bc_sq_share = 0;
 		if (t->bc_host) {
@@ -514,6 +565,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 /*
  * Replies.
  */
+static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
 
 /* Checks the segments a responder returned against those offered: same
  * count and handles, no length grown, filled in order (RFC 8166 4.4.6). */
@@ -588,6 +640,202 @@ static int check_reply(struct xreq *x, const struct rpcrdma_hdr *h)
 	return 0;
 }
 
+/* Posts @x's Send again, its header now in the connection's version
+ * (RDMA_MSG and RDMA_NOMSG are laid out alike in both versions, so only
+ * rdma_vers changes).  The grants of the first try still stand. */
+static void resend(struct xclnt *t, struct xreq *x)
+{
+	uint32_t vers_be = htobe32(t->conn.vers);
+	int rc = -ENOTCONN;
+
+	memcpy(x->sbuf.addr + 4, &vers_be, sizeof(vers_be));
+	if (t->conn.state == RPCRDMA__XCONN_UP && t->conn.sq_used < t->conn.sq_depth) {
+		x->send_op.done = on_send;
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, x->nsge, 0, 0, &x->send_op);
+	}
+	if (rc) {
+		x->state = XREQ_FAILED;
+		x->fail_err = rc == -ENOTCONN ? -ECONNRESET : rc;
+		req_fence(t, x);
+		return;
+	}
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+	t->st.calls_sent++;
+}
+
+/*
+ * RDMA_ERROR/ERR_VERS (draft 5.2; RFC 8166 5.5.1): the responder refused
+ * the version our call carried.  While probing, the call goes again in the
+ * highest version both ranges share, and a peer found to be Version One is
+ * remembered by address; anything else ends the connection.
+ */
+static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r, const struct rpcrdma_hdr *h)
+{
+	enum rpcrdma__vneg_verdict verdict;
+	struct xreq *x = t->partner ? NULL : tab_take(t, h->xid);
+	bool peer_is_v1;
+
+	if (!x) {
+		t->st.bad_msgs++;
+		req_repost(t, r);
+		return;
+	}
+	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
+		x->creq = NULL;
+		t->norphans++;
+	}
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+	t->st.rdma_errors_received++;
+	req_repost(t, r);
+	verdict = rpcrdma__vneg_on_err_vers(&t->vneg, h->vers_low, h->vers_high, &peer_is_v1);
+	if (peer_is_v1)
+		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
+	if (verdict == RPCRDMA__VNEG_RETRY) {
+		t->st.vers_fallbacks++;
+		t->conn.vers = t->vneg.vers;
+		apply_version(t);
+		if (!x->creq) {
+			/* Aborted meanwhile: nothing to send again. */
+			if (t->norphans)
+				t->norphans--;
+			x->state = XREQ_DEAD;
+			req_fence(t, x);
+			return;
+		}
+		/* ORDER: the Send buffer is ours again only once the first
+		 * Send completed. */
+		if (x->send_busy)
+			x->resend_pending = true;
+		else
+			resend(t, x);
+		return;
+	}
+	/* No version in common, or ERR_VERS for a version already agreed:
+	 * the call fails and the connection ends. */
+	if (!x->creq) {
+		if (t->norphans)
+			t->norphans--;
+		x->state = XREQ_DEAD;
+	} else {
+		x->state = XREQ_FAILED;
+		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
+	}
+	req_fence(t, x);
+	if (t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)
+		(void)rpcrdma__provider_disconnect(t->conn.pc);
+}
+
+/*
+ * The transport properties exchange (docs/rpcrdma-v2-properties.md): once
+ * Version Two is agreed, one RDMA_OPTIONAL with our properties, accounted as
+ * a call (a credit, a table entry under an XID of its own); the answer's
+ * receive size becomes our inline send threshold on this connection.  An
+ * RDMA_ERROR answer (ERR_INVAL_OPTION from a peer without the feature)
+ * leaves the defaults.  It is advisory: when no credit is free it is not
+ * sent.
+ */
+static bool xid_in_flight(struct xclnt *t, uint32_t xid)
+{
+	for (const struct xreq *y = *tab_slot(t, xid); y; y = y->hnext) {
+		if (y->xid == xid)
+			return true;
+	}
+	return false;
+}
+
+static void props_start(struct xclnt *t)
+{
+	struct rpcrdma_xdr_stream xdr;
+	uint8_t info[64];
+	struct xreq *x;
+	uint32_t xid;
+	int n, rc;
+
+	if (t->partner || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO || !can_send(t))
+		return;
+	n = rpcrdma__xprops_build(info, sizeof(info), t->inline_send, t->inline_recv, t->credits);
+	if (n < 0)
+		return;
+	/* An XID no call in flight has (the core's come from its own
+	 * counter; a later collision only costs this advisory exchange). */
+	xid = 0x9e3779b9u ^ (uint32_t)t->conn.gen;
+	while (xid_in_flight(t, xid))
+		xid++;
+	x = req_get(t);
+	if (!x)
+		return;
+	if (rpcrdma__xbuf_reserve(t->dev.prov, &x->sbuf, RPCRDMA__XPRT_HDR_ROOM)) {
+		x->state = XREQ_IDLE;
+		req_try_free(t, x);
+		return;
+	}
+	x->creq = NULL;
+	x->xid = xid;
+	x->is_props = true;
+	x->ngrants = x->nown = 0;
+	x->chunks = 0;
+	x->nwch = x->wsegs = x->rsegs = 0;
+	x->rep = NULL;
+	x->resend_pending = false;
+	rpcrdma_xdr_init(&xdr, x->sbuf.addr, x->sbuf.len);
+	rc = rpcrdma_xdr_encode_u32(&xdr, xid);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_VERSION_TWO);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, t->credits);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_PROC_OPTIONAL);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_OPT_PROPERTIES);
+	rc = rc ? rc : rpcrdma_xdr_encode_opaque(&xdr, info, (uint32_t)n);
+	if (!rc) {
+		x->sge[0].addr = x->sbuf.addr;
+		x->sge[0].length = (uint32_t)rpcrdma_xdr_pos(&xdr);
+		x->sge[0].mr = x->sbuf.mr;
+		x->nsge = 1;
+		x->send_op.done = on_send;
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, 1, 0, 0, &x->send_op);
+	}
+	if (rc) {
+		x->is_props = false;
+		x->state = XREQ_DEAD;
+		req_try_free(t, x);
+		return;
+	}
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+	t->props_out++;
+}
+
+static void props_answered(struct xclnt *t, struct xreq *x, const struct rpcrdma_hdr *h)
+{
+	struct rpcrdma__props peer;
+
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+	if (t->props_out)
+		t->props_out--;
+	if (h->proc == RPCRDMA_PROC_OPTIONAL && h->opttype == RPCRDMA_OPT_PROPERTIES &&
+	    !h->payload_len && !rpcrdma__props_decode(h->optinfo, h->optinfo_len, &peer)) {
+		t->peer_props = peer;
+		t->conn.thr.send_max =
+		    rpcrdma__props_send_max(&peer, t->inline_send, t->conn.thr.send_max);
+		if (t->bc_host)
+			rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
+	} else if (h->proc == RPCRDMA_PROC_ERROR) {
+		t->st.rdma_errors_received++;
+	} else {
+		t->st.bad_msgs++;
+	}
+	x->is_props = false;
+	x->state = XREQ_DEAD;
+	req_try_free(t, x);
+}
+
 static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 			 const struct rpcrdma_prov_event *ev)
 {
@@ -607,13 +855,41 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 	case RPCRDMA_PROC_NOMSG:
 	case RPCRDMA_PROC_ERROR:
 		break;
+	case RPCRDMA_PROC_OPTIONAL:
+		/* Only as the answer to our properties exchange. */
+		if (t->props_out)
+			break;
+		goto out_bad;
 	default:
 		/* RDMA_DONE, RDMA_MSGP, anything else: not a reply. */
 		goto out_bad;
 	}
+	if (h->proc == RPCRDMA_PROC_ERROR && h->err == RPCRDMA_ERR_VERS) {
+		handle_err_vers(t, r, h);
+		return;
+	}
+	/* Draft 5.3: every answer comes in the version of its call. */
+	if (h->vers != t->conn.vers)
+		goto out_bad;
 	x = tab_take(t, h->xid);
 	if (!x)
 		goto out_bad;
+	/* The first answer in Version Two settles it: its 4096-byte
+	 * defaults apply from the next call on, on this connection. */
+	if (!t->partner && rpcrdma__vneg_on_reply(&t->vneg, h->vers) == RPCRDMA__VNEG_SETTLED) {
+		apply_version(t);
+		t->props_due = true;
+	}
+	if (x->is_props) {
+		props_answered(t, x, h);
+		req_repost(t, r);
+		return;
+	}
+	if (h->proc == RPCRDMA_PROC_OPTIONAL) {
+		/* An RDMA_OPTIONAL answers no call of ours. */
+		tab_add(t, x);
+		goto out_bad;
+	}
 	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
 		/* The core no longer waits for this call (and did not tell
 		 * us): it is answered, but to nobody. */
@@ -690,6 +966,11 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		 * (4.1).  Without callbacks no server may send calls
 		 * (section 6): everything is then taken as a reply, and one
 		 * that matches no call is dropped (bad_msgs). */
+		/* RDMA_OPTIONAL tells no direction; a server sends one only
+		 * to answer our properties exchange. */
+		if (dir == RPCRDMA__DIR_UNKNOWN && t->props_out &&
+		    t->hdr.proc == RPCRDMA_PROC_OPTIONAL)
+			dir = RPCRDMA__DIR_REPLY;
 		if (dir == RPCRDMA__DIR_CALL)
 			rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
 		if (dir != RPCRDMA__DIR_REPLY) {
@@ -701,6 +982,10 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		}
 	}
 	handle_reply(t, r, ev);
+	if (t->props_due) {
+		t->props_due = false;
+		props_start(t);
+	}
 	maybe_writable(t);
 }
 
@@ -712,6 +997,21 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	x->send_busy = false;
 	if (t->conn.sq_used)
 		t->conn.sq_used--;
+	if (x->resend_pending) {
+		x->resend_pending = false;
+		if (x->creq && x->state == XREQ_SENT && !x->in_table) {
+			resend(t, x);
+		} else if (!x->in_table && x->state == XREQ_SENT) {
+			/* Aborted while waiting to go again: call_abort
+			 * counted it as an orphan holding a credit, which
+			 * it no longer holds. */
+			if (t->norphans)
+				t->norphans--;
+			x->state = XREQ_DEAD;
+			req_fence(t, x);
+			return;
+		}
+	}
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
 	    t->conn.state == RPCRDMA__XCONN_UP)
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
@@ -748,6 +1048,9 @@ static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
 	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	t->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT;
+	/* rpc.h: 0 means Version One; more than Two is not spoken. */
+	t->max_vers =
+	    opts->max_vers >= RPCRDMA_VERSION_TWO ? RPCRDMA_VERSION_TWO : RPCRDMA_VERSION_ONE;
 
 	rc = rpcrdma__xdev_open(&t->dev, loop,
 				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
@@ -776,12 +1079,16 @@ static int x_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	t->mask = nslots - 1;
 
 	rpcrdma_hdr_limits_default(&t->lim);
-	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	/* Answers in either version we may have sent are decoded; which one
+	 * is right is the negotiation's to say (handle_reply). */
+	t->lim.vers_low = RPCRDMA_VERSION_ONE;
+	t->lim.vers_high = t->max_vers;
 	t->lim.max_hdr_size = t->inline_recv;
 
 	t->conn.dev = &t->dev;
 	t->conn.state = RPCRDMA__XCONN_IDLE;
 	t->conn.vers = RPCRDMA_VERSION_ONE;
+	rpcrdma__vneg_start(&t->vneg, RPCRDMA_VERSION_ONE, true);
 	t->conn.pool = &t->pool;
 	t->conn.on_recv = on_recv;
 	t->conn.st = &t->st;
@@ -814,6 +1121,11 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 	 * reverse calls (RFC 8167 4.3.1) and the callback responder's sends. */
 	attr.send_depth = t->credits + 8 + (t->bc_host ? RPCRDMA__BC_SQ_SHARE : 0);
 	attr.recv_depth = t->credits + 2 + t->bc_credits;
+	/* Version Two is offered unless this peer was found to be Version
+	 * One only (on an earlier connection, by any client). */
+	rpcrdma__vneg_start(&t->vneg, t->max_vers,
+			    rpcrdma__vmemo_is_v1((const struct sockaddr *)&t->dst, t->dstlen));
+	t->conn.vers = t->vneg.vers;
 	rc = rpcrdma__provider_conn_create(t->dev.prov, &attr, &t->conn, &t->conn.pc);
 	if (rc)
 		return rc;
@@ -1240,6 +1552,11 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 			rc = -EAGAIN; /* the connection is going: the core waits for it */
 		goto out_fail;
 	}
+	memcpy(x->sge, sge, sizeof(sge));
+	x->nsge = nsge;
+	x->resend_pending = false;
+	if (!t->partner)
+		rpcrdma__vneg_sent(&t->vneg);
 	x->send_busy = true;
 	t->conn.sq_used++;
 	x->state = XREQ_SENT;
@@ -1247,6 +1564,8 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	rpcrdma__credits_sent(&t->cr);
 
 	t->st.calls_sent++;
+	if (t->conn.vers == RPCRDMA_VERSION_TWO)
+		t->st.vers_two_msgs++;
 	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
 	if (x->chunks & XREQ_CH_LONG)
 		t->st.long_calls++;
@@ -1488,7 +1807,10 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t 
 	}
 	t->mask = nslots - 1;
 	rpcrdma_hdr_limits_default(&t->lim);
-	t->lim.vers_low = t->lim.vers_high = RPCRDMA_VERSION_ONE;
+	/* Reverse replies come in the forward direction's version, One or
+	 * Two (RFC 8167 5.1; handle_reply checks it is the connection's). */
+	t->lim.vers_low = RPCRDMA_VERSION_ONE;
+	t->lim.vers_high = RPCRDMA_VERSION_TWO;
 	t->lim.max_hdr_size = inline_recv;
 	/* Deferred revocations wait on the owner's device, which polls. */
 	t->conn.dev = dev;

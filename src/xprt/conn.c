@@ -32,6 +32,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "proto/version.h"
 #include "xprt/xprt.h"
 
 /* Events handled per drain before yielding to the rest of the loop. */
@@ -443,6 +444,8 @@ uint32_t rpcrdma__xprt_inline_size(uint32_t configured)
 	return v & ~1023u;
 }
 
+bool rpcrdma__xprt_omit_private;
+
 size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool invalidate,
 			      uint8_t *buf, size_t cap)
 {
@@ -453,8 +456,11 @@ size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool i
 	    .send_size = inline_send,
 	    .recv_size = inline_recv,
 	};
-	int n = rpcrdma_cm_private_encode(&pd, buf, cap);
+	int n;
 
+	if (rpcrdma__xprt_omit_private)
+		return 0;
+	n = rpcrdma_cm_private_encode(&pd, buf, cap);
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -466,6 +472,19 @@ void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_
 	rpcrdma_cm_private_decode(pdata, len, &c->peer);
 	rpcrdma__inline_negotiate(&c->peer, our_send, our_recv, &c->thr);
 	c->peer_invalidate = c->peer.present && (c->peer.flags & RPCRDMA_CM_FLAG_REMOTE_INVALIDATE);
+}
+
+void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_t our_send,
+				uint32_t our_recv)
+{
+	struct rpcrdma_cm_private peer = c->peer;
+
+	/* A peer that sent no private data takes the default of the version
+	 * spoken: 1024 in Version One, 4096 in Version Two (draft 2.3). */
+	if (!peer.present)
+		peer.recv_size = peer.send_size = rpcrdma__vneg_default_inline(vers);
+	c->vers = vers;
+	rpcrdma__inline_negotiate(&peer, our_send, our_recv, &c->thr);
 }
 
 /*

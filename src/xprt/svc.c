@@ -1,5 +1,5 @@
 /*
- * The responder side of RPC-over-RDMA Version One (rpcrdma__rdma_svc_ops):
+ * The responder side of RPC-over-RDMA Versions One and Two (rpcrdma__rdma_svc_ops):
  * a listener, the connections it accepts, the calls received on them, the
  * RDMA Reads that pull their Read chunks, and the replies with their RDMA
  * Writes.
@@ -16,6 +16,13 @@
  * reply_begin/reply_send: DDP-eligible results land in the call's Write
  * chunks (ddp.c), rpcrdma__plan_reply() picks inline, Long (through the
  * Reply chunk) or ERR_CHUNK, and the Writes are posted before the Send.
+ *
+ * Versions.  The decoder takes min_vers..max_vers (default 1..2) and
+ * answers others with ERR_VERS; each call is answered in its own version,
+ * and the first accepted message fixes the connection's default thresholds
+ * (draft-cel-nfsv4-rpcrdma-version-two-00 section 5).  A Version Two
+ * RDMA_OPTIONAL goes through the registry of optional features: unknown
+ * ones get ERR_INVAL_OPTION, the transport properties are answered.
  *
  * Credits (RFC 8166 4.3.1).  The grant in each reply is
  * rpcrdma__credits_grant(configured, requested): at least 1, never more
@@ -152,6 +159,10 @@ struct xsvc {
 	bool accept_msgp;
 	bool destroying;
 	struct rpcrdma_hdr_limits lim;
+	/* Version Two optional features (draft section 3) and the context
+	 * their handlers see (set per message). */
+	struct rpcrdma__opt_registry opts;
+	struct rpcrdma__xopt_ctx opt_ctx;
 	struct rpcrdma__xrecv_pool pool;
 	struct rpcrdma__xbuf_spares rd_spares; /* Read-chunk landing buffers */
 	struct xsconn *conns;
@@ -588,6 +599,9 @@ static void post_tx(struct xsreq *s)
 		sc->in_progress--;
 	s->counted = false;
 	v->st.calls_sent++;
+	/* Every answer is in its call's version (draft 5.3). */
+	if (s->hdr.vers == RPCRDMA_VERSION_TWO)
+		v->st.vers_two_msgs++;
 	v->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
 	v->st.credits_granted = s->grant;
 	return;
@@ -668,6 +682,73 @@ static void send_error(struct xsreq *s, enum rpcrdma_hdr_action action)
 	s->ops_needed = 1;
 	s->rddp.nresults = 0;
 	queue_tx(s);
+}
+
+/*
+ * RDMA_OPTIONAL (Version Two, draft section 3): dispatched through the
+ * registry; an opttype nobody registered gets ERR_INVAL_OPTION with the
+ * same XID (3.1), and a feature's answer goes back as an RDMA_OPTIONAL of
+ * the same opttype and XID.  Like a call, the message held a credit until
+ * answered.
+ */
+static void handle_optional(struct xsreq *s)
+{
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma__xopt_ctx *o = &v->opt_ctx;
+	struct rpcrdma_hdr *h = &v->hdr;
+	enum rpcrdma_hdr_action action;
+	int n;
+
+	o->conn = &sc->c;
+	o->our_send = v->inline_send;
+	o->our_recv = v->inline_recv;
+	o->credits = v->credits;
+	o->answer_len = 0;
+	action = rpcrdma__opt_dispatch(&v->opts, &s->hdr, s->r->buf + s->hdr.hdr_len,
+				       s->hdr.payload_len);
+	o->conn = NULL;
+	if (action == RPCRDMA_HDR_REPLY_ERR_CHUNK || action == RPCRDMA_HDR_REPLY_INVAL_OPTION) {
+		v->st.bad_msgs++;
+		send_error(s, action);
+		return;
+	}
+	if (action != RPCRDMA_HDR_ACCEPT || !o->answer_len) {
+		sreq_release(s);
+		return;
+	}
+	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	rpcrdma_hdr_init(h, s->hdr.xid, s->hdr.vers, s->grant, RPCRDMA_PROC_OPTIONAL);
+	h->opttype = s->hdr.opttype;
+	h->optinfo = o->answer;
+	h->optinfo_len = o->answer_len;
+	if (rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, rpcrdma_hdr_encoded_size(h))) {
+		sreq_release(s);
+		return;
+	}
+	n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
+	if (n < 0) {
+		sreq_release(s);
+		return;
+	}
+	s->hdr_len = (size_t)n;
+	s->reply_len = 0;
+	s->form = SFORM_ERROR; /* a header-only Send, as an RDMA_ERROR is */
+	s->ops_needed = 1;
+	s->rddp.nresults = 0;
+	queue_tx(s);
+}
+
+/* The first message a responder accepts fixes the connection's version
+ * and with it the default thresholds (draft 5.3: the requester chose). */
+static void learn_version(struct xsconn *sc, uint32_t vers)
+{
+	struct xsvc *v = sc->svc;
+
+	if (sc->c.vers_known || v->partner)
+		return;
+	sc->c.vers_known = true;
+	rpcrdma__xconn_set_version(&sc->c, vers, v->inline_send, v->inline_recv);
 }
 
 /*
@@ -937,11 +1018,18 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		v->st.rdma_errors_received++;
 		sreq_release(s);
 		return;
+	case RPCRDMA_PROC_OPTIONAL:
+		/* The decoder takes it in Version Two only. */
+		v->st.optional_msgs++;
+		learn_version(sc, s->hdr.vers);
+		handle_optional(s);
+		return;
 	default:
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
 	}
+	learn_version(sc, s->hdr.vers);
 	if (v->refuse_chunks && (s->hdr.nreads || s->hdr.nwrites || s->hdr.has_reply)) {
 		/* RFC 8167 5.3: a responder that takes no chunks in the
 		 * reverse direction MUST answer ERR_CHUNK. */
@@ -1185,13 +1273,16 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		    void *cb_ctx, struct xsvc **out)
 {
+	uint32_t vers_low, vers_high;
 	struct xsvc *v;
 	int rc;
 
 	if (!loop || !addr || !opts || !cb || !cb->call || !out)
 		return -EINVAL;
-	if (opts->min_vers > RPCRDMA_VERSION_ONE)
-		return -EPROTONOSUPPORT; /* Version Two is not served yet */
+	vers_low = opts->min_vers ? opts->min_vers : RPCRDMA_VERSION_ONE;
+	vers_high = opts->max_vers ? opts->max_vers : RPCRDMA_VERSION_TWO;
+	if (vers_low > vers_high || vers_high > RPCRDMA_VERSION_TWO)
+		return -EPROTONOSUPPORT;
 	v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -1200,8 +1291,11 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
 	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	v->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_SVC_CREDITS_DEFAULT;
-	v->vers_low = v->vers_high = RPCRDMA_VERSION_ONE;
+	v->vers_low = vers_low;
+	v->vers_high = vers_high;
 	v->accept_msgp = opts->accept_msgp;
+	rpcrdma__opt_registry_init(&v->opts);
+	(void)rpcrdma__opt_register(&v->opts, &rpcrdma__xprops_feature, &v->opt_ctx);
 
 	rc = rpcrdma__xdev_open(&v->dev, loop,
 				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
@@ -1345,7 +1439,8 @@ static int encode_reply_hdr(struct xsreq *s, enum rpcrdma_reply_form form)
 	const struct rpcrdma_hdr *call = &s->hdr;
 	int n;
 
-	rpcrdma_hdr_init(h, call->xid, s->conn->c.vers, s->grant,
+	/* Draft 5.3: the answer is in the version of the call. */
+	rpcrdma_hdr_init(h, call->xid, call->vers, s->grant,
 			 form == RPCRDMA_REPLY_LONG ? RPCRDMA_PROC_NOMSG : RPCRDMA_PROC_MSG);
 	/* Every Write chunk of the call goes back, used or not; an unused
 	 * one with zero lengths (RFC 8166 4.4.6.2). */
@@ -1588,7 +1683,11 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	v->credits = credits ? credits : RPCRDMA__BC_CREDITS_DEFAULT;
 	if (v->credits > RPCRDMA__BC_CREDITS_MAX)
 		v->credits = RPCRDMA__BC_CREDITS_MAX;
-	v->vers_low = v->vers_high = RPCRDMA_VERSION_ONE;
+	/* Reverse calls come in the forward direction's version (RFC 8167
+	 * 5.1): One, or Two after negotiation. */
+	v->vers_low = RPCRDMA_VERSION_ONE;
+	v->vers_high = RPCRDMA_VERSION_TWO;
+	rpcrdma__opt_registry_init(&v->opts);
 	rpcrdma_hdr_limits_default(&v->lim);
 	v->lim.vers_low = v->vers_low;
 	v->lim.vers_high = v->vers_high;
@@ -1632,6 +1731,17 @@ void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 		v->conns->prev = sc;
 	v->conns = sc;
 	v->partner_sc = sc;
+}
+
+void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner)
+{
+	struct xsvc *v = xsvc_of(t);
+
+	if (!v->partner_sc)
+		return;
+	v->partner_sc->c.vers = owner->vers;
+	v->partner_sc->c.thr = owner->thr;
 }
 
 void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t)

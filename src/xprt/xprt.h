@@ -1,5 +1,5 @@
 /*
- * The RPC-over-RDMA Version One connection engine: internal interfaces
+ * The RPC-over-RDMA connection engine (Versions One and Two): internal interfaces
  * shared by its files.
  *
  *   conn.c  a provider instance driven by the event loop (struct
@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 
 #include "proto/direction.h"
+#include "proto/options.h"
 #include "proto/plan.h"
 #include "provider/provider.h"
 #include "rpc/loop_internal.h"
@@ -190,9 +191,11 @@ struct rpcrdma__xconn {
 	struct rpcrdma_prov_conn *pc;
 	enum rpcrdma__xconn_state state;
 	uint64_t gen; /* changes with every provider connection */
-	/* RPC-over-RDMA version spoken on this connection (Version One
-	 * only, for now; negotiation of Two will set it per connection). */
+	/* RPC-over-RDMA version spoken on this connection: the requester's
+	 * negotiation (proto/version.h) sets it; a responder takes it from
+	 * the first call it accepts, and answers each call in its own. */
 	uint32_t vers;
+	bool vers_known;                /* responder: a call fixed @vers */
 	struct rpcrdma_cm_private peer; /* as decoded (defaults if none) */
 	struct rpcrdma_inline thr;
 	bool peer_invalidate; /* the peer takes Send With Invalidate */
@@ -230,6 +233,14 @@ size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool i
 /* The peer's private data arrived (or none did): thresholds are set. */
 void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_t len,
 			      uint32_t our_send, uint32_t our_recv);
+/* The connection speaks @vers now: thresholds again, with that version's
+ * default for a peer that sent no private data (1024 or 4096).  Called
+ * when version negotiation settles, without dropping the connection. */
+void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_t our_send,
+				uint32_t our_recv);
+/* Tests: send no RFC 8797 private data (both roles), so that the
+ * versions' default thresholds apply. */
+extern bool rpcrdma__xprt_omit_private;
 
 /* Normalise a configured inline size: 0 means the default; clamped to
  * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can
@@ -443,6 +454,10 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 				 struct rpcrdma__svc_transport **out);
 void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 				  const struct rpcrdma__xconn *owner);
+/* The owner's version or thresholds changed (Version Two negotiation, the
+ * properties exchange) on the same connection. */
+void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
+				  const struct rpcrdma__xconn *owner);
 void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
 void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
 /* The RDMA connection a request came on (opaque; NULL when it is gone or
@@ -462,6 +477,28 @@ void rpcrdma__bc_conn_down(void *bc);
 /* Tests: the core client behind a backchannel (to steer its XIDs). */
 struct rpcrdma_backchannel;
 struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *bc);
+
+/*
+ * RPC-over-RDMA Version Two optional features a responder serves (draft
+ * section 3; proto/options.h).  The responder fills this context for the
+ * connection an RDMA_OPTIONAL came on, dispatches through its registry, and
+ * sends @answer (when the handler left one) as an RDMA_OPTIONAL of the same
+ * opttype and XID.
+ */
+struct rpcrdma__xopt_ctx {
+	struct rpcrdma__xconn *conn;
+	uint32_t our_send, our_recv, credits;
+	struct rpcrdma__props peer; /* the last properties the peer sent */
+	uint8_t answer[128];
+	uint32_t answer_len;
+};
+
+/* properties.c: RPCRDMA_OPT_PROPERTIES (docs/rpcrdma-v2-properties.md). */
+extern const struct rpcrdma__opt_feature rpcrdma__xprops_feature;
+/* Our properties as rdma_optinfo (both roles send the same four).
+ * Returns the length or -ENOSPC. */
+int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t our_recv,
+			  uint32_t credits);
 
 /* Tests: the provider instance behind a transport (for its counters). */
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);

@@ -149,10 +149,26 @@ def check_record(rec, has_frame):
     if "optional" in rec:
         _need(proc == "RDMA_OPTIONAL", "optional in %s" % proc)
         opt = rec["optional"]
-        _check_keys(opt, ["type", "info"], ["type"], "optional")
+        _check_keys(opt, ["type", "name", "info", "properties", "properties_error"], ["type"],
+                    "optional")
         _need(_is_uint(opt["type"]), "bad optional type")
         if "info" in opt:
             _need(type(opt["info"]) is str and HEXBYTES.match(opt["info"]), "bad optional info")
+        # The transport properties feature (docs/rpcrdma-v2-properties.md)
+        # is named and, when its rdma_optinfo decodes, shown by property.
+        if "name" in opt:
+            _need(opt["type"] == 0xf6ab0001 and opt["name"] == "transport-properties",
+                  "bad optional name")
+        if "properties" in opt or "properties_error" in opt:
+            _need("name" in opt and "info" in opt, "properties without the feature's name")
+            _need(("properties" in opt) != ("properties_error" in opt),
+                  "both properties and properties_error")
+        if "properties" in opt:
+            props = opt["properties"]
+            _need(type(props) is dict, "properties is not an object")
+            _check_keys(props, ["recv_size", "send_size", "credits", "reverse"], [],
+                        "properties")
+            _need(all(_is_uint(v) for v in props.values()), "bad property value")
     if "rpc" in rec:
         _need(proc in ("RDMA_MSG", "RDMA_MSGP"), "rpc in %s" % proc)
         _check_rpc(rec["rpc"])

@@ -14,8 +14,16 @@
  *             the inline threshold: a Long Call
  *   errors    LOOKUP of a missing name, READ of a directory, a forged handle
  *
+ * With --max-vers 2 the client offers RPC-over-RDMA Version Two
+ * (draft-cel-nfsv4-rpcrdma-version-two-00): against a Version One server
+ * such as the kernel's nfsd the first call is refused with ERR_VERS and
+ * sent again in Version One; the run then also checks that exactly that
+ * happened ("ok - v2-fallback"), or, against a Version Two server, that
+ * every call went in Version Two ("ok - v2-spoken").
+ *
  * Usage: nfs3_interop --server HOST --export PATH [--transport rdma|tcp]
- *        [--provider NAME] [--port N] [--mount-port N] [CASE...]
+ *        [--provider NAME] [--port N] [--mount-port N] [--max-vers 1|2]
+ *        [CASE...]
  * Prints one "ok - CASE" per case and the client's counters; exits 1 on
  * the first failure.
  */
@@ -38,6 +46,8 @@ static struct rpcrdma_nfs3_fh top; /* our directory */
 /* The server's largest READ and WRITE (FSINFO rtmax, wtmax): a kernel nfsd
  * with 2 GiB of memory takes 512 KiB, and refuses a larger Read chunk. */
 static uint32_t rtmax = RPCRDMA_NFS3_MAXDATA, wtmax = RPCRDMA_NFS3_MAXDATA;
+/* The highest RPC-over-RDMA version offered (--max-vers). */
+static uint32_t max_vers = 1;
 
 static uint8_t pat(uint32_t seed, size_t i)
 {
@@ -385,6 +395,29 @@ static void print_stats(void)
 	       (unsigned long long)st.rdma_write_bytes);
 }
 
+/* After a run offering Version Two: either the server spoke it on every
+ * call, or it refused the first one once (ERR_VERS) and every call after
+ * went in Version One. */
+static void check_version_two(void)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_RC(rpcrdma_client_stats(clnt, &st), 0);
+	printf("# version two: messages %llu of %llu, fall-backs %llu, RDMA_ERROR received "
+	       "%llu\n",
+	       (unsigned long long)st.vers_two_msgs, (unsigned long long)st.calls_sent,
+	       (unsigned long long)st.vers_fallbacks, (unsigned long long)st.rdma_errors_received);
+	if (st.vers_fallbacks) {
+		CHECK_RC(st.vers_fallbacks, 1);
+		CHECK_RC(st.vers_two_msgs, 1);
+		CHECK_RC(st.rdma_errors_received, 1);
+		printf("ok - v2-fallback\n");
+	} else {
+		CHECK_RC(st.vers_two_msgs, st.calls_sent);
+		printf("ok - v2-spoken\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -394,6 +427,7 @@ int main(int argc, char **argv)
 	    {"provider", required_argument, NULL, 'p'},
 	    {"port", required_argument, NULL, 'P'},
 	    {"mount-port", required_argument, NULL, 'm'},
+	    {"max-vers", required_argument, NULL, 'v'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *export = NULL, *provider = "ofi";
@@ -429,6 +463,13 @@ int main(int argc, char **argv)
 		case 'm':
 			mport = optarg;
 			break;
+		case 'v':
+			max_vers = (uint32_t)strtoul(optarg, NULL, 10);
+			if (max_vers < 1 || max_vers > 2) {
+				fprintf(stderr, "--max-vers: 1 or 2\n");
+				return 2;
+			}
+			break;
 		default:
 			return 2;
 		}
@@ -436,7 +477,8 @@ int main(int argc, char **argv)
 	if (!server || !export) {
 		fprintf(stderr,
 			"usage: nfs3_interop --server HOST --export PATH [--transport rdma|tcp] "
-			"[--provider NAME] [--port N] [--mount-port N] [CASE...]\n");
+			"[--provider NAME] [--port N] [--mount-port N] [--max-vers 1|2] "
+			"[CASE...]\n");
 		return 2;
 	}
 	if (!port)
@@ -459,6 +501,7 @@ int main(int argc, char **argv)
 	co.provider = provider;
 	co.cred = &cred;
 	co.timeout_ms = 60000;
+	co.max_vers = max_vers;
 	CHECK_RC(rpcrdma_client_create(loop, server, port, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V3, &co,
 				       &clnt),
 		 0);
@@ -501,6 +544,8 @@ int main(int argc, char **argv)
 	}
 	remove_name(&root, dirname, RPCRDMA_NFS3_RMDIR);
 	print_stats();
+	if (max_vers == 2 && tr == RPCRDMA_TRANSPORT_RDMA)
+		check_version_two();
 	rpcrdma_client_destroy(clnt);
 	CHECK_RC(rpcrdma_loop_destroy(loop), 0);
 	return 0;

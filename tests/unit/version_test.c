@@ -96,6 +96,9 @@ static void test_err_vers_hostile_ranges(void **state)
 		assert_int_equal(rpcrdma__vneg_on_err_vers(&v, ranges[i][0], ranges[i][1], &v1),
 				 RPCRDMA__VNEG_UNSUPPORTED);
 		assert_false(v1);
+		/* Answered, so the connection's end that follows is no
+		 * lost probe: the peer is not to be remembered as One. */
+		assert_false(rpcrdma__vneg_on_lost(&v));
 	}
 	/* A wide range that includes 1 settles on 1. */
 	rpcrdma__vneg_start(&v, 2, false);

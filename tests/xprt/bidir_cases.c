@@ -16,6 +16,11 @@
 enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
 enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4 };
 
+/* The highest RPC-over-RDMA version the client offers (v2_cases.c sets
+ * 2), and whether a case saw Version Two on the forward direction. */
+static uint32_t g_clnt_max_vers;
+static int g_v2_checked;
+
 /* The server's one backchannel (one client per case). */
 static struct rpcrdma_backchannel *g_bc;
 static int g_setup_rc;
@@ -120,6 +125,7 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	co.provider = test_provider;
 	co.credits = FWD_CREDITS;
 	co.timeout_ms = 20000;
+	co.max_vers = g_clnt_max_vers;
 	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, PROG, VERS, &co, &e->clnt), 0);
 	if (host) {
 		rpcrdma_callback_opts_default(&cbo);
@@ -259,6 +265,12 @@ static int case_bidir_interleave(void)
 		(unsigned long long)ss.rev_credits_in_use_max,
 		(unsigned long long)ss.rev_credits_granted, (unsigned long long)ss.rev_chunk_msgs,
 		(unsigned long long)ss.rev_rdma_bytes);
+	if (g_clnt_max_vers == 2) {
+		CHECK_RC(cs.vers_two_msgs, cs.calls_sent);
+		CHECK_RC(ss.vers_two_msgs, ss.calls_sent);
+		CHECK_RC(cs.vers_fallbacks, 0);
+		g_v2_checked = 1;
+	}
 	/* Forward: the client's calls; reverse: the server's, apart. */
 	CHECK_RC(cs.credits_in_use_max, FWD_CREDITS);
 	CHECK_RC(cs.credits_granted, FWD_CREDITS);

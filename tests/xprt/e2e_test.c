@@ -749,6 +749,7 @@ static int case_reconnect(void)
 }
 
 #include "bidir_cases.c"
+#include "v2_cases.c"
 
 struct test_case {
 	const char *name;
@@ -769,6 +770,14 @@ static const struct test_case cases[] = {
     {"e2e_bidir_reconnect", case_bidir_reconnect},
     {"e2e_bidir_workers", case_bidir_workers},
     {"e2e_bidir_load", case_bidir_load},
+    {"e2e_v2_both", case_v2_both},
+    {"e2e_v2_to_v1_server", case_v2_to_v1_server},
+    {"e2e_v1_to_v2_server", case_v1_to_v2_server},
+    {"e2e_v2_inline_threshold", case_v2_inline_threshold},
+    {"e2e_v2_peer_memory", case_v2_peer_memory},
+    {"e2e_v2_bidir", case_v2_bidir},
+    {"e2e_v2_properties", case_v2_properties},
+    {"e2e_v2_bidir_inline", case_v2_bidir_inline},
 };
 
 int main(int argc, char **argv)

@@ -85,7 +85,7 @@ static struct sockaddr_in sockaddr_of(const char *addr, int port)
 }
 
 /* The address servers listen on and clients connect to (IPv4). */
-static struct sockaddr_in loopback(int port)
+struct sockaddr_in loopback(int port)
 {
 	return sockaddr_of(test_addr, port);
 }

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 
 #include "provider/provider.h"
 #include "rpc/loop_internal.h"
@@ -78,6 +79,8 @@ uint8_t pattern(uint32_t seed, size_t i);
 void fill(uint8_t *p, size_t n, uint32_t seed);
 size_t mismatches(const uint8_t *p, size_t n, uint32_t seed);
 uint32_t rnd(void);
+/* test_addr with @port: where servers listen and clients connect. */
+struct sockaddr_in loopback(int port);
 
 /*
  * The fake client core.

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "proto/options.h"
+#include "proto/version.h"
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/rpc_msg.h"
 
@@ -416,7 +418,8 @@ static int test_bad_headers(struct env *e)
 	CHECK_OK(expect_error(&r, 0x1001, RPCRDMA_ERR_CHUNK, &got));
 	CHECK_RC(got.vers, 1);
 
-	/* Version 7: ERR_VERS 1..1, echoing the version (RFC 8166 5.5). */
+	/* Version 7: ERR_VERS with the range served (1..2 by default),
+	 * echoing the version (RFC 8166 5.5). */
 	rpcrdma_hdr_init(&h, 0x1002, 7, 8, RPCRDMA_PROC_MSG);
 	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 0));
 	{
@@ -430,7 +433,7 @@ static int test_bad_headers(struct env *e)
 		CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
 		CHECK_RC(got.err, RPCRDMA_ERR_VERS);
 		CHECK_RC(got.vers_low, 1);
-		CHECK_RC(got.vers_high, 1);
+		CHECK_RC(got.vers_high, 2);
 	}
 
 	/* A Read chunk past the end of the message: ERR_CHUNK. */
@@ -1379,6 +1382,354 @@ static int test_bidir_hostile(struct env *e)
 }
 
 /* The X-macro lists every counter. */
+/*
+ * RPC-over-RDMA Version Two (draft-cel-nfsv4-rpcrdma-version-two-00).
+ */
+
+/* A raw requester's RDMA_OPTIONAL: @opttype with @info, maybe a payload. */
+static int raw_optional(struct raw *r, uint32_t xid, uint32_t vers, uint32_t opttype,
+			const void *info, uint32_t info_len, size_t payload)
+{
+	struct rpcrdma_hdr h;
+	uint8_t buf[512];
+	int n;
+
+	rpcrdma_hdr_init(&h, xid, vers, 8, RPCRDMA_PROC_OPTIONAL);
+	h.opttype = opttype;
+	h.optinfo = info;
+	h.optinfo_len = info_len;
+	if (vers != 2) {
+		/* The encoder knows RDMA_OPTIONAL is Version Two's: write a
+		 * Version Two one and change the version word. */
+		h.vers = 2;
+	}
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	if (n < 0 || (size_t)n + payload > sizeof(buf))
+		return -EINVAL;
+	if (vers != 2) {
+		uint32_t be = htobe32(vers);
+
+		memcpy(buf + 4, &be, 4);
+	}
+	memset(buf + n, 0x5a, payload);
+	return raw_send(r, buf, (size_t)n + payload);
+}
+
+/* The next message: decoded (Version Two limits), with XID @xid. */
+static int raw_expect(struct raw *r, uint32_t xid, struct rpcrdma_hdr *h)
+{
+	struct rpcrdma_hdr_fault f;
+	struct raw_msg *m = raw_wait_msg(r);
+
+	CHECK(m);
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, h, &f));
+	CHECK_RC(h->xid, xid);
+	return 0;
+}
+
+/*
+ * A raw Version Two requester against our responder, with no RFC 8797
+ * private data (so Version Two's 4096-byte default applies): RDMA_OPTIONAL
+ * through the registry -- an unknown opttype gets ERR_INVAL_OPTION with the
+ * same XID, the transport properties are answered and raise the reply
+ * threshold without a reconnection, malformed ones get ERR_CHUNK -- and
+ * each call answered in its own version.
+ */
+static int test_v2_optional(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma__props mine, theirs;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	uint8_t info[128];
+	int n;
+
+	memset(&so, 0, sizeof(so));
+	so.inline_send = 8192;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	CHECK_OK(raw_open(e, &r, 0));
+	CHECK_OK(raw_connect(&r, ts.port, NULL, 0));
+
+	/* Unknown opttype: ERR_INVAL_OPTION, same XID, Version Two. */
+	CHECK_OK(raw_optional(&r, 0x2001, 2, 0x12345678u, "abcd", 4, 0));
+	CHECK_OK(raw_expect(&r, 0x2001, &got));
+	CHECK_RC(got.vers, 2);
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_INVAL_OPTION);
+
+	/* A reply of 6000 bytes without a Reply chunk exceeds the 4096-byte
+	 * default: ERR_CHUNK. */
+	rpcrdma_hdr_init(&h, 0x2002, 2, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 6000));
+	CHECK_OK(raw_expect(&r, 0x2002, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+	CHECK_RC(got.vers, 2);
+
+	/* The properties exchange: we receive 8192. */
+	memset(&mine, 0, sizeof(mine));
+	mine.present = 1u << RPCRDMA_PROP_RECV_SIZE | 1u << RPCRDMA_PROP_REVERSE;
+	mine.recv_size = 8192;
+	mine.reverse = 1;
+	n = rpcrdma__props_encode(&mine, info, sizeof(info));
+	CHECK(n > 0);
+	CHECK_OK(raw_optional(&r, 0x2003, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
+	CHECK_OK(raw_expect(&r, 0x2003, &got));
+	CHECK_RC(got.vers, 2);
+	CHECK_RC(got.proc, RPCRDMA_PROC_OPTIONAL);
+	CHECK_RC(got.opttype, RPCRDMA_OPT_PROPERTIES);
+	CHECK_RC(got.payload_len, 0);
+	CHECK_OK(rpcrdma__props_decode(got.optinfo, got.optinfo_len, &theirs));
+	CHECK(RPCRDMA__PROPS_HAS(&theirs, RPCRDMA_PROP_RECV_SIZE));
+	CHECK_RC(theirs.recv_size, 4096);
+	CHECK_RC(theirs.send_size, 8192);
+	CHECK_RC(theirs.credits, 32);
+	CHECK_RC(theirs.reverse, 1);
+
+	/* The same reply now goes inline, in Version Two. */
+	rpcrdma_hdr_init(&h, 0x2004, 2, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 6000));
+	CHECK_OK(raw_expect(&r, 0x2004, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(got.vers, 2);
+	CHECK(got.payload_len > 6000);
+
+	/* Malformed optinfo (a count the bytes cannot hold), and a payload
+	 * the feature forbids: ERR_CHUNK (ERR_BADHEADER), nothing changed. */
+	{
+		static const uint8_t lying[8] = {0, 0, 0, 9, 0, 0, 0, 1};
+
+		CHECK_OK(raw_optional(&r, 0x2005, 2, RPCRDMA_OPT_PROPERTIES, lying, 8, 0));
+		CHECK_OK(raw_expect(&r, 0x2005, &got));
+		CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+		CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+	}
+	CHECK_OK(raw_optional(&r, 0x2006, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 64));
+	CHECK_OK(raw_expect(&r, 0x2006, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+
+	/* RDMA_OPTIONAL is no Version One procedure: ERR_CHUNK in Version
+	 * One; no INVAL_OPTION code exists there. */
+	CHECK_OK(raw_optional(&r, 0x2007, 1, 0x12345678u, "abcd", 4, 0));
+	CHECK_OK(raw_expect(&r, 0x2007, &got));
+	CHECK_RC(got.vers, 1);
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+
+	/* A Version One call on the same connection: answered in One. */
+	rpcrdma_hdr_init(&h, 0x2008, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(raw_expect(&r, 0x2008, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(got.vers, 1);
+
+	/* Version 3: ERR_VERS with our range. */
+	rpcrdma_hdr_init(&h, 0x2009, 3, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 0));
+	CHECK_OK(raw_expect(&r, 0x2009, &got));
+	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
+	CHECK_RC(got.vers_low, 1);
+	CHECK_RC(got.vers_high, 2);
+
+	CHECK(r.up);
+	CHECK_RC(sstats(&ts).optional_msgs, 4);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 6);
+	raw_close(&r);
+	tserver_close(&ts);
+
+	/* A server for Version One only refuses Version Two: ERR_VERS 1..1. */
+	so.min_vers = so.max_vers = 1;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	CHECK_OK(raw_open(e, &r, 0));
+	CHECK_OK(raw_connect(&r, ts.port, NULL, 0));
+	CHECK_OK(raw_optional(&r, 0x2101, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
+	CHECK_OK(raw_expect(&r, 0x2101, &got));
+	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
+	CHECK_RC(got.vers_low, 1);
+	CHECK_RC(got.vers_high, 1);
+	raw_close(&r);
+	tserver_close(&ts);
+	/* A range we cannot serve is refused at creation. */
+	so.min_vers = 2;
+	so.max_vers = 3;
+	CHECK_RC(tserver_open(e, &ts, &so), -EPROTONOSUPPORT);
+	return 0;
+}
+
+/* An inline reply with no DDP result to tcall @xid, in version @vers. */
+static int raw_reply_vers(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t credit)
+{
+	struct rpcrdma_hdr r;
+	struct rpcrdma_xdr_stream x;
+	uint8_t buf[256];
+	int n;
+
+	rpcrdma_hdr_init(&r, xid, vers, credit, RPCRDMA_PROC_MSG);
+	n = rpcrdma_hdr_encode(&r, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	rpcrdma_xdr_init(&x, buf + n, sizeof(buf) - (size_t)n);
+	if (rpcrdma_xdr_encode_u32(&x, xid) || rpcrdma_xdr_encode_u32(&x, 0) ||
+	    rpcrdma_xdr_encode_u32(&x, 0) || rpcrdma_xdr_encode_opaque(&x, NULL, 0))
+		return -ENOSPC;
+	return raw_send(srv, buf, (size_t)n + rpcrdma_xdr_pos(&x));
+}
+
+static int raw_err_vers(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t low, uint32_t high)
+{
+	struct rpcrdma_hdr r;
+	uint8_t buf[64];
+	int n;
+
+	rpcrdma_hdr_init(&r, xid, vers, 8, RPCRDMA_PROC_ERROR);
+	r.err = RPCRDMA_ERR_VERS;
+	r.vers_low = low;
+	r.vers_high = high;
+	n = rpcrdma_hdr_encode(&r, buf, sizeof(buf));
+	return n < 0 ? n : raw_send(srv, buf, (size_t)n);
+}
+
+/* The raw responder lets its connection go and takes the next one. */
+static int raw_server_reset(struct env *e, struct raw *srv, struct tclient *tc)
+{
+	WAIT(e, srv->down && !tc->up);
+	CHECK(srv->down);
+	rpcrdma__provider_conn_destroy(srv->c);
+	srv->c = NULL;
+	srv->up = srv->down = false;
+	srv->nmsgs = srv->taken = 0;
+	return 0;
+}
+
+/*
+ * Our Version Two requester against a raw responder: the probe goes alone
+ * and within 1024 bytes (a 3000-byte call becomes a Long Call); ERR_VERS
+ * 1..1 brings the same XID again in Version One and the peer is remembered;
+ * an answer in a version we did not send is dropped; ERR_VERS naming no
+ * version we speak fails the call and ends the connection; a probe lost
+ * with its connection counts as Version One.
+ */
+static int test_v2_probe(struct env *e)
+{
+	struct rpcrdma_client_opts co;
+	struct sockaddr_in peer;
+	struct raw srv;
+	struct tclient tc;
+	struct tcall *c1, *c2, *c3;
+	struct raw_msg *m;
+	struct rpcrdma_hdr h;
+	struct rpcrdma_hdr_fault f;
+	size_t pdn = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+	int port;
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	memset(&co, 0, sizeof(co));
+	co.max_vers = 2;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = pdn;
+	CHECK_OK(raw_listen(&srv, &port));
+	CHECK_OK(tclient_open(e, &tc, port, &co));
+	peer = loopback(port);
+
+	c1 = tcall_new(&tc, 3000, 0, 0, 0, 0, 0, 0);
+	c2 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c1 && c2);
+	CHECK_OK(tcall_send(&tc, c1));
+	/* The probe goes alone. */
+	CHECK_RC(tcall_send(&tc, c2), -EAGAIN);
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK(m->len <= 1024);
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 2);
+	CHECK_RC(h.proc, RPCRDMA_PROC_NOMSG); /* 3000 bytes: a Long Call */
+	CHECK_RC(h.xid, c1->req.xid);
+	/* A Version One answer to a Version Two call: not a reply. */
+	CHECK_OK(raw_reply_vers(&srv, h.xid, 1, 8));
+	WAIT(e, cstats(&tc).bad_msgs == 1);
+	CHECK_RC(cstats(&tc).bad_msgs, 1);
+	CHECK(c1->state != TC_DONE);
+	/* ERR_VERS 1..1 (its header in Version Two, as a responder that
+	 * echoes the version sends it): the same call again in One. */
+	CHECK_OK(raw_err_vers(&srv, h.xid, 2, 1, 1));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 1);
+	CHECK_RC(h.xid, c1->req.xid);
+	CHECK_RC(h.proc, RPCRDMA_PROC_NOMSG);
+	CHECK(rpcrdma__vmemo_is_v1((struct sockaddr *)&peer, sizeof(peer)));
+	CHECK_OK(raw_reply_vers(&srv, h.xid, 1, 8));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_OK(c1->status);
+	/* Settled on One: the next calls go at once, in One. */
+	CHECK_OK(tcall_send(&tc, c2));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 1);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_reply_vers(&srv, h.xid, 1, 8));
+	WAIT(e, c2->state == TC_DONE);
+	CHECK_OK(c2->status);
+	CHECK_RC(cstats(&tc).vers_fallbacks, 1);
+	CHECK_RC(cstats(&tc).vers_two_msgs, 1);
+
+	/* A reconnection remembers: Version One from the first message. */
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	CHECK(tc.up);
+	c3 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c3);
+	CHECK_OK(tcall_send(&tc, c3));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 1);
+	CHECK_OK(raw_reply_vers(&srv, h.xid, 1, 8));
+	WAIT(e, c3->state == TC_DONE);
+	CHECK_OK(c3->status);
+
+	/* Forgotten: the next connection probes; ERR_VERS for 3..4 only
+	 * leaves nothing in common: the call fails, the connection ends. */
+	rpcrdma__vmemo_forget(NULL, 0);
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	c3 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c3);
+	CHECK_OK(tcall_send(&tc, c3));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 2);
+	CHECK_OK(raw_err_vers(&srv, h.xid, 2, 3, 4));
+	WAIT(e, c3->state == TC_DONE && srv.down);
+	CHECK_RC(c3->failed_err, RPCRDMA_ERR_TRANSPORT_ERROR);
+	CHECK(!rpcrdma__vmemo_is_v1((struct sockaddr *)&peer, sizeof(peer)));
+
+	/* A probe lost with its connection: the peer counts as Version One
+	 * (draft 5.2). */
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	c3 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c3);
+	CHECK_OK(tcall_send(&tc, c3));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 2);
+	(void)rpcrdma__provider_disconnect(srv.c);
+	WAIT(e, !tc.up && srv.down);
+	CHECK(rpcrdma__vmemo_is_v1((struct sockaddr *)&peer, sizeof(peer)));
+	CHECK_RC(cstats(&tc).vers_fallbacks, 2);
+	rpcrdma__vmemo_forget(NULL, 0);
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
 static int test_stats_macro(struct env *e)
 {
 	size_t n = 0;
@@ -1412,6 +1763,8 @@ static const struct test_case cases[] = {
     {"provider_eagain", test_provider_eagain},
     {"stats_macro", test_stats_macro},
     {"bidir_hostile", test_bidir_hostile},
+    {"v2_optional", test_v2_optional},
+    {"v2_probe", test_v2_probe},
 };
 
 static int run(const struct test_case *tc)
