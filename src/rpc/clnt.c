@@ -586,6 +586,47 @@ static uint32_t random_xid(const void *salt)
 	       (uint32_t)(uintptr_t)salt;
 }
 
+/* Takes @opts (NULL: the defaults) with its zeros replaced by defaults;
+ * -EINVAL for values no transport accepts. */
+static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_client_opts *o)
+{
+	if (opts)
+		*o = *opts;
+	else
+		rpcrdma_client_opts_default(o);
+	if ((o->cred && o->cred->len > RPCRDMA_AUTH_BODY_MAX) || o->timeout_ms < -1)
+		return -EINVAL;
+	if (o->timeout_ms == 0)
+		o->timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (o->retries == 0)
+		o->retries = DEFAULT_RETRIES;
+	return 0;
+}
+
+/* A client with no transport yet: the caller makes it, or frees @c. */
+static struct rpcrdma_client *client_alloc(struct rpcrdma_loop *loop,
+					   const struct rpcrdma__clnt_transport_ops *ops,
+					   uint32_t prog, uint32_t vers, struct rpcrdma_client_opts *o)
+{
+	struct rpcrdma_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->loop = loop;
+	c->ops = ops;
+	c->prog = prog;
+	c->vers = vers;
+	if (o->cred)
+		c->cred = *o->cred;
+	else
+		rpcrdma_auth_none(&c->cred);
+	rpcrdma_auth_none(&c->verf);
+	o->cred = NULL; /* ours is c->cred; the caller's may go away */
+	c->opts = *o;
+	c->next_xid = random_xid(c);
+	return c;
+}
+
 int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const char *service,
 			  uint32_t prog, uint32_t vers, const struct rpcrdma_client_opts *opts,
 			  struct rpcrdma_client **out)
@@ -599,38 +640,18 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 
 	if (!loop || !host || !service || !out)
 		return -EINVAL;
-	if (opts)
-		o = *opts;
-	else
-		rpcrdma_client_opts_default(&o);
-	if ((o.cred && o.cred->len > RPCRDMA_AUTH_BODY_MAX) || o.timeout_ms < -1)
-		return -EINVAL;
+	rc = opts_take(opts, &o);
+	if (rc)
+		return rc;
 	rc = rpcrdma__clnt_ops_for(o.transport, &ops);
 	if (rc)
 		return rc;
 	rc = rpcrdma__resolve(host, service, false, &ss, &sslen);
 	if (rc)
 		return rc;
-	if (o.timeout_ms == 0)
-		o.timeout_ms = DEFAULT_TIMEOUT_MS;
-	if (o.retries == 0)
-		o.retries = DEFAULT_RETRIES;
-
-	c = calloc(1, sizeof(*c));
+	c = client_alloc(loop, ops, prog, vers, &o);
 	if (!c)
 		return -ENOMEM;
-	c->loop = loop;
-	c->ops = ops;
-	c->prog = prog;
-	c->vers = vers;
-	if (o.cred)
-		c->cred = *o.cred;
-	else
-		rpcrdma_auth_none(&c->cred);
-	rpcrdma_auth_none(&c->verf);
-	o.cred = NULL; /* ours is c->cred; the caller's may go away */
-	c->opts = o;
-	c->next_xid = random_xid(c);
 	rc = ops->create(loop, (struct sockaddr *)&ss, sslen, &c->opts, &clnt_cb, c, &c->t);
 	if (rc) {
 		free(c);
@@ -839,31 +860,12 @@ int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t
 
 	if (!loop || !ops || !make || !out)
 		return -EINVAL;
-	if (opts)
-		o = *opts;
-	else
-		rpcrdma_client_opts_default(&o);
-	if ((o.cred && o.cred->len > RPCRDMA_AUTH_BODY_MAX) || o.timeout_ms < -1)
-		return -EINVAL;
-	if (o.timeout_ms == 0)
-		o.timeout_ms = DEFAULT_TIMEOUT_MS;
-	if (o.retries == 0)
-		o.retries = DEFAULT_RETRIES;
-	c = calloc(1, sizeof(*c));
+	rc = opts_take(opts, &o);
+	if (rc)
+		return rc;
+	c = client_alloc(loop, ops, prog, vers, &o);
 	if (!c)
 		return -ENOMEM;
-	c->loop = loop;
-	c->ops = ops;
-	c->prog = prog;
-	c->vers = vers;
-	if (o.cred)
-		c->cred = *o.cred;
-	else
-		rpcrdma_auth_none(&c->cred);
-	rpcrdma_auth_none(&c->verf);
-	o.cred = NULL;
-	c->opts = o;
-	c->next_xid = random_xid(c);
 	rc = make(arg, &clnt_cb, c, &c->t);
 	if (rc) {
 		free(c);
