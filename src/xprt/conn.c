@@ -264,15 +264,35 @@ void rpcrdma__xbuf_give(struct rpcrdma__xbuf_spares *sp, struct rpcrdma__xbuf *b
 {
 	if (!b->addr)
 		return;
-	if (sp->n < RPCRDMA__XBUF_SPARES && sp->bytes + b->len <= sp->max_bytes) {
-		sp->bufs[sp->n++] = *b;
-		sp->bytes += b->len;
-		b->addr = NULL;
-		b->len = 0;
-		b->mr = NULL;
+	if (b->len > sp->max_bytes) {
+		rpcrdma__xbuf_free(b);
 		return;
 	}
-	rpcrdma__xbuf_free(b);
+	/*
+	 * When full, the smallest spares make room for a larger buffer: the
+	 * sizes in demand change (a run of small calls, then bulk), and a
+	 * spare too small for the calls that come is as good as none.
+	 */
+	while (sp->n == RPCRDMA__XBUF_SPARES || sp->bytes + b->len > sp->max_bytes) {
+		unsigned int small = 0;
+
+		for (unsigned int i = 1; i < sp->n; i++) {
+			if (sp->bufs[i].len < sp->bufs[small].len)
+				small = i;
+		}
+		if (sp->bufs[small].len >= b->len) {
+			rpcrdma__xbuf_free(b);
+			return;
+		}
+		sp->bytes -= sp->bufs[small].len;
+		rpcrdma__xbuf_free(&sp->bufs[small]);
+		sp->bufs[small] = sp->bufs[--sp->n];
+	}
+	sp->bufs[sp->n++] = *b;
+	sp->bytes += b->len;
+	b->addr = NULL;
+	b->len = 0;
+	b->mr = NULL;
 }
 
 void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp)
