@@ -640,6 +640,17 @@ static int check_reply(struct xreq *x, const struct rpcrdma_hdr *h)
 	return 0;
 }
 
+/* The call's Send is posted: it holds a credit and a send slot, and its
+ * reply is looked up by XID from now on. */
+static void req_posted(struct xclnt *t, struct xreq *x)
+{
+	x->send_busy = true;
+	t->conn.sq_used++;
+	x->state = XREQ_SENT;
+	tab_add(t, x);
+	rpcrdma__credits_sent(&t->cr);
+}
+
 /* Posts @x's Send again, its header now in the connection's version
  * (RDMA_MSG and RDMA_NOMSG are laid out alike in both versions, so only
  * rdma_vers changes).  The grants of the first try still stand. */
@@ -659,11 +670,7 @@ static void resend(struct xclnt *t, struct xreq *x)
 		req_fence(t, x);
 		return;
 	}
-	x->send_busy = true;
-	t->conn.sq_used++;
-	x->state = XREQ_SENT;
-	tab_add(t, x);
-	rpcrdma__credits_sent(&t->cr);
+	req_posted(t, x);
 	t->st.calls_sent++;
 }
 
@@ -803,11 +810,7 @@ static void props_start(struct xclnt *t)
 		req_try_free(t, x);
 		return;
 	}
-	x->send_busy = true;
-	t->conn.sq_used++;
-	x->state = XREQ_SENT;
-	tab_add(t, x);
-	rpcrdma__credits_sent(&t->cr);
+	req_posted(t, x);
 	t->props_out++;
 }
 
@@ -1557,11 +1560,7 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	x->resend_pending = false;
 	if (!t->partner)
 		rpcrdma__vneg_sent(&t->vneg);
-	x->send_busy = true;
-	t->conn.sq_used++;
-	x->state = XREQ_SENT;
-	tab_add(t, x);
-	rpcrdma__credits_sent(&t->cr);
+	req_posted(t, x);
 
 	t->st.calls_sent++;
 	if (t->conn.vers == RPCRDMA_VERSION_TWO)

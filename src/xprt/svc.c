@@ -656,32 +656,46 @@ static void queue_tx(struct xsreq *s)
 	conn_try_free(sc);
 }
 
-/* Answers the call in @s with RDMA_ERROR (@action from the decoder). */
-static void send_error(struct xsreq *s, enum rpcrdma_hdr_action action)
+/*
+ * Sends @h alone as the answer to @s (an RDMA_ERROR, or an RDMA_OPTIONAL's
+ * answer): no message follows the header.  Returns 0 once queued; else
+ * @s is released and the answer lost (-ENOMEM, or the encoder's error).
+ */
+static int send_header_only(struct xsreq *s, const struct rpcrdma_hdr *h)
 {
-	struct xsconn *sc = s->conn;
-	struct xsvc *v = sc->svc;
-	struct rpcrdma_hdr *h = &v->hdr;
+	struct xsvc *v = s->conn->svc;
 	int n;
 
-	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
-	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant) ||
-	    rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, RPCRDMA_HDR_MIN_SIZE)) {
-		sreq_release(s);
-		return;
-	}
-	n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
+	n = rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, rpcrdma_hdr_encoded_size(h));
+	if (!n)
+		n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
 	if (n < 0) {
 		sreq_release(s);
-		return;
+		return n;
 	}
-	v->st.rdma_errors_sent++;
 	s->hdr_len = (size_t)n;
 	s->reply_len = 0;
 	s->form = SFORM_ERROR;
 	s->ops_needed = 1;
 	s->rddp.nresults = 0;
 	queue_tx(s);
+	return 0;
+}
+
+/* Answers the call in @s with RDMA_ERROR (@action from the decoder). */
+static void send_error(struct xsreq *s, enum rpcrdma_hdr_action action)
+{
+	struct xsconn *sc = s->conn;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma_hdr *h = &v->hdr;
+
+	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant)) {
+		sreq_release(s);
+		return;
+	}
+	if (send_header_only(s, h) == 0)
+		v->st.rdma_errors_sent++;
 }
 
 /*
@@ -698,7 +712,6 @@ static void handle_optional(struct xsreq *s)
 	struct rpcrdma__xopt_ctx *o = &v->opt_ctx;
 	struct rpcrdma_hdr *h = &v->hdr;
 	enum rpcrdma_hdr_action action;
-	int n;
 
 	o->conn = &sc->c;
 	o->our_send = v->inline_send;
@@ -722,21 +735,7 @@ static void handle_optional(struct xsreq *s)
 	h->opttype = s->hdr.opttype;
 	h->optinfo = o->answer;
 	h->optinfo_len = o->answer_len;
-	if (rpcrdma__xbuf_reserve(v->dev.prov, &s->sbuf, rpcrdma_hdr_encoded_size(h))) {
-		sreq_release(s);
-		return;
-	}
-	n = rpcrdma_hdr_encode(h, s->sbuf.addr, s->sbuf.len);
-	if (n < 0) {
-		sreq_release(s);
-		return;
-	}
-	s->hdr_len = (size_t)n;
-	s->reply_len = 0;
-	s->form = SFORM_ERROR; /* a header-only Send, as an RDMA_ERROR is */
-	s->ops_needed = 1;
-	s->rddp.nresults = 0;
-	queue_tx(s);
+	(void)send_header_only(s, h);
 }
 
 /* The first message a responder accepts fixes the connection's version
