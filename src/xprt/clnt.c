@@ -675,6 +675,22 @@ static void resend(struct xclnt *t, struct xreq *x)
 }
 
 /*
+ * Any answer to call @x (a reply or an RDMA_ERROR) ends it at the
+ * responder: its credit is free again, and the grant the answer carries is
+ * the new limit.  A call the core no longer waits for (and did not tell us
+ * of) is answered, but to nobody.
+ */
+static void reply_arrived(struct xclnt *t, struct xreq *x, const struct rpcrdma_hdr *h)
+{
+	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
+		x->creq = NULL;
+		t->norphans++;
+	}
+	rpcrdma__credits_reply(&t->cr, h->credit);
+	t->st.credits_granted = t->cr.granted;
+}
+
+/*
  * RDMA_ERROR/ERR_VERS (draft 5.2; RFC 8166 5.5.1): the responder refused
  * the version our call carried.  While probing, the call goes again in the
  * highest version both ranges share, and a peer found to be Version One is
@@ -691,12 +707,7 @@ static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r, const str
 		req_repost(t, r);
 		return;
 	}
-	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
-		x->creq = NULL;
-		t->norphans++;
-	}
-	rpcrdma__credits_reply(&t->cr, h->credit);
-	t->st.credits_granted = t->cr.granted;
+	reply_arrived(t, x, h);
 	t->st.rdma_errors_received++;
 	req_repost(t, r);
 	verdict = rpcrdma__vneg_on_err_vers(&t->vneg, h->vers_low, h->vers_high, &peer_is_v1);
@@ -893,16 +904,7 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 		tab_add(t, x);
 		goto out_bad;
 	}
-	if (x->creq && t->cb->find(t->cb_ctx, h->xid) != x->creq) {
-		/* The core no longer waits for this call (and did not tell
-		 * us): it is answered, but to nobody. */
-		x->creq = NULL;
-		t->norphans++;
-	}
-	/* The reply ends the call at the responder: its credit is free
-	 * again, and the grant it carries is the new limit. */
-	rpcrdma__credits_reply(&t->cr, h->credit);
-	t->st.credits_granted = t->cr.granted;
+	reply_arrived(t, x, h);
 	t->st.calls_received++;
 	if (!x->creq) {
 		/* Aborted: already fenced; only the credit mattered. */
