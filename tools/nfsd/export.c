@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +17,21 @@
 
 /*
  * Handle layout (at most 64 bytes):
- *   [0]      format version (1)
+ *   [0]      format version (2)
  *   [1]      n, the kernel handle's length
  *   [2..5]   the kernel handle's type, little-endian
  *   [6..6+n) the kernel handle
- *   then 8 bytes of SipHash-2-4 over everything before, little-endian
+ *   then 8 bytes of SipHash-2-4, little-endian, over the export's identity
+ *   (its device and root inode, 16 bytes, not sent) followed by
+ *   everything before: a handle is good for the export that made it only
  */
-#define FH_VERSION 1u
+#define FH_VERSION 2u
+#define FH_EXPORT_ID 16u
 #define FH_HEAD 6u
 #define FH_MAC 8u
 #define FH_KERNEL_MAX (RPCRDMA_NFS3_FHSIZE - FH_HEAD - FH_MAC)
+
+static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, int flags);
 
 static int read_full(int fd, void *buf, size_t len)
 {
@@ -49,8 +55,25 @@ static int load_key(uint8_t key[16], const char *keyfile)
 
 	if (!keyfile)
 		return getrandom(key, 16, 0) == 16 ? 0 : -EIO;
-	fd = open(keyfile, O_RDONLY | O_CLOEXEC);
+	fd = open(keyfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) < 0) {
+			rc = -errno;
+			close(fd);
+			return rc;
+		}
+		if (!S_ISREG(st.st_mode) || (st.st_mode & 077) || st.st_uid != geteuid()) {
+			fprintf(stderr,
+				"rpcrdma-nfsd: the key file %s must be a regular file owned by "
+				"uid %u that only its owner may read or write (it is mode %04o, "
+				"uid %u): whoever reads it can forge file handles; chmod 600 it\n",
+				keyfile, (unsigned int)geteuid(), (unsigned int)(st.st_mode & 07777),
+				(unsigned int)st.st_uid);
+			close(fd);
+			return -EPERM;
+		}
 		rc = read_full(fd, key, 16);
 		close(fd);
 		return rc;
@@ -75,8 +98,6 @@ int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfil
 
 	memset(ex, 0, sizeof(*ex));
 	ex->root_fd = ex->mount_fd = -1;
-	ex->root_squash = true;
-	ex->anon_uid = ex->anon_gid = 65534;
 	if (!realpath(dir, real))
 		return -errno;
 	if (strlen(real) > RPCRDMA_NFS3_PATH_MAX)
@@ -104,7 +125,7 @@ int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfil
 			return -EOPNOTSUPP;
 		fd = nfsd_fh_open(ex, &fh, &status);
 		if (fd < 0)
-			return status == RPCRDMA_NFS3ERR_PERM ? -EPERM : -EOPNOTSUPP;
+			return status == RPCRDMA_NFS3ERR_PERM ? -EACCES : -EOPNOTSUPP;
 		close(fd);
 	}
 	return 0;
@@ -124,6 +145,17 @@ static void put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The MAC of a handle's first @len bytes, bound to this export. */
+static uint64_t fh_mac(const struct nfsd_export *ex, const uint8_t *data, size_t len)
+{
+	uint8_t buf[FH_EXPORT_ID + RPCRDMA_NFS3_FHSIZE];
+
+	put_le64(buf, (uint64_t)ex->dev);
+	put_le64(buf + 8, (uint64_t)ex->root_ino);
+	memcpy(buf + FH_EXPORT_ID, data, len);
+	return nfsd_siphash24(ex->key, buf, FH_EXPORT_ID + len);
 }
 
 uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh)
@@ -148,7 +180,7 @@ uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_
 	memcpy(fh->data + FH_HEAD, u.h.f_handle, u.h.handle_bytes);
 	fh->len = FH_HEAD + u.h.handle_bytes + FH_MAC;
 	put_le64(fh->data + FH_HEAD + u.h.handle_bytes,
-		 nfsd_siphash24(ex->key, fh->data, FH_HEAD + u.h.handle_bytes));
+		 fh_mac(ex, fh->data, FH_HEAD + u.h.handle_bytes));
 	return RPCRDMA_NFS3_OK;
 }
 
@@ -168,7 +200,7 @@ int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
 		*status = RPCRDMA_NFS3ERR_BADHANDLE;
 		return -1;
 	}
-	put_le64(mac, nfsd_siphash24(ex->key, fh->data, FH_HEAD + n));
+	put_le64(mac, fh_mac(ex, fh->data, FH_HEAD + n));
 	for (unsigned int i = 0; i < FH_MAC; i++)
 		diff |= (uint8_t)(mac[i] ^ fh->data[FH_HEAD + n + i]);
 	if (diff) {
@@ -180,7 +212,7 @@ int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
 	u.h.handle_bytes = n;
 	u.h.handle_type = (int)type;
 	memcpy(u.h.f_handle, fh->data + FH_HEAD, n);
-	fd = open_by_handle_at(ex->mount_fd, &u.h, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+	fd = open_by_handle(ex, &u.h, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		*status = errno == EPERM ? RPCRDMA_NFS3ERR_PERM : RPCRDMA_NFS3ERR_STALE;
 		return -1;
@@ -197,50 +229,159 @@ int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
 	return fd;
 }
 
-void nfsd_cred_of(const struct nfsd_export *ex, const struct rpcrdma_svc_req *req,
+/* An id the kernel can act as: (uint32_t)-1 is "no id" to it (setfsuid
+ * would leave the thread as it was, root). */
+static uint32_t valid_or(uint32_t id, uint32_t anon)
+{
+	return id == 0xffffffffu ? anon : id;
+}
+
+void nfsd_cred_of(const struct nfsd_client *cl, const struct rpcrdma_svc_req *req,
 		  struct nfsd_cred *cred)
 {
 	const struct rpcrdma_opaque_auth *a = rpcrdma_svc_cred(req);
+	bool squash_root = !(cl->flags & NFSD_NO_ROOT_SQUASH);
 	struct rpcrdma_auth_sys sys;
 
 	memset(cred, 0, sizeof(*cred));
-	cred->uid = ex->anon_uid;
-	cred->gid = ex->anon_gid;
-	if (!a || a->flavor != RPCRDMA_AUTH_SYS || rpcrdma_auth_sys_decode(a, &sys) != 0)
+	cred->uid = cl->anon_uid;
+	cred->gid = cl->anon_gid;
+	if (!a || a->flavor != RPCRDMA_AUTH_SYS || rpcrdma_auth_sys_decode(a, &sys) != 0 ||
+	    (cl->flags & NFSD_ALL_SQUASH))
 		return;
-	cred->uid = sys.uid;
-	cred->gid = sys.gid;
+	cred->uid = valid_or(sys.uid, cl->anon_uid);
+	cred->gid = valid_or(sys.gid, cl->anon_gid);
+	if (squash_root && cred->uid == 0)
+		cred->uid = cl->anon_uid;
+	if (squash_root && cred->gid == 0)
+		cred->gid = cl->anon_gid;
 	cred->ngids = sys.ngids < 16 ? sys.ngids : 16;
-	memcpy(cred->gids, sys.gids, cred->ngids * sizeof(cred->gids[0]));
-	if (ex->root_squash && cred->uid == 0) {
-		cred->uid = ex->anon_uid;
-		cred->gid = ex->anon_gid;
-		cred->ngids = 0;
+	for (uint32_t i = 0; i < cred->ngids; i++) {
+		uint32_t g = valid_or(sys.gids[i], cl->anon_gid);
+
+		cred->gids[i] = squash_root && g == 0 ? cl->anon_gid : g;
 	}
+}
+
+/*
+ * Capabilities, by raw system call: capset with pid 0 changes this thread
+ * only.  The server keeps its permitted set; while acting as a user its
+ * effective set is empty, so CAP_SYS_RESOURCE (quotas, the blocks kept for
+ * root), CAP_FOWNER, CAP_FSETID and the rest do not apply to the caller's
+ * requests.
+ */
+static int caps_get(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+	return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
+}
+
+static int caps_set_effective(const struct __user_cap_data_struct *perm, bool on)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	for (int i = 0; i < 2; i++) {
+		d[i] = perm[i];
+		d[i].effective = on ? perm[i].permitted : 0;
+	}
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* The raw system calls act on this thread only (glibc's setgroups and
  * friends would change every thread of the process). */
-void nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred)
+int nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred)
 {
+	struct __user_cap_data_struct caps[2];
+	uint32_t want[16], got[16];
 	gid_t gids[16];
+	long n;
 
 	if (!ex->switch_creds)
-		return;
-	for (uint32_t i = 0; i < cred->ngids; i++)
+		return 0;
+	if (cred->uid == 0xffffffffu || cred->gid == 0xffffffffu || cred->ngids > 16)
+		return -EPERM;
+	for (uint32_t i = 0; i < cred->ngids; i++) {
+		if (cred->gids[i] == 0xffffffffu)
+			return -EPERM;
 		gids[i] = cred->gids[i];
-	(void)syscall(SYS_setgroups, (size_t)cred->ngids, gids);
+		want[i] = cred->gids[i];
+	}
+	if (syscall(SYS_setgroups, (size_t)cred->ngids, gids) < 0)
+		return -EPERM;
 	(void)syscall(SYS_setfsgid, cred->gid);
 	(void)syscall(SYS_setfsuid, cred->uid);
+	/* setfsuid and setfsgid answer the previous id and never fail
+	 * visibly: ask again with an invalid id, which changes nothing. */
+	if ((uint32_t)syscall(SYS_setfsuid, -1) != cred->uid ||
+	    (uint32_t)syscall(SYS_setfsgid, -1) != cred->gid)
+		return -EPERM;
+	n = syscall(SYS_getgroups, 16, got);
+	if (n != (long)cred->ngids)
+		return -EPERM;
+	qsort(want, cred->ngids, sizeof(want[0]), cmp_u32);
+	qsort(got, cred->ngids, sizeof(got[0]), cmp_u32);
+	if (memcmp(want, got, cred->ngids * sizeof(want[0])) != 0)
+		return -EPERM;
+	if (caps_get(caps) || caps_set_effective(caps, cred->uid == 0) || caps_get(caps))
+		return -EPERM;
+	if (cred->uid != 0 && (caps[0].effective || caps[1].effective))
+		return -EPERM;
+	return 0;
 }
 
 void nfsd_cred_leave(const struct nfsd_export *ex)
 {
+	struct __user_cap_data_struct caps[2];
+
 	if (!ex->switch_creds)
 		return;
 	(void)syscall(SYS_setfsuid, 0);
 	(void)syscall(SYS_setfsgid, 0);
 	(void)syscall(SYS_setgroups, (size_t)0, NULL);
+	if (caps_get(caps) == 0)
+		(void)caps_set_effective(caps, true);
+}
+
+static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, int flags)
+{
+	struct __user_cap_data_struct caps[2];
+	bool raised = false;
+	int fd, err;
+
+	/* The server resolves the handle it signed, whoever the caller is:
+	 * for that one call the thread gets back CAP_DAC_READ_SEARCH, which
+	 * open_by_handle_at requires, and nothing else. */
+	if (ex->switch_creds && caps_get(caps) == 0 &&
+	    !(caps[0].effective & (1u << CAP_DAC_READ_SEARCH))) {
+		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct d[2] = {caps[0], caps[1]};
+
+		d[0].effective |= (1u << CAP_DAC_READ_SEARCH) & caps[0].permitted;
+		raised = syscall(SYS_capset, &hd, d) == 0;
+	}
+	fd = open_by_handle_at(ex->mount_fd, h, flags);
+	err = errno;
+	if (raised) {
+		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+
+		/* WARNING: if the drop failed the request would run with the
+		 * capability: never go on then. */
+		if (syscall(SYS_capset, &hd, caps) < 0) {
+			fprintf(stderr, "rpcrdma-nfsd: cannot drop a capability again\n");
+			abort();
+		}
+	}
+	errno = err;
+	return fd;
 }
 
 uint32_t nfsd_errno_stat(int err)
@@ -369,11 +510,24 @@ void nfsd_wcc(const struct nfsd_export *ex, const struct stat *before, int fd,
 int nfsd_reopen(int fd, int flags)
 {
 	char path[64];
+	struct stat st;
 	int nfd;
 
+	/* Only regular files are opened for data: opening a FIFO or a device
+	 * may block a filesystem thread for ever, or act on hardware.  The
+	 * callers check the type first; this is the last guard, and
+	 * O_NONBLOCK keeps even a FIFO that got here from blocking. */
+	if (nfsd_stat_fd(fd, &st) || !S_ISREG(st.st_mode))
+		return -EINVAL;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	nfd = open(path, flags | O_CLOEXEC);
-	return nfd < 0 ? -errno : nfd;
+	nfd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (nfd < 0)
+		return -errno;
+	if (fstat(nfd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(nfd);
+		return -EINVAL;
+	}
+	return nfd;
 }
 
 uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked)

@@ -9,7 +9,9 @@
  * handle needs CAP_DAC_READ_SEARCH, so the server runs as root; it then
  * does each operation with the caller's AUTH_SYS identity as its
  * filesystem identity (setfsuid/setfsgid and the thread's groups), so the
- * kernel checks permissions as it would for a local user.
+ * kernel checks permissions as it would for a local user.  The MAC also
+ * covers the export's identity (its device and root inode), so a handle
+ * one export gave out is refused by another sharing the key file.
  */
 #ifndef RPCRDMA_NFSD_EXPORT_H
 #define RPCRDMA_NFSD_EXPORT_H
@@ -18,6 +20,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "access.h"
 #include "rpcrdma/nfs3.h"
 #include "rpcrdma/rpc.h"
 
@@ -29,12 +32,14 @@ struct nfsd_export {
 	dev_t dev;
 	ino_t root_ino;
 	uint8_t key[16]; /* handle MAC key */
-	bool root_squash, switch_creds;
-	uint32_t anon_uid, anon_gid;
+	bool switch_creds; /* running as root: act as each caller */
 };
 
 /* Opens @dir; reads or creates the handle key in @keyfile (NULL: a fresh
- * key, so handles die with the process).  Returns 0 or -errno. */
+ * key, so handles die with the process).  A key file that anyone but its
+ * owner may read or write is refused (-EPERM, with a message on stderr):
+ * whoever reads the key can forge a handle to any file of the filesystem.
+ * Returns 0 or -errno. */
 int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfile);
 void nfsd_export_close(struct nfsd_export *ex);
 
@@ -45,17 +50,30 @@ uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_
  * handle we did not make, STALE for a file that is gone). */
 int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status);
 
-/* The caller's identity, after root squashing. */
+/* The identity a request acts as: never (uid_t)-1 or (gid_t)-1. */
 struct nfsd_cred {
 	uint32_t uid, gid;
 	uint32_t ngids;
 	uint32_t gids[16];
 };
 
-void nfsd_cred_of(const struct nfsd_export *ex, const struct rpcrdma_svc_req *req,
+/*
+ * The identity of @req for client entry @cl, as knfsd maps it: AUTH_NONE,
+ * ids the kernel cannot use ((uid_t)-1, (gid_t)-1) and, under
+ * all_squash, everyone become the anonymous ids; under root_squash uid 0
+ * becomes the anonymous uid and gid 0, as the primary group or in the
+ * list, the anonymous gid.
+ */
+void nfsd_cred_of(const struct nfsd_client *cl, const struct rpcrdma_svc_req *req,
 		  struct nfsd_cred *cred);
-/* Act as @cred on this thread's filesystem calls, and back. */
-void nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred);
+/*
+ * Act as @cred on this thread: filesystem uid, gid and groups, and, unless
+ * @cred is root, no effective capability at all.  Checks the result:
+ * returns 0, or -EPERM when the thread did not end up exactly as @cred
+ * (the request must then be refused, not run).  Always follow with
+ * nfsd_cred_leave(), which restores the server's identity.
+ */
+int nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred);
 void nfsd_cred_leave(const struct nfsd_export *ex);
 
 uint32_t nfsd_errno_stat(int err);

@@ -1,4 +1,7 @@
-/* Filesystem threads (fs_pool.h): one queue, a mutex and two conditions. */
+/* Filesystem threads (fs_pool.h): one bounded queue, a mutex and two
+ * conditions.  The bound matters: each waiting job holds its request's
+ * arguments (a WRITE's are a megabyte), and clients on many connections
+ * could otherwise queue work faster than the disk takes it. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -11,8 +14,9 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t work, idle;
 	struct nfsd_job *head, **tail;
-	unsigned int busy, nthreads;
-	bool stopping;
+	unsigned int busy, nthreads, queued, max_queued, queued_max;
+	unsigned long long full;
+	bool stopping, closed;
 	pthread_t *threads;
 } pool = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -42,6 +46,7 @@ static void *pool_main(void *arg)
 		pool.head = job->next;
 		if (!pool.head)
 			pool.tail = &pool.head;
+		pool.queued--;
 		pool.busy++;
 		pthread_mutex_unlock(&pool.lock);
 		job->run(job);
@@ -58,8 +63,9 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
-int nfsd_pool_start(unsigned int n)
+int nfsd_pool_start(unsigned int n, unsigned int max_queued)
 {
+	pool.max_queued = max_queued;
 	pool.head = NULL;
 	pool.tail = &pool.head;
 	pool.threads = calloc(n ? n : 1, sizeof(*pool.threads));
@@ -80,16 +86,38 @@ int nfsd_pool_start(unsigned int n)
 int nfsd_pool_submit(struct nfsd_job *job)
 {
 	pthread_mutex_lock(&pool.lock);
-	if (pool.stopping || !pool.nthreads) {
+	if (pool.stopping || pool.closed || !pool.nthreads) {
 		pthread_mutex_unlock(&pool.lock);
 		return -ESHUTDOWN;
 	}
+	if (pool.queued >= pool.max_queued) {
+		pool.full++;
+		pthread_mutex_unlock(&pool.lock);
+		return -EAGAIN;
+	}
+	if (++pool.queued > pool.queued_max)
+		pool.queued_max = pool.queued;
 	job->next = NULL;
 	*pool.tail = job;
 	pool.tail = &job->next;
 	pthread_cond_signal(&pool.work);
 	pthread_mutex_unlock(&pool.lock);
 	return 0;
+}
+
+void nfsd_pool_close(void)
+{
+	pthread_mutex_lock(&pool.lock);
+	pool.closed = true;
+	pthread_mutex_unlock(&pool.lock);
+}
+
+void nfsd_pool_counts(unsigned long long *full, unsigned int *queued_max)
+{
+	pthread_mutex_lock(&pool.lock);
+	*full = pool.full;
+	*queued_max = pool.queued_max;
+	pthread_mutex_unlock(&pool.lock);
 }
 
 void nfsd_pool_drain(void)

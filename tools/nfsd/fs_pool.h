@@ -19,12 +19,19 @@ struct nfsd_job {
 	void (*done)(struct nfsd_job *job); /* then on @loop's thread */
 };
 
-/* Starts @n threads.  Returns 0 or -errno. */
-int nfsd_pool_start(unsigned int n);
-/* Queues @job.  Returns 0 or -ESHUTDOWN once the pool is stopping. */
+/* Starts @n threads, which take at most @max_queued jobs waiting beyond
+ * those running.  Returns 0 or -errno. */
+int nfsd_pool_start(unsigned int n, unsigned int max_queued);
+/* Queues @job.  Returns 0, -EAGAIN when @max_queued jobs already wait (the
+ * caller answers NFS3ERR_JUKEBOX: try again later), or -ESHUTDOWN once the
+ * pool is closed or stopping. */
 int nfsd_pool_submit(struct nfsd_job *job);
+/* Refuse every job from now on (the server is stopping). */
+void nfsd_pool_close(void);
 /* Waits until every job submitted has run and its done is queued. */
 void nfsd_pool_drain(void);
+/* Jobs refused because the queue was full, and the most that waited. */
+void nfsd_pool_counts(unsigned long long *full, unsigned int *queued_max);
 /* Drains, then ends the threads. */
 void nfsd_pool_stop(void);
 

@@ -1,7 +1,10 @@
 /*
  * rpcrdma-nfsd [options] DIRECTORY: serve DIRECTORY over NFSv3, on
- * RPC-over-RDMA (port 20049) and TCP (2049), with MOUNT v3 on TCP (20048).
- * Runs in the foreground until SIGINT or SIGTERM.
+ * RPC-over-RDMA (port 20049) and TCP (2049), with MOUNT v3 on TCP (20048),
+ * to the clients the access list admits (access.h).  Runs in the
+ * foreground until SIGINT or SIGTERM, then answers what it is doing,
+ * removes its rpcbind registrations and exits 0; SIGUSR1 prints the
+ * counters on stderr.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,10 +23,16 @@
 #include "rpcrdma/loop.h"
 #include "rpcrdma/rpcbind.h"
 
+#define CLIENT_ARGS_MAX 256
+
 struct opts {
-	const char *provider, *addr, *keyfile, *dir;
-	unsigned int port, tcp_port, mount_port, workers, fs_threads;
-	bool rpcbind, root_squash, verbose;
+	const char *provider, *addr, *keyfile, *dir, *exports;
+	unsigned int port, tcp_port, mount_port, workers, fs_threads, max_queued;
+	bool rpcbind, verbose;
+	unsigned int default_flags; /* enum nfsd_client_flag */
+	uint32_t anon_uid, anon_gid;
+	const char *clients[CLIENT_ARGS_MAX];
+	unsigned int nclients;
 };
 
 static void usage(FILE *f)
@@ -32,20 +41,44 @@ static void usage(FILE *f)
 		   "Serve DIRECTORY over NFS version 3: RPC-over-RDMA and TCP, MOUNT v3 on TCP.\n"
 		   "\n"
 		   "  --provider NAME    RDMA provider: ofi (software RDMA, default) or verbs\n"
-		   "  --addr ADDRESS     address to listen on (default: every local address;\n"
-		   "                     an RDMA device's address for verbs)\n"
+		   "  --addr ADDRESS     address to listen on (default: every local IPv4\n"
+		   "                     address, 0.0.0.0; give a device's address for verbs)\n"
 		   "  --port N           NFS over RDMA port (default 20049; 0: no RDMA)\n"
 		   "  --tcp-port N       NFS over TCP port (default 2049; 0: no TCP)\n"
 		   "  --mount-port N     MOUNT v3 over TCP port (default 20048)\n"
 		   "  --workers N        worker threads serving NFS connections (default 0:\n"
 		   "                     everything on the main thread)\n"
 		   "  --fs-threads N     threads doing the filesystem work (default 8)\n"
+		   "  --max-queued N     requests that may wait for a filesystem thread\n"
+		   "                     (default 128); beyond, NFS3ERR_JUKEBOX (try later)\n"
 		   "  --key FILE         where the file-handle key is kept, so handles survive\n"
-		   "                     a restart (created if missing; default: a new key\n"
-		   "                     each run)\n"
-		   "  --no-root-squash   let uid 0 act as root (default: uid 0 and AUTH_NONE\n"
-		   "                     act as 65534)\n"
+		   "                     a restart (created mode 0600 if missing; refused if\n"
+		   "                     others may read it; default: a new key each run)\n"
+		   "\n"
+		   "Who may connect (exports(5) style; the first entry matching a client\n"
+		   "applies; a client no entry matches is refused):\n"
+		   "  --client SPEC      admit ADDRESS, ADDRESS/PREFIX, ADDRESS/NETMASK or *,\n"
+		   "                     optionally with (OPTIONS): rw, ro, root_squash,\n"
+		   "                     no_root_squash, all_squash, secure, insecure,\n"
+		   "                     anonuid=N, anongid=N.  Repeatable.  Addresses are\n"
+		   "                     numeric, never resolved.\n"
+		   "  --exports FILE     read entries from an exports(5)-style FILE: lines\n"
+		   "                     \"DIRECTORY CLIENT(OPTIONS) ...\" naming DIRECTORY\n"
+		   "                     Without --client and --exports every host is\n"
+		   "                     admitted, as \"*\" with the defaults below.\n"
+		   "  Defaults every entry starts from (its OPTIONS override them):\n"
+		   "  --no-root-squash   let uid 0 and gid 0 act as root (default: they act as\n"
+		   "                     the anonymous ids, as do AUTH_NONE and uid -1)\n"
+		   "  --all-squash       every user acts as the anonymous ids\n"
+		   "  --anonuid N        the anonymous uid (default 65534)\n"
+		   "  --anongid N        the anonymous gid (default 65534)\n"
+		   "  --insecure         over TCP, accept requests from any source port\n"
+		   "                     (default secure: from ports below 1024 only;\n"
+		   "                     RDMA requests are never held to that, as in knfsd)\n"
+		   "  --read-only        refuse every change (NFS3ERR_ROFS)\n"
+		   "\n"
 		   "  --no-rpcbind       do not register with rpcbind\n"
+		   "  --rpcbind-port N   the local rpcbind's port (default 111)\n"
 		   "  --verbose          say what is served\n"
 		   "  --trace            log every NFS call on stderr\n"
 		   "  --help             this text\n"
@@ -66,6 +99,23 @@ static int parse_port(const char *s, unsigned int *out)
 	return 0;
 }
 
+static int parse_uint(const char *s, unsigned long lo, unsigned long hi, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static unsigned int rpcbind_port = 111;
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
@@ -81,6 +131,15 @@ static int parse(int argc, char **argv, struct opts *o)
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"trace", no_argument, NULL, 'T'},
 	    {"fs-threads", required_argument, NULL, 'f'},
+	    {"max-queued", required_argument, NULL, 'q'},
+	    {"client", required_argument, NULL, 'c'},
+	    {"exports", required_argument, NULL, 'e'},
+	    {"all-squash", no_argument, NULL, 'A'},
+	    {"anonuid", required_argument, NULL, 'U'},
+	    {"anongid", required_argument, NULL, 'G'},
+	    {"insecure", no_argument, NULL, 'I'},
+	    {"read-only", no_argument, NULL, 'r'},
+	    {"rpcbind-port", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -92,8 +151,9 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->tcp_port = 2049;
 	o->mount_port = 20048;
 	o->fs_threads = 8;
+	o->max_queued = 128;
 	o->rpcbind = true;
-	o->root_squash = true;
+	o->anon_uid = o->anon_gid = 65534;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
 		switch (c) {
 		case 'P':
@@ -135,8 +195,42 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->fs_threads = (unsigned int)v;
 			break;
 		}
+		case 'q':
+			if (parse_uint(optarg, 1, 1u << 20, &o->max_queued))
+				goto bad;
+			break;
+		case 'c':
+			if (o->nclients == CLIENT_ARGS_MAX)
+				goto bad;
+			o->clients[o->nclients++] = optarg;
+			break;
+		case 'e':
+			o->exports = optarg;
+			break;
+		case 'A':
+			o->default_flags |= NFSD_ALL_SQUASH;
+			break;
+		case 'U':
+			/* (uid_t)-1 is no identity: refused. */
+			if (parse_uint(optarg, 0, 0xfffffffeu, &o->anon_uid))
+				goto bad;
+			break;
+		case 'G':
+			if (parse_uint(optarg, 0, 0xfffffffeu, &o->anon_gid))
+				goto bad;
+			break;
+		case 'I':
+			o->default_flags |= NFSD_INSECURE;
+			break;
+		case 'r':
+			o->default_flags |= NFSD_RO;
+			break;
+		case 'b':
+			if (parse_port(optarg, &rpcbind_port) || rpcbind_port == 0)
+				goto bad;
+			break;
 		case 'R':
-			o->root_squash = false;
+			o->default_flags |= NFSD_NO_ROOT_SQUASH;
 			break;
 		case 'B':
 			o->rpcbind = false;
@@ -165,6 +259,16 @@ static int parse(int argc, char **argv, struct opts *o)
 bad:
 	fprintf(stderr, "rpcrdma-nfsd: bad value for an option: %s\n", optarg);
 	return -1;
+}
+
+static const struct rpcrdma_rpcbind_opts *rpcbind_opts(void)
+{
+	static struct rpcrdma_rpcbind_opts ro;
+	static char service[16];
+
+	snprintf(service, sizeof(service), "%u", rpcbind_port);
+	ro.service = service;
+	return &ro;
 }
 
 struct served {
@@ -197,6 +301,8 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 		return rc;
 	}
 	rc = rpcrdma_server_register(out->srv, prog, vers, procs, nprocs);
+	/* Every connection may hold many requests deferred to the pool: the
+	 * pool's queue bounds them all (--max-queued). */
 	/* NFSv3's reads need no duplicate request cache (nfs3.h). */
 	for (uint32_t i = 0; !rc && prog == RPCRDMA_NFS_PROGRAM && i < nprocs; i++)
 		rc = rpcrdma_server_set_idempotent(out->srv, prog, vers, i,
@@ -210,7 +316,8 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 	out->vers = vers;
 	out->what = what;
 	if (o->rpcbind) {
-		rc = rpcrdma_server_rpcbind_register(loop, out->srv, prog, vers, tr, AF_INET, NULL);
+		rc = rpcrdma_server_rpcbind_register(loop, out->srv, prog, vers, tr, AF_INET,
+						     rpcbind_opts());
 		if (rc && o->verbose)
 			fprintf(stderr, "rpcrdma-nfsd: %s not registered with rpcbind: %s\n", what,
 				rpcrdma_strerror(rc));
@@ -221,10 +328,53 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 	return 0;
 }
 
+static void print_stats(struct served *sv, int n)
+{
+	struct nfsd_stats st;
+
+	nfsd_stats_get(&st);
+	fprintf(stderr, "rpcrdma-nfsd: stats");
+#define X(name) fprintf(stderr, " " #name "=%llu", st.name);
+	NFSD_STATS(X)
+#undef X
+	fprintf(stderr, " queue_full=%llu queued_max=%llu\n", st.queue_full, st.queued_max);
+	for (int i = 0; i < n; i++) {
+		struct rpcrdma_xprt_stats xs;
+
+		if (sv[i].srv && rpcrdma_server_stats(sv[i].srv, &xs) == 0)
+			fprintf(stderr, "rpcrdma-nfsd: stats %s: calls %llu replies %llu\n",
+				sv[i].what, (unsigned long long)xs.calls_received,
+				(unsigned long long)xs.calls_sent);
+	}
+}
+
+static int access_setup(struct nfsd_access *acc, const struct opts *o, const char *exported)
+{
+	int rc = 0;
+
+	memset(acc, 0, sizeof(*acc));
+	acc->default_flags = o->default_flags;
+	acc->anon_uid = o->anon_uid;
+	acc->anon_gid = o->anon_gid;
+	if (o->exports)
+		rc = nfsd_access_load(acc, o->exports, exported);
+	for (unsigned int i = 0; !rc && i < o->nclients; i++)
+		rc = nfsd_access_add(acc, o->clients[i]);
+	if (!rc && !o->exports && !o->nclients)
+		rc = nfsd_access_add(acc, "*");
+	if (!rc && o->exports && !acc->n) {
+		fprintf(stderr, "rpcrdma-nfsd: %s admits no client\n", o->exports);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	struct rpcrdma_svc_proc nfs[RPCRDMA_NFS3_NPROCS], mnt[RPCRDMA_MOUNT3_NPROCS];
+	struct rpcrdma_svc_proc nfs_rdma[RPCRDMA_NFS3_NPROCS], nfs_tcp[RPCRDMA_NFS3_NPROCS];
+	struct rpcrdma_svc_proc mnt[RPCRDMA_MOUNT3_NPROCS];
 	struct epoll_event ev = {.events = EPOLLIN};
+	static struct nfsd_access acc;
 	struct served sv[3];
 	struct nfsd_export ex;
 	struct rpcrdma_loop *loop;
@@ -235,33 +385,42 @@ int main(int argc, char **argv)
 	bool stop = false;
 
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * ORDER: block the signals before any thread exists (the filesystem
+	 * threads, the library's worker loops): threads inherit the mask, so
+	 * SIGTERM and SIGINT reach only the signalfd below and the shutdown
+	 * path, never the default action that would kill the process with
+	 * its rpcbind registrations left behind.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	if (parse(argc, argv, &o))
 		return 2;
 	rc = nfsd_export_open(&ex, o.dir, o.keyfile);
 	if (rc) {
 		fprintf(stderr, "rpcrdma-nfsd: cannot export %s: %s%s\n", o.dir,
 			rpcrdma_strerror(rc),
-			rc == -EPERM        ? " (opening files by handle needs root)"
+			rc == -EACCES       ? " (opening files by handle needs root)"
 			: rc == -EOPNOTSUPP ? " (its filesystem has no file handles)"
 					    : "");
 		return 1;
 	}
-	ex.root_squash = o.root_squash;
+	if (access_setup(&acc, &o, ex.path))
+		return 2;
 	if (getrandom(verf, sizeof(verf), 0) != sizeof(verf))
 		return 1;
-	nfsd_procs_init(&ex, verf);
-	nfsd_nfs3_procs(nfs);
+	nfsd_procs_init(&ex, &acc, verf);
+	nfsd_nfs3_procs(nfs_rdma, true);
+	nfsd_nfs3_procs(nfs_tcp, false);
 	nfsd_mount3_procs(mnt);
-	rc = nfsd_pool_start(o.fs_threads);
+	rc = nfsd_pool_start(o.fs_threads, o.max_queued);
 	if (rc) {
 		fprintf(stderr, "rpcrdma-nfsd: %s\n", rpcrdma_strerror(rc));
 		return 1;
 	}
-
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0 || rpcrdma_loop_create(&loop)) {
@@ -273,13 +432,22 @@ int main(int argc, char **argv)
 		   RPCRDMA_MOUNT_V3, mnt, RPCRDMA_MOUNT3_NPROCS, 0, &sv[n++], "MOUNT v3 over TCP");
 	if (!rc && o.port)
 		rc = serve(loop, &o, RPCRDMA_TRANSPORT_RDMA, o.port, RPCRDMA_NFS_PROGRAM,
-			   RPCRDMA_NFS_V3, nfs, RPCRDMA_NFS3_NPROCS, o.workers, &sv[n++],
+			   RPCRDMA_NFS_V3, nfs_rdma, RPCRDMA_NFS3_NPROCS, o.workers, &sv[n++],
 			   "NFSv3 over RDMA");
 	if (!rc && o.tcp_port)
 		rc = serve(loop, &o, RPCRDMA_TRANSPORT_TCP, o.tcp_port, RPCRDMA_NFS_PROGRAM,
-			   RPCRDMA_NFS_V3, nfs, RPCRDMA_NFS3_NPROCS, o.workers, &sv[n++],
+			   RPCRDMA_NFS_V3, nfs_tcp, RPCRDMA_NFS3_NPROCS, o.workers, &sv[n++],
 			   "NFSv3 over TCP");
 	if (!rc) {
+		if (o.verbose)
+			for (size_t i = 0; i < acc.n; i++)
+				fprintf(stderr, "rpcrdma-nfsd: client %s:%s%s%s%s anon %u:%u\n",
+					acc.c[i].text, acc.c[i].flags & NFSD_RO ? " ro" : " rw",
+					acc.c[i].flags & NFSD_NO_ROOT_SQUASH ? " no_root_squash"
+									     : " root_squash",
+					acc.c[i].flags & NFSD_ALL_SQUASH ? " all_squash" : "",
+					acc.c[i].flags & NFSD_INSECURE ? " insecure" : " secure",
+					acc.c[i].anon_uid, acc.c[i].anon_gid);
 		printf("rpcrdma-nfsd: exporting %s\n", ex.path);
 		fflush(stdout);
 		ev.data.fd = rpcrdma_loop_fd(loop);
@@ -296,23 +464,45 @@ int main(int argc, char **argv)
 			break;
 		}
 		for (int i = 0; i < k; i++) {
-			if (got[i].data.fd == sfd)
-				stop = true;
-			else
+			if (got[i].data.fd == sfd) {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) &&
+				    si.ssi_signo == SIGUSR1)
+					print_stats(sv, n);
+				else
+					stop = true;
+			} else {
 				(void)rpcrdma_loop_run_once(loop, 0);
+			}
 		}
 	}
-	/* Calls in the filesystem threads finish and are answered first. */
+	if (stop)
+		fprintf(stderr, "rpcrdma-nfsd: stopping\n");
+	/*
+	 * Stopping: requests arriving from now on get NFS3ERR_JUKEBOX (the
+	 * client tries again, later or elsewhere); those in the filesystem
+	 * threads finish and are answered; what the library still holds is
+	 * answered SYSTEM_ERR by rpcrdma_server_destroy.  Then the rpcbind
+	 * registrations go, so no stale entry misleads the next server.
+	 */
+	nfsd_pool_close();
 	nfsd_pool_drain();
 	for (int i = 0; i < 4; i++)
 		(void)rpcrdma_loop_run_once(loop, 0);
+	print_stats(sv, n);
 	for (int i = n - 1; i >= 0; i--) {
 		if (!sv[i].srv)
 			continue;
-		if (o.rpcbind && sv[i].what)
-			(void)rpcrdma_server_rpcbind_unregister(loop, sv[i].srv, sv[i].prog,
-								sv[i].vers, sv[i].transport,
-								AF_INET, NULL);
+		if (o.rpcbind && sv[i].what) {
+			int urc = rpcrdma_server_rpcbind_unregister(loop, sv[i].srv, sv[i].prog,
+								    sv[i].vers, sv[i].transport,
+								    AF_INET, rpcbind_opts());
+
+			if (urc && o.verbose)
+				fprintf(stderr, "rpcrdma-nfsd: %s not unregistered: %s\n",
+					sv[i].what, rpcrdma_strerror(urc));
+		}
 		rpcrdma_server_destroy(sv[i].srv);
 	}
 	nfsd_pool_stop();

@@ -5,9 +5,17 @@
  * kernel checks permissions.  Names are looked up only inside directories
  * the export handed out, one component at a time, never following a
  * symbolic link, so no request reaches outside the export.
+ *
+ * Before any of that, on the RPC loop, a request is admitted or refused:
+ * its client address must match an entry of the access list (access.h),
+ * over TCP from a privileged port unless the entry says insecure, and a
+ * read-only entry gets NFS3ERR_ROFS for every change.  The identity it
+ * then acts as is worked out there too (nfsd_cred_of), and switched to
+ * and checked on the filesystem thread before the procedure runs.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,33 +28,42 @@
 
 #include "fs_pool.h"
 #include "nfsd.h"
+#include "peer.h"
 
 static const struct nfsd_export *ex;
+static const struct nfsd_access *acc;
 static uint8_t write_verf[RPCRDMA_NFS3_VERF_SIZE];
 
-void nfsd_procs_init(const struct nfsd_export *export, const uint8_t verf[8])
+static struct {
+#define X(name) _Atomic unsigned long long name;
+	NFSD_STATS(X)
+#undef X
+} counters;
+
+void nfsd_procs_init(const struct nfsd_export *export, const struct nfsd_access *access,
+		     const uint8_t verf[8])
 {
 	ex = export;
+	acc = access;
 	memcpy(write_verf, verf, sizeof(write_verf));
 }
 
-/* One call: the caller's identity, assumed once the handles are open. */
+void nfsd_stats_get(struct nfsd_stats *out)
+{
+	unsigned int queued_max;
+
+#define X(name) out->name = atomic_load(&counters.name);
+	NFSD_STATS(X)
+#undef X
+	nfsd_pool_counts(&out->queue_full, &queued_max);
+	out->queued_max = queued_max;
+}
+
+/* One call: who it acts as, and what its client entry allows. */
 struct call {
 	struct nfsd_cred cred;
-	bool acting;
+	unsigned int flags; /* enum nfsd_client_flag */
 };
-
-static void act(struct call *c)
-{
-	nfsd_cred_enter(ex, &c->cred);
-	c->acting = true;
-}
-
-static void call_end(struct call *c)
-{
-	if (c->acting)
-		nfsd_cred_leave(ex);
-}
 
 bool nfsd_trace;
 
@@ -73,8 +90,16 @@ static void job_run(struct nfsd_job *j)
 {
 	struct proc_job *p = (struct proc_job *)j;
 
-	p->impl(&p->c, p->args, p->res);
-	call_end(&p->c);
+	/* The whole procedure runs as the caller; only the handle lookups
+	 * get back the one capability they need (export.c).  A switch that
+	 * did not come out exactly as asked refuses the call. */
+	if (nfsd_cred_enter(ex, &p->c.cred) == 0) {
+		p->impl(&p->c, p->args, p->res);
+	} else {
+		atomic_fetch_add(&counters.refused_cred, 1);
+		*(uint32_t *)p->res = RPCRDMA_NFS3ERR_ACCES;
+	}
+	nfsd_cred_leave(ex);
 }
 
 static void job_done(struct nfsd_job *j)
@@ -87,13 +112,71 @@ static void job_done(struct nfsd_job *j)
 	free(p);
 }
 
-/* On the loop: the caller's identity now, the work on a pool thread, the
- * answer back on this loop (the request waits, deferred). */
-static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
-		  void (*impl)(struct call *, void *, void *), const char *name)
+static bool changes(uint32_t proc)
 {
-	struct proc_job *p = calloc(1, sizeof(*p));
+	switch (proc) {
+	case RPCRDMA_NFS3_SETATTR:
+	case RPCRDMA_NFS3_WRITE:
+	case RPCRDMA_NFS3_CREATE:
+	case RPCRDMA_NFS3_MKDIR:
+	case RPCRDMA_NFS3_SYMLINK:
+	case RPCRDMA_NFS3_MKNOD:
+	case RPCRDMA_NFS3_REMOVE:
+	case RPCRDMA_NFS3_RMDIR:
+	case RPCRDMA_NFS3_RENAME:
+	case RPCRDMA_NFS3_LINK:
+		return true;
+	default:
+		return false;
+	}
+}
 
+const struct nfsd_client *nfsd_admit(const struct rpcrdma_svc_req *req, bool rdma)
+{
+	const struct sockaddr *peer = nfsd_peer(req);
+	const struct nfsd_client *cl = nfsd_access_find(acc, peer);
+	int port;
+
+	if (!cl) {
+		atomic_fetch_add(&counters.refused_host, 1);
+		return NULL;
+	}
+	/*
+	 * secure: a privileged source port, which only root on the client
+	 * host can bind, as knfsd requires by default.  Over RDMA knfsd
+	 * counts every request as secure (svc_rdma sets RQ_SECURE), since
+	 * the kernel's NFS/RDMA client binds no reserved port; so do we.
+	 */
+	port = nfsd_peer_port(peer);
+	if (!rdma && !(cl->flags & NFSD_INSECURE) && (port < 0 || port >= 1024)) {
+		atomic_fetch_add(&counters.refused_port, 1);
+		return NULL;
+	}
+	return cl;
+}
+
+/* On the loop: admit the client, work out the caller's identity, queue
+ * the work to a pool thread; the answer comes back on this loop (the
+ * request waits, deferred). */
+static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
+		  void (*impl)(struct call *, void *, void *), const char *name, bool rdma)
+{
+	const struct rpcrdma_rpc_msg *m = rpcrdma_svc_msg(req);
+	const struct nfsd_client *cl = nfsd_admit(req, rdma);
+	uint32_t *status = res;
+	struct proc_job *p;
+	int rc;
+
+	if (!cl) {
+		*status = RPCRDMA_NFS3ERR_ACCES;
+		goto answer_now;
+	}
+	if ((cl->flags & NFSD_RO) && m && changes(m->u.call.proc)) {
+		atomic_fetch_add(&counters.refused_rofs, 1);
+		*status = RPCRDMA_NFS3ERR_ROFS;
+		goto answer_now;
+	}
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -RPCRDMA_RPC_SYSTEM_ERR;
 	p->req = req;
@@ -101,15 +184,24 @@ static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
 	p->res = res;
 	p->impl = impl;
 	p->name = name;
-	nfsd_cred_of(ex, req, &p->c.cred);
+	p->c.flags = cl->flags;
+	nfsd_cred_of(cl, req, &p->c.cred);
 	p->base.loop = rpcrdma_svc_loop(req);
 	p->base.run = job_run;
 	p->base.done = job_done;
-	if (nfsd_pool_submit(&p->base)) {
+	rc = nfsd_pool_submit(&p->base);
+	if (rc) {
+		/* A full queue, or a server stopping: the client waits and
+		 * sends again (RFC 1813: NFS3ERR_JUKEBOX). */
 		free(p);
-		return -RPCRDMA_RPC_SYSTEM_ERR;
+		*status = RPCRDMA_NFS3ERR_JUKEBOX;
+		goto answer_now;
 	}
 	return RPCRDMA_SVC_DEFERRED;
+answer_now:
+	if (nfsd_trace)
+		trace(req, name, res);
+	return 0;
 }
 
 #define PROC(name, impl)                                                                           \
@@ -119,7 +211,11 @@ static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
 	}                                                                                          \
 	static int name(struct rpcrdma_svc_req *req, void *args, void *res)                        \
 	{                                                                                          \
-		return submit(req, args, res, impl##_job, #impl);                                  \
+		return submit(req, args, res, impl##_job, #impl, false);                           \
+	}                                                                                          \
+	static int name##_rdma(struct rpcrdma_svc_req *req, void *args, void *res)                 \
+	{                                                                                          \
+		return submit(req, args, res, impl##_job, #impl, true);                            \
 	}
 
 static void close_fd(int fd)
@@ -226,8 +322,10 @@ static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nf
 
 		if (S_ISDIR(st->st_mode))
 			return RPCRDMA_NFS3ERR_ISDIR;
-		if (!S_ISREG(st->st_mode))
+		if (!S_ISREG(st->st_mode)) {
+			atomic_fetch_add(&counters.refused_special, 1);
 			return RPCRDMA_NFS3ERR_INVAL;
+		}
 		if (sa->size > (uint64_t)INT64_MAX)
 			return RPCRDMA_NFS3ERR_FBIG;
 		wfd = nfsd_reopen(fd, O_WRONLY);
@@ -289,6 +387,7 @@ static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
 {
 	struct stat st;
 	int fd = fh_open_stat(&a->obj, &st, &r->status);
+	(void)c;
 
 	if (fd < 0)
 		return;
@@ -296,7 +395,6 @@ static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
 			 (uint32_t)st.st_ctim.tv_nsec != a->guard_ctime.nseconds)) {
 		r->status = RPCRDMA_NFS3ERR_NOT_SYNC;
 	} else {
-		act(c);
 		r->status = set_attrs(fd, &st, &a->attr, false);
 	}
 	nfsd_wcc(ex, &st, fd, &r->wcc);
@@ -309,10 +407,10 @@ static void lookup(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->dir, &dst, &r->status), fd;
+	(void)c;
 
 	if (dfd < 0)
 		return;
-	act(c);
 	if (a->name.len == 0 || strchr(a->name.s, '/')) {
 		r->status = RPCRDMA_NFS3ERR_ACCES;
 	} else if ((fd = child_open(dfd, &dst, a->name.s, &r->status)) >= 0) {
@@ -334,6 +432,9 @@ static void access3(struct call *c, struct rpcrdma_nfs3_access_args *a,
 	if (fd < 0)
 		return;
 	r->access = nfsd_access(&c->cred, &st, a->access);
+	if (c->flags & NFSD_RO)
+		r->access &= ~(uint32_t)(RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
+					 RPCRDMA_ACCESS3_DELETE);
 	nfsd_post_attr(ex, fd, &r->attr);
 	close(fd);
 }
@@ -345,10 +446,10 @@ static void readlink3(struct call *c, struct rpcrdma_nfs3_fh *fh,
 	struct stat st;
 	ssize_t n;
 	int fd = fh_open(fh, &r->status);
+	(void)c;
 
 	if (fd < 0)
 		return;
-	act(c);
 	if (nfsd_stat_fd(fd, &st) || !S_ISLNK(st.st_mode)) {
 		r->status = RPCRDMA_NFS3ERR_INVAL;
 	} else {
@@ -371,14 +472,15 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
 	size_t got = 0;
 	int fd = fh_open_stat(&a->file, &st, &r->status), rfd;
+	(void)c;
 
 	if (fd < 0)
 		return;
 	if (!S_ISREG(st.st_mode)) {
+		atomic_fetch_add(&counters.refused_special, !S_ISDIR(st.st_mode));
 		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
 		goto out;
 	}
-	act(c);
 	rfd = nfsd_reopen(fd, O_RDONLY);
 	if (rfd < 0) {
 		r->status = nfsd_errno_stat(-rfd);
@@ -444,6 +546,7 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 	struct stat st;
 	size_t done = 0;
 	int fd = fh_open_stat(&a->file, &st, &r->status), wfd;
+	(void)c;
 
 	if (fd < 0)
 		return;
@@ -452,6 +555,7 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
+		atomic_fetch_add(&counters.refused_special, !S_ISDIR(st.st_mode));
 		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
 		goto out;
 	}
@@ -459,7 +563,6 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 		r->status = RPCRDMA_NFS3ERR_FBIG;
 		goto out;
 	}
-	act(c);
 	wfd = nfsd_reopen(fd, O_WRONLY);
 	if (wfd < 0) {
 		r->status = nfsd_errno_stat(-wfd);
@@ -517,17 +620,17 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 	struct stat dst;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status), fd;
 	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
-	int flags = O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
+	/* Always O_EXCL: a name that exists is never opened here (it may be
+	 * a FIFO, whose open blocks, or a device). */
+	int flags = O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
 	struct rpcrdma_nfs3_sattr sa = a->attr;
+	(void)c;
 
 	if (dfd < 0)
 		return;
 	r->status = name_ok(&a->where.name);
 	if (r->status != RPCRDMA_NFS3_OK)
 		goto out;
-	act(c);
-	if (a->mode != RPCRDMA_UNCHECKED)
-		flags |= O_EXCL;
 	if (a->mode == RPCRDMA_EXCLUSIVE) {
 		/* The verifier lives in the times until the client's SETATTR
 		 * (RFC 1813 section 3.3.8), so a retransmission succeeds. */
@@ -555,6 +658,29 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		r->status = RPCRDMA_NFS3ERR_EXIST;
 		goto out;
 	}
+	if (fd < 0 && errno == EEXIST && a->mode == RPCRDMA_UNCHECKED) {
+		/* UNCHECKED on a name that exists: a regular file is used as it
+		 * is, only its size set if asked (as knfsd); anything else is
+		 * NFS3ERR_EXIST. */
+		struct rpcrdma_nfs3_sattr size_only;
+		struct stat st;
+		int efd = child_open(dfd, &dst, a->where.name.s, &r->status);
+		bool reg = efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode);
+
+		close_fd(efd);
+		if (efd < 0)
+			goto out;
+		if (!reg) {
+			atomic_fetch_add(&counters.refused_special, 1);
+			r->status = RPCRDMA_NFS3ERR_EXIST;
+			goto out;
+		}
+		memset(&size_only, 0, sizeof(size_only));
+		size_only.set_size = sa.set_size;
+		size_only.size = sa.size;
+		created(dfd, &dst, a->where.name.s, &size_only, true, r);
+		goto out;
+	}
 	if (fd < 0) {
 		r->status = err_stat();
 		goto out;
@@ -572,12 +698,12 @@ static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	(void)c;
 
 	if (dfd < 0)
 		return;
 	r->status = name_ok(&a->where.name);
 	if (r->status == RPCRDMA_NFS3_OK) {
-		act(c);
 		if (mkdirat(dfd, a->where.name.s, a->attr.set_mode ? a->attr.mode & 07777 : 0755) <
 		    0)
 			r->status = err_stat();
@@ -594,6 +720,7 @@ static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -602,7 +729,6 @@ static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
 		r->status = RPCRDMA_NFS3ERR_INVAL;
 	if (r->status == RPCRDMA_NFS3_OK) {
 		/* The target is only text: it is never followed here. */
-		act(c);
 		if (symlinkat(a->target.s, dfd, a->where.name.s) < 0)
 			r->status = err_stat();
 		else
@@ -620,6 +746,7 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
 	dev_t dev = 0;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -644,7 +771,6 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 			r->status = RPCRDMA_NFS3ERR_BADTYPE;
 	}
 	if (r->status == RPCRDMA_NFS3_OK) {
-		act(c);
 		if (mknodat(dfd, a->where.name.s, mode, dev) < 0)
 			r->status = err_stat();
 		else
@@ -660,6 +786,7 @@ static void unlink_common(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->dir, &dst, &r->status);
+	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -670,7 +797,6 @@ static void unlink_common(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 	else if (strcmp(a->name.s, "..") == 0)
 		r->status = RPCRDMA_NFS3ERR_NOTEMPTY;
 	if (r->status == RPCRDMA_NFS3_OK) {
-		act(c);
 		if (unlinkat(dfd, a->name.s, flags) < 0)
 			r->status = err_stat();
 	}
@@ -696,6 +822,7 @@ static void rename3(struct call *c, struct rpcrdma_nfs3_rename_args *a,
 {
 	struct stat fst, tst;
 	int ffd = dir_open(&a->from.dir, &fst, &r->status), tfd = -1;
+	(void)c;
 
 	if (ffd < 0)
 		return;
@@ -709,7 +836,6 @@ static void rename3(struct call *c, struct rpcrdma_nfs3_rename_args *a,
 	if (r->status == RPCRDMA_NFS3_OK)
 		r->status = name_ok(&a->to.name);
 	if (r->status == RPCRDMA_NFS3_OK) {
-		act(c);
 		if (renameat(ffd, a->from.name.s, tfd, a->to.name.s) < 0)
 			r->status = err_stat();
 	}
@@ -725,6 +851,7 @@ static void link3(struct call *c, struct rpcrdma_nfs3_link_args *a, struct rpcrd
 	struct stat dst;
 	char path[64];
 	int fd = fh_open(&a->file, &r->status), dfd;
+	(void)c;
 
 	if (fd < 0)
 		return;
@@ -739,7 +866,6 @@ static void link3(struct call *c, struct rpcrdma_nfs3_link_args *a, struct rpcrd
 		/* Through /proc: linkat(AT_EMPTY_PATH) would need privilege,
 		 * and we act as the caller. */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		act(c);
 		if (linkat(AT_FDCWD, path, dfd, a->link.name.s, AT_SYMLINK_FOLLOW) < 0)
 			r->status = err_stat();
 	}
@@ -776,11 +902,11 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 	uint32_t used, dirbytes = 0;
 	bool full = false;
 	int dfd = dir_open(&a->dir, &dst, &r->status), iofd;
+	(void)c;
 
 	r->plus = plus;
 	if (dfd < 0)
 		return;
-	act(c);
 	iofd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (iofd < 0) {
 		r->status = err_stat();
@@ -947,11 +1073,15 @@ static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
 	if (fd < 0)
 		return;
 	if (!S_ISREG(st.st_mode)) {
+		atomic_fetch_add(&counters.refused_special, !S_ISDIR(st.st_mode));
 		r->status = RPCRDMA_NFS3ERR_INVAL;
 	} else {
-		/* As the server: the caller was allowed to write what it
-		 * now asks to be made stable. */
+		/* As the caller, who may read or write the file (knfsd asks
+		 * for write access; one who could write it may also have
+		 * dropped that since). */
 		sfd = nfsd_reopen(fd, O_RDONLY);
+		if (sfd == -EACCES)
+			sfd = nfsd_reopen(fd, O_WRONLY);
 		if (sfd < 0 || fsync(sfd) < 0)
 			r->status = sfd < 0 ? nfsd_errno_stat(-sfd) : err_stat();
 		close_fd(sfd);
@@ -962,7 +1092,7 @@ static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
 }
 PROC(p_commit, commit3)
 
-void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS])
+void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS], bool rdma)
 {
 	static const rpcrdma_svc_fn fns[RPCRDMA_NFS3_NPROCS] = {
 	    p_null,   p_getattr, p_setattr,  p_lookup, p_access,  p_readlink,
@@ -970,9 +1100,17 @@ void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS])
 	    p_remove, p_rmdir,   p_rename,   p_link,   p_readdir, p_readdirplus,
 	    p_fsstat, p_fsinfo,  p_pathconf, p_commit,
 	};
+	static const rpcrdma_svc_fn rdma_fns[RPCRDMA_NFS3_NPROCS] = {
+	    p_null,	    p_getattr_rdma,  p_setattr_rdma,	 p_lookup_rdma,
+	    p_access_rdma,  p_readlink_rdma, p_read_rdma,	 p_write_rdma,
+	    p_create_rdma,  p_mkdir_rdma,    p_symlink_rdma,	 p_mknod_rdma,
+	    p_remove_rdma,  p_rmdir_rdma,    p_rename_rdma,	 p_link_rdma,
+	    p_readdir_rdma, p_readdirplus_rdma, p_fsstat_rdma,	 p_fsinfo_rdma,
+	    p_pathconf_rdma, p_commit_rdma,
+	};
 
 	for (uint32_t i = 0; i < RPCRDMA_NFS3_NPROCS; i++) {
-		procs[i].fn = fns[i];
+		procs[i].fn = rdma ? rdma_fns[i] : fns[i];
 		procs[i].decode_args = rpcrdma_nfs3_decode_args(i);
 		procs[i].args_size = rpcrdma_nfs3_args_size(i);
 		procs[i].encode_res = rpcrdma_nfs3_encode_res(i);
@@ -1002,7 +1140,13 @@ static int m_mnt(struct rpcrdma_svc_req *req, void *args, void *res)
 	const struct rpcrdma_nfs3_path *p = args;
 	struct rpcrdma_mount3_mnt_res *r = res;
 
-	(void)req;
+	/* MOUNT runs over TCP only: a host the list refuses, or a secure
+	 * entry's request from an unprivileged port, gets MNT3ERR_ACCES,
+	 * as from knfsd's mountd. */
+	if (!nfsd_admit(req, false)) {
+		r->status = RPCRDMA_NFS3ERR_ACCES;
+		return 0;
+	}
 	if (!same_path(p->s, ex->path)) {
 		r->status = RPCRDMA_NFS3ERR_NOENT; /* MNT3ERR_NOENT */
 		return 0;
