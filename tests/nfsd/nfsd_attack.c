@@ -1,0 +1,837 @@
+/*
+ * Attacks on rpcrdma-nfsd, one class per case, each a raw client with a
+ * crafted AUTH_SYS credential (or none) over RDMA (ofi) or TCP.  Every
+ * case checks that the server refused as specified, then that a
+ * well-behaved client is still served within a few seconds.  The server(s)
+ * and the files the cases expect are set up by nfsd-attack (same folder).
+ *
+ *   identity  uid 0, gid 0, (uid_t)-1, (gid_t)-1 and gid 0 among the
+ *             groups, and AUTH_NONE: none reads a root-only 0600 file or a
+ *             0640 root:root one; what they create is owned by the
+ *             anonymous ids (by the client's ids where those are not
+ *             squashed); no chmod or chown of another's file, no chown of
+ *             one's own to a group one is not in, no setgid bit for a
+ *             group one is not in, no device node
+ *   squash    --all-squash --anonuid 4321 --anongid 4322: every user
+ *             creates as 4321:4322
+ *   special   a FIFO made by MKNOD, and a FIFO, a character device and a
+ *             socket made on the server (by this program, on its host): concurrent CREATEs of each name
+ *             (more than the filesystem threads) answer NFS3ERR_EXIST, and
+ *             READ, WRITE, COMMIT and SETATTR of the size are refused, all
+ *             at once, never hanging a thread
+ *   access    servers sharing one key file: a host no entry admits gets
+ *             MNT3ERR_ACCES and NFS3ERR_ACCES (handle from another
+ *             server); a secure entry refuses TCP from an unprivileged port
+ *             and serves the same call from a port below 1024 (a raw
+ *             socket), and RDMA from any port; a read-only entry answers
+ *             NFS3ERR_ROFS to every change and grants no MODIFY in ACCESS;
+ *             another export's handle is refused
+ *   queue     more READDIRPLUS calls at once than one filesystem thread
+ *             and its queue take: some get NFS3ERR_JUKEBOX, none is lost
+ *   load      (for the stop test) calls until the server goes
+ *
+ * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
+ *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
+ *        [--ro P:M] [--seconds N]
+ * Prints "ok - CASE: what" per check; exits 1 on the first failure.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../nfs/check.h"
+#include "rpcrdma/loop.h"
+#include "rpcrdma/nfs3.h"
+#include "rpcrdma/rpc_msg.h"
+
+#define HOST "127.0.0.1"
+#define NOBODY 65534u
+#define NONE 0xffffffffu
+
+static struct rpcrdma_loop *loop;
+static enum rpcrdma_transport tr = RPCRDMA_TRANSPORT_RDMA;
+static const char *export_path;
+static char port[16], mport[16];
+
+struct who {
+	bool none; /* AUTH_NONE */
+	uint32_t uid, gid, ngids, gids[4];
+};
+
+static void cred_of(const struct who *w, struct rpcrdma_opaque_auth *cred)
+{
+	struct rpcrdma_auth_sys sys;
+
+	if (w->none) {
+		rpcrdma_auth_none(cred);
+		return;
+	}
+	memset(&sys, 0, sizeof(sys));
+	sys.stamp = (uint32_t)getpid();
+	strcpy(sys.machinename, "attacker");
+	sys.uid = w->uid;
+	sys.gid = w->gid;
+	sys.ngids = w->ngids;
+	memcpy(sys.gids, w->gids, w->ngids * sizeof(w->gids[0]));
+	CHECK_RC(rpcrdma_auth_sys_encode(&sys, cred), 0);
+}
+
+struct conn {
+	struct rpcrdma_client *c;
+	struct rpcrdma_opaque_auth cred;
+};
+
+static void conn_open(struct conn *k, const struct who *w, const char *p, enum rpcrdma_transport t)
+{
+	struct rpcrdma_client_opts co;
+
+	cred_of(w, &k->cred);
+	rpcrdma_client_opts_default(&co);
+	co.transport = t;
+	co.provider = "ofi";
+	co.cred = &k->cred;
+	co.timeout_ms = 20000; /* a hung server fails the check, late but surely */
+	co.retries = 1;
+	CHECK_RC(rpcrdma_client_create(loop, HOST, p, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V3, &co,
+				       &k->c),
+		 0);
+}
+
+static uint32_t mnt(const char *mp, const char *path, struct rpcrdma_nfs3_fh *fh)
+{
+	struct rpcrdma_opaque_auth cred;
+	struct who root = {0};
+	int rc;
+
+	cred_of(&root, &cred);
+	rc = rpcrdma_mount3_mnt(loop, HOST, mp, path, &cred, fh);
+	CHECK(rc >= 0);
+	return (uint32_t)rc;
+}
+
+static void name_set(struct rpcrdma_nfs3_name *n, const char *s)
+{
+	n->len = (uint32_t)strlen(s);
+	memcpy(n->s, s, n->len + 1);
+}
+
+static uint32_t lookup(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name,
+		       struct rpcrdma_nfs3_fh *out)
+{
+	struct rpcrdma_nfs3_diropargs a;
+	struct rpcrdma_nfs3_lookup_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.dir = *dir;
+	name_set(&a.name, name);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_LOOKUP, &a, &r), 0);
+	if (out)
+		*out = r.obj;
+	return r.status;
+}
+
+static uint32_t getattr(struct conn *k, const struct rpcrdma_nfs3_fh *fh,
+			struct rpcrdma_nfs3_fattr *attr)
+{
+	struct rpcrdma_nfs3_attr_res r;
+
+	memset(&r, 0, sizeof(r));
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_GETATTR, (void *)fh, &r), 0);
+	if (attr)
+		*attr = r.attr;
+	return r.status;
+}
+
+static uint32_t read_fh(struct conn *k, const struct rpcrdma_nfs3_fh *fh)
+{
+	static uint8_t buf[4096];
+	struct rpcrdma_nfs3_read_args a;
+	struct rpcrdma_nfs3_read_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.file = *fh;
+	a.count = sizeof(buf);
+	r.data = buf;
+	r.data_max = sizeof(buf);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_READ, &a, &r), 0);
+	return r.status;
+}
+
+static uint32_t write_fh(struct conn *k, const struct rpcrdma_nfs3_fh *fh)
+{
+	static uint8_t data[16] = "attack";
+	struct rpcrdma_nfs3_write_args a;
+	struct rpcrdma_nfs3_write_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.file = *fh;
+	a.count = a.len = sizeof(data);
+	a.data = data;
+	a.stable = RPCRDMA_FILE_SYNC;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_WRITE, &a, &r), 0);
+	return r.status;
+}
+
+static uint32_t commit_fh(struct conn *k, const struct rpcrdma_nfs3_fh *fh)
+{
+	struct rpcrdma_nfs3_commit_args a;
+	struct rpcrdma_nfs3_commit_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.file = *fh;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_COMMIT, &a, &r), 0);
+	return r.status;
+}
+
+static uint32_t setattr(struct conn *k, const struct rpcrdma_nfs3_fh *fh,
+			const struct rpcrdma_nfs3_sattr *sa)
+{
+	struct rpcrdma_nfs3_setattr_args a;
+	struct rpcrdma_nfs3_wcc_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.obj = *fh;
+	a.attr = *sa;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_SETATTR, &a, &r), 0);
+	return r.status;
+}
+
+static uint32_t create(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name,
+		       uint32_t how, uint32_t mode, struct rpcrdma_nfs3_create_res *r)
+{
+	struct rpcrdma_nfs3_create_args a;
+
+	memset(&a, 0, sizeof(a));
+	memset(r, 0, sizeof(*r));
+	a.where.dir = *dir;
+	name_set(&a.where.name, name);
+	a.mode = how;
+	a.attr.set_mode = true;
+	a.attr.mode = mode;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_CREATE, &a, r), 0);
+	return r->status;
+}
+
+static uint32_t nfs_mknod(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name,
+		      uint32_t type)
+{
+	struct rpcrdma_nfs3_mknod_args a;
+	struct rpcrdma_nfs3_create_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.where.dir = *dir;
+	name_set(&a.where.name, name);
+	a.type = type;
+	a.attr.set_mode = true;
+	a.attr.mode = 0666;
+	a.major = 1;
+	a.minor = 3; /* /dev/null's numbers */
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_MKNOD, &a, &r), 0);
+	return r.status;
+}
+
+/* A fresh, ordinary client (uid 1000) is served within a few seconds. */
+static void well_behaved(const char *p, const struct rpcrdma_nfs3_fh *root, const char *why)
+{
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct timespec t0, t1;
+	struct conn k;
+	uint32_t st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	conn_open(&k, &user, p, tr);
+	for (int i = 0; (st = getattr(&k, root, NULL)) == RPCRDMA_NFS3ERR_JUKEBOX && i < 50; i++)
+		usleep(100000);
+	CHECK_RC(st, RPCRDMA_NFS3_OK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 10);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - still serves a well-behaved client after %s\n", why);
+	fflush(stdout);
+}
+
+/* Identity. */
+
+static void identity(void)
+{
+	static const struct {
+		struct who w;
+		uint32_t uid, gid; /* what the created file must be owned by */
+		const char *what;
+	} cases[] = {
+	    {{.uid = 0, .gid = 0}, NOBODY, NOBODY, "uid 0 gid 0"},
+	    {{.uid = NONE, .gid = NONE}, NOBODY, NOBODY, "uid -1 gid -1"},
+	    {{.uid = 0, .gid = NONE}, NOBODY, NOBODY, "uid 0 gid -1"},
+	    {{.uid = NONE, .gid = 0}, NOBODY, NOBODY, "uid -1 gid 0"},
+	    {{.uid = 1000, .gid = 0, .ngids = 1, .gids = {0}}, 1000, NOBODY, "gid 0 twice"},
+	    {{.uid = 1000, .gid = 1000, .ngids = 2, .gids = {NONE, 0}}, 1000, 1000,
+	     "groups -1 and 0"},
+	    {{.uid = 0, .gid = 1000, .ngids = 1, .gids = {0}}, NOBODY, 1000, "uid 0 group 0"},
+	    {{.none = true}, NOBODY, NOBODY, "AUTH_NONE"},
+	};
+	struct rpcrdma_nfs3_fh root, secret, grp, pub, other;
+	struct rpcrdma_nfs3_create_res cr;
+	struct rpcrdma_nfs3_sattr sa;
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct conn k;
+	char name[64];
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		conn_open(&k, &cases[i].w, port, tr);
+		CHECK_RC(lookup(&k, &root, "secret", &secret), 0);
+		CHECK_RC(lookup(&k, &root, "rootgroup", &grp), 0);
+		CHECK_RC(lookup(&k, &root, "pub", &pub), 0);
+		CHECK_RC(read_fh(&k, &secret), RPCRDMA_NFS3ERR_ACCES);
+		CHECK_RC(read_fh(&k, &grp), RPCRDMA_NFS3ERR_ACCES);
+		CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3_OK);
+		CHECK_RC(write_fh(&k, &secret), RPCRDMA_NFS3ERR_ACCES);
+		snprintf(name, sizeof(name), "made-%zu-%d", i, (int)tr);
+		CHECK_RC(create(&k, &root, name, RPCRDMA_GUARDED, 0644, &cr), 0);
+		CHECK(cr.obj_attr.present);
+		CHECK_RC(cr.obj_attr.attr.uid, cases[i].uid);
+		CHECK_RC(cr.obj_attr.attr.gid, cases[i].gid);
+		/* No owner's rights over root's file. */
+		memset(&sa, 0, sizeof(sa));
+		sa.set_mode = true;
+		sa.mode = 0666;
+		CHECK(setattr(&k, &secret, &sa) != RPCRDMA_NFS3_OK);
+		memset(&sa, 0, sizeof(sa));
+		sa.set_uid = true;
+		sa.uid = 0;
+		CHECK(setattr(&k, &cr.obj, &sa) != RPCRDMA_NFS3_OK);
+		/* No device node. */
+		snprintf(name, sizeof(name), "dev-%zu-%d", i, (int)tr);
+		CHECK(nfs_mknod(&k, &root, name, RPCRDMA_NF3CHR) != RPCRDMA_NFS3_OK);
+		rpcrdma_client_destroy(k.c);
+		printf("ok - identity: %s acts as %u:%u, not root\n", cases[i].what, cases[i].uid,
+		       cases[i].gid);
+	}
+	/* Setuid and setgid bits: only what the kernel lets the user set. */
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(lookup(&k, &root, "g2000", &other), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.set_mode = true;
+	sa.mode = 02755; /* the file's group, 2000, is not the user's */
+	CHECK_RC(setattr(&k, &other, &sa), 0);
+	{
+		struct rpcrdma_nfs3_fattr at;
+
+		CHECK_RC(getattr(&k, &other, &at), 0);
+		CHECK_RC(at.mode & 07000, 0);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.set_gid = true;
+	sa.gid = 3000; /* not the user's either */
+	CHECK(setattr(&k, &other, &sa) != RPCRDMA_NFS3_OK);
+	snprintf(name, sizeof(name), "suid-%d", (int)tr);
+	CHECK_RC(create(&k, &root, name, RPCRDMA_GUARDED, 0644, &cr), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.set_mode = true;
+	sa.mode = 04755; /* the owner may */
+	CHECK_RC(setattr(&k, &cr.obj, &sa), 0);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - identity: setgid for a foreign group dropped, chown refused\n");
+	well_behaved(port, &root, "identity attacks");
+}
+
+static void squash(void)
+{
+	static const struct who ws[] = {
+	    {.uid = 1000, .gid = 1000, .ngids = 1, .gids = {1000}},
+	    {.uid = 0, .gid = 0},
+	    {.uid = NONE, .gid = NONE},
+	};
+	struct rpcrdma_nfs3_fh root, secret;
+	struct rpcrdma_nfs3_create_res cr;
+	struct conn k;
+	char name[64];
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	for (size_t i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+		conn_open(&k, &ws[i], port, tr);
+		snprintf(name, sizeof(name), "squashed-%zu-%d", i, (int)tr);
+		CHECK_RC(create(&k, &root, name, RPCRDMA_GUARDED, 0644, &cr), 0);
+		CHECK_RC(cr.obj_attr.attr.uid, 4321);
+		CHECK_RC(cr.obj_attr.attr.gid, 4322);
+		CHECK_RC(lookup(&k, &root, "secret", &secret), 0);
+		CHECK_RC(read_fh(&k, &secret), RPCRDMA_NFS3ERR_ACCES);
+		rpcrdma_client_destroy(k.c);
+	}
+	printf("ok - squash: everyone acts as anonuid 4321, anongid 4322\n");
+	well_behaved(port, &root, "all_squash");
+}
+
+/* Special files. */
+
+struct pending {
+	struct rpcrdma_call call;
+	struct rpcrdma_nfs3_create_args a;
+	struct rpcrdma_nfs3_create_res r;
+	bool done;
+};
+
+static void pending_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	((struct pending *)ctx)->done = true;
+}
+
+#define CONCURRENT 24 /* three times the server's filesystem threads */
+
+static void special(void)
+{
+	static const char *names[] = {"nfifo", "fifo", "chr", "sock"};
+	static struct pending p[CONCURRENT];
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, fh;
+	struct rpcrdma_nfs3_sattr sa;
+	struct conn k;
+
+	/* The server's own special files, made here: we run on its host. */
+	{
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		char path[4096];
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		snprintf(path, sizeof(path), "%s/fifo", export_path);
+		CHECK(mkfifo(path, 0666) == 0);
+		snprintf(path, sizeof(path), "%s/chr", export_path);
+		CHECK(mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0);
+		CHECK(fd >= 0 && strlen(export_path) + 6 < sizeof(sun.sun_path));
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", export_path);
+		CHECK(bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0);
+		close(fd);
+	}
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(nfs_mknod(&k, &root, "nfifo", RPCRDMA_NF3FIFO), 0);
+	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+		unsigned int left = CONCURRENT;
+
+		for (int i = 0; i < CONCURRENT; i++) {
+			memset(&p[i], 0, sizeof(p[i]));
+			p[i].a.where.dir = root;
+			name_set(&p[i].a.where.name, names[n]);
+			p[i].a.mode = RPCRDMA_UNCHECKED;
+			p[i].a.attr.set_mode = true;
+			p[i].a.attr.mode = 0644;
+			p[i].call.proc = RPCRDMA_NFS3_CREATE;
+			p[i].call.encode_args = rpcrdma_nfs3_encode_args(RPCRDMA_NFS3_CREATE);
+			p[i].call.args = &p[i].a;
+			p[i].call.decode_res = rpcrdma_nfs3_decode_res(RPCRDMA_NFS3_CREATE);
+			p[i].call.res = &p[i].r;
+			p[i].call.max_reply = rpcrdma_nfs3_max_reply(RPCRDMA_NFS3_CREATE, 0);
+			p[i].call.done = pending_done;
+			p[i].call.ctx = &p[i];
+			CHECK_RC(rpcrdma_client_call_async(k.c, &p[i].call), 0);
+		}
+		while (left) {
+			CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+			left = 0;
+			for (int i = 0; i < CONCURRENT; i++)
+				left += !p[i].done;
+		}
+		for (int i = 0; i < CONCURRENT; i++) {
+			CHECK_RC(p[i].call.status, 0);
+			CHECK_RC(p[i].r.status, RPCRDMA_NFS3ERR_EXIST);
+		}
+		CHECK_RC(lookup(&k, &root, names[n], &fh), 0);
+		CHECK(read_fh(&k, &fh) != RPCRDMA_NFS3_OK);
+		CHECK(write_fh(&k, &fh) != RPCRDMA_NFS3_OK);
+		CHECK(commit_fh(&k, &fh) != RPCRDMA_NFS3_OK);
+		memset(&sa, 0, sizeof(sa));
+		sa.set_size = true;
+		CHECK(setattr(&k, &fh, &sa) != RPCRDMA_NFS3_OK);
+		printf("ok - special: %d CREATEs of %s answer EXIST; READ, WRITE, COMMIT, "
+		       "SETATTR size refused\n",
+		       CONCURRENT, names[n]);
+		fflush(stdout);
+	}
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "special-file attacks");
+}
+
+/* Who may connect. */
+
+static void split(const char *arg, char *p, char *m)
+{
+	const char *colon = strchr(arg, ':');
+
+	CHECK(colon && (size_t)(colon - arg) < 16 && strlen(colon + 1) < 16);
+	memcpy(p, arg, (size_t)(colon - arg));
+	p[colon - arg] = '\0';
+	strcpy(m, colon + 1);
+}
+
+/* GETATTR over TCP from a socket bound to a privileged port (the library's
+ * client binds none): the reply's nfsstat3, or -1. */
+static long getattr_from_reserved_port(const char *p, const struct rpcrdma_nfs3_fh *fh)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	uint32_t msg[64], *w = msg, reply[64];
+	int fd = -1;
+	long st = -1;
+	ssize_t got;
+
+	for (int lport = 1023; lport > 600 && fd < 0; lport--) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		CHECK(fd >= 0);
+		sin.sin_port = htons((uint16_t)lport);
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			break;
+		close(fd);
+		fd = -1;
+	}
+	CHECK(fd >= 0);
+	sin.sin_port = htons((uint16_t)atoi(p));
+	CHECK(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+	w++; /* the record mark */
+	*w++ = htonl(0x5eed);                /* xid */
+	*w++ = htonl(0);                     /* CALL */
+	*w++ = htonl(2);                     /* rpcvers */
+	*w++ = htonl(RPCRDMA_NFS_PROGRAM);
+	*w++ = htonl(3);
+	*w++ = htonl(RPCRDMA_NFS3_GETATTR);
+	*w++ = htonl(RPCRDMA_AUTH_SYS);
+	*w++ = htonl(20);                    /* stamp, empty name, uid, gid, no groups */
+	*w++ = 0;
+	*w++ = 0;
+	*w++ = htonl(1000);
+	*w++ = htonl(1000);
+	*w++ = 0;
+	*w++ = htonl(RPCRDMA_AUTH_NONE);
+	*w++ = 0;
+	*w++ = htonl(fh->len);
+	memset(w, 0, (fh->len + 3) & ~3u);
+	memcpy(w, fh->data, fh->len);
+	w += (fh->len + 3) / 4;
+	msg[0] = htonl(0x80000000u | (uint32_t)((w - msg - 1) * 4));
+	CHECK(write(fd, msg, (size_t)(w - msg) * 4) == (ssize_t)((w - msg) * 4));
+	{
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+		CHECK(poll(&pf, 1, 20000) == 1);
+	}
+	got = read(fd, reply, sizeof(reply));
+	/* mark, xid, REPLY, MSG_ACCEPTED, verf (flavor, len 0), SUCCESS, status */
+	if (got >= 32 && ntohl(reply[1]) == 0x5eed && ntohl(reply[3]) == 0 &&
+	    ntohl(reply[6]) == 0)
+		st = (long)ntohl(reply[7]);
+	close(fd);
+	return st;
+}
+
+static void access_case(const char *deny, const char *secure, const char *ro, const char *other)
+{
+	struct rpcrdma_nfs3_fh root, pub, fh;
+	struct rpcrdma_nfs3_create_res cr;
+	struct who user = {.uid = 1000, .gid = 1000};
+	char p[16], m[16], opath[4096];
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(lookup(&k, &root, "pub", &pub), 0);
+	rpcrdma_client_destroy(k.c);
+
+	/* A host no entry admits. */
+	split(deny, p, m);
+	CHECK_RC(mnt(m, export_path, &fh), RPCRDMA_NFS3ERR_ACCES);
+	conn_open(&k, &user, p, tr);
+	CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(create(&k, &root, "denied", RPCRDMA_GUARDED, 0644, &cr), RPCRDMA_NFS3ERR_ACCES);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - access: a host not in the list gets MNT3ERR_ACCES and NFS3ERR_ACCES\n");
+
+	/* secure: a privileged source port over TCP; over RDMA, any. */
+	split(secure, p, m);
+	CHECK_RC(mnt(m, export_path, &fh), RPCRDMA_NFS3ERR_ACCES);
+	conn_open(&k, &user, p, tr);
+	if (tr == RPCRDMA_TRANSPORT_TCP) {
+		CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3ERR_ACCES);
+		CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3ERR_ACCES);
+		CHECK_RC(getattr_from_reserved_port(p, &root), RPCRDMA_NFS3_OK);
+		printf("ok - access: secure refuses an unprivileged TCP port, serves port < 1024\n");
+	} else {
+		CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3_OK);
+		CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3_OK);
+		printf("ok - access: secure serves RDMA from any port (as knfsd), MOUNT over TCP "
+		       "from an unprivileged port refused\n");
+	}
+	rpcrdma_client_destroy(k.c);
+
+	/* A read-only entry. */
+	split(ro, p, m);
+	conn_open(&k, &user, p, tr);
+	CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3_OK);
+	CHECK_RC(create(&k, &root, "ro-made", RPCRDMA_GUARDED, 0644, &cr), RPCRDMA_NFS3ERR_ROFS);
+	CHECK_RC(write_fh(&k, &pub), RPCRDMA_NFS3ERR_ROFS);
+	CHECK_RC(nfs_mknod(&k, &root, "ro-fifo", RPCRDMA_NF3FIFO), RPCRDMA_NFS3ERR_ROFS);
+	{
+		struct rpcrdma_nfs3_access_args a = {.obj = root, .access = 0x3f};
+		struct rpcrdma_nfs3_access_res r;
+
+		memset(&r, 0, sizeof(r));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_ACCESS, &a, &r), 0);
+		CHECK_RC(r.status, 0);
+		CHECK_RC(r.access & (RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
+				     RPCRDMA_ACCESS3_DELETE),
+			 0);
+	}
+	rpcrdma_client_destroy(k.c);
+	printf("ok - access: ro answers NFS3ERR_ROFS to changes, ACCESS grants none\n");
+
+	/* Another export with the same key: our handles are not its. */
+	{
+		const char *c1 = strchr(other, ':');
+
+		CHECK(c1 && (size_t)(c1 - other) < sizeof(opath));
+		memcpy(opath, other, (size_t)(c1 - other));
+		opath[c1 - other] = '\0';
+		split(c1 + 1, p, m);
+	}
+	CHECK_RC(mnt(m, opath, &fh), 0);
+	conn_open(&k, &user, p, tr);
+	CHECK_RC(getattr(&k, &fh, NULL), RPCRDMA_NFS3_OK);
+	{
+		uint32_t st = getattr(&k, &root, NULL);
+
+		CHECK(st == RPCRDMA_NFS3ERR_BADHANDLE || st == RPCRDMA_NFS3ERR_STALE);
+		st = read_fh(&k, &pub);
+		CHECK(st == RPCRDMA_NFS3ERR_BADHANDLE || st == RPCRDMA_NFS3ERR_STALE);
+	}
+	rpcrdma_client_destroy(k.c);
+	printf("ok - access: another export refuses this export's handles\n");
+	well_behaved(port, &root, "access attacks");
+}
+
+/* The work queue. */
+
+#define FLOOD_CONNS 4
+#define FLOOD_CALLS 32
+
+struct rd {
+	struct rpcrdma_call call;
+	struct rpcrdma_nfs3_readdir_args a;
+	struct rpcrdma_nfs3_readdir_res r;
+	struct rpcrdma_nfs3_entry *e;
+	bool done;
+};
+
+static void rd_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	((struct rd *)ctx)->done = true;
+}
+
+static void queue(void)
+{
+	static struct rd q[FLOOD_CONNS][FLOOD_CALLS];
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, big;
+	struct conn k[FLOOD_CONNS];
+	unsigned int jukebox = 0, ok = 0, left;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	for (int c = 0; c < FLOOD_CONNS; c++) {
+		conn_open(&k[c], &user, port, tr);
+		CHECK_RC(rpcrdma_client_connect(k[c].c), 0);
+	}
+	CHECK_RC(lookup(&k[0], &root, "big", &big), 0);
+	for (int c = 0; c < FLOOD_CONNS; c++) {
+		for (int i = 0; i < FLOOD_CALLS; i++) {
+			struct rd *d = &q[c][i];
+
+			memset(d, 0, sizeof(*d));
+			d->e = calloc(RPCRDMA_NFS3_DIR_MAX, sizeof(*d->e));
+			CHECK(d->e);
+			d->a.dir = big;
+			d->a.dircount = 65536;
+			d->a.count = 65536;
+			d->r.entries = d->e;
+			d->r.max = RPCRDMA_NFS3_DIR_MAX;
+			d->r.plus = true;
+			d->call.proc = RPCRDMA_NFS3_READDIRPLUS;
+			d->call.encode_args = rpcrdma_nfs3_encode_args(RPCRDMA_NFS3_READDIRPLUS);
+			d->call.args = &d->a;
+			d->call.decode_res = rpcrdma_nfs3_decode_res(RPCRDMA_NFS3_READDIRPLUS);
+			d->call.res = &d->r;
+			d->call.max_reply = rpcrdma_nfs3_max_reply(RPCRDMA_NFS3_READDIRPLUS, 65536);
+			d->call.done = rd_done;
+			d->call.ctx = d;
+			CHECK_RC(rpcrdma_client_call_async(k[c].c, &d->call), 0);
+		}
+	}
+	do {
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+		left = 0;
+		for (int c = 0; c < FLOOD_CONNS; c++)
+			for (int i = 0; i < FLOOD_CALLS; i++)
+				left += !q[c][i].done;
+	} while (left);
+	for (int c = 0; c < FLOOD_CONNS; c++) {
+		for (int i = 0; i < FLOOD_CALLS; i++) {
+			CHECK_RC(q[c][i].call.status, 0);
+			if (q[c][i].r.status == RPCRDMA_NFS3ERR_JUKEBOX)
+				jukebox++;
+			else if (q[c][i].r.status == RPCRDMA_NFS3_OK)
+				ok++;
+			free(q[c][i].e);
+		}
+		rpcrdma_client_destroy(k[c].c);
+	}
+	printf("# queue: %u answered, %u NFS3ERR_JUKEBOX\n", ok, jukebox);
+	CHECK(jukebox > 0);
+	CHECK(ok > 0);
+	CHECK_RC(ok + jukebox, FLOOD_CONNS * FLOOD_CALLS);
+	printf("ok - queue: a full queue answers NFS3ERR_JUKEBOX, every call answered\n");
+	well_behaved(port, &root, "a flood");
+}
+
+/* Calls, several at a time, until the server goes away (the stop test). */
+static void load(int seconds)
+{
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root;
+	struct pending p[8];
+	struct conn k;
+	time_t end = time(NULL) + seconds;
+	unsigned long n = 0;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	printf("loading\n");
+	fflush(stdout);
+	while (time(NULL) < end) {
+		unsigned int left = 8;
+
+		for (int i = 0; i < 8; i++) {
+			memset(&p[i], 0, sizeof(p[i]));
+			p[i].a.where.dir = root;
+			name_set(&p[i].a.where.name, "load");
+			p[i].a.mode = RPCRDMA_UNCHECKED;
+			p[i].call.proc = RPCRDMA_NFS3_CREATE;
+			p[i].call.encode_args = rpcrdma_nfs3_encode_args(RPCRDMA_NFS3_CREATE);
+			p[i].call.args = &p[i].a;
+			p[i].call.decode_res = rpcrdma_nfs3_decode_res(RPCRDMA_NFS3_CREATE);
+			p[i].call.res = &p[i].r;
+			p[i].call.max_reply = rpcrdma_nfs3_max_reply(RPCRDMA_NFS3_CREATE, 0);
+			p[i].call.done = pending_done;
+			p[i].call.ctx = &p[i];
+			if (rpcrdma_client_call_async(k.c, &p[i].call)) {
+				p[i].done = true;
+				left--;
+			}
+		}
+		while (left) {
+			if (rpcrdma_loop_run_once(loop, 1000) < 0)
+				break;
+			left = 0;
+			for (int i = 0; i < 8; i++)
+				left += !p[i].done;
+		}
+		for (int i = 0; i < 8; i++)
+			n += p[i].call.status == 0;
+	}
+	printf("# load: %lu calls answered\n", n);
+	rpcrdma_client_destroy(k.c);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longs[] = {
+	    {"transport", required_argument, NULL, 't'},
+	    {"export", required_argument, NULL, 'e'},
+	    {"port", required_argument, NULL, 'p'},
+	    {"mount-port", required_argument, NULL, 'm'},
+	    {"deny", required_argument, NULL, 'd'},
+	    {"secure", required_argument, NULL, 's'},
+	    {"ro", required_argument, NULL, 'r'},
+	    {"other", required_argument, NULL, 'o'},
+	    {"seconds", required_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *deny = NULL, *secure = NULL, *ro = NULL, *other = NULL, *what;
+	int c, seconds = 10;
+
+	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			tr = strcmp(optarg, "tcp") == 0 ? RPCRDMA_TRANSPORT_TCP
+							: RPCRDMA_TRANSPORT_RDMA;
+			break;
+		case 'e':
+			export_path = optarg;
+			break;
+		case 'p':
+			snprintf(port, sizeof(port), "%s", optarg);
+			break;
+		case 'm':
+			snprintf(mport, sizeof(mport), "%s", optarg);
+			break;
+		case 'd':
+			deny = optarg;
+			break;
+		case 's':
+			secure = optarg;
+			break;
+		case 'r':
+			ro = optarg;
+			break;
+		case 'o':
+			other = optarg;
+			break;
+		case 'S':
+			seconds = atoi(optarg);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc - 1 || !export_path || !*port || !*mport) {
+		fprintf(stderr, "usage: nfsd_attack CASE --transport rdma|tcp --export PATH "
+				"--port P --mount-port M [...]\n");
+		return 2;
+	}
+	what = argv[optind];
+	CHECK_RC(rpcrdma_loop_create(&loop), 0);
+	if (strcmp(what, "identity") == 0) {
+		identity();
+	} else if (strcmp(what, "squash") == 0) {
+		squash();
+	} else if (strcmp(what, "special") == 0) {
+		special();
+	} else if (strcmp(what, "access") == 0) {
+		CHECK(deny && secure && ro && other);
+		access_case(deny, secure, ro, other);
+	} else if (strcmp(what, "queue") == 0) {
+		queue();
+	} else if (strcmp(what, "load") == 0) {
+		load(seconds);
+	} else {
+		fprintf(stderr, "unknown case %s\n", what);
+		return 2;
+	}
+	CHECK_RC(rpcrdma_loop_destroy(loop), 0);
+	return 0;
+}
