@@ -28,11 +28,18 @@
  *             another export's handle is refused
  *   queue     more READDIRPLUS calls at once than one filesystem thread
  *             and its queue take: some get NFS3ERR_JUKEBOX, none is lost
+ *   caps      on an ext4 whose free blocks are all reserved for root: a
+ *             user, and root squashed, get NFS3ERR_NOSPC (the server's
+ *             CAP_SYS_RESOURCE does not lend them root's blocks), while root
+ *             on a no_root_squash server writes the same megabyte.  Where
+ *             the test's root lacks CAP_SYS_RESOURCE (a container's
+ *             default) only the identity half of that is proved; the
+ *             server's own check that the set is empty covers the rest
  *   load      (for the stop test) calls until the server goes
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
- *        [--ro P:M] [--seconds N]
+ *        [--ro P:M] [--root P:M] [--seconds N]
  * Prints "ok - CASE: what" per check; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
@@ -625,6 +632,71 @@ static void access_case(const char *deny, const char *secure, const char *ro, co
 	well_behaved(port, &root, "access attacks");
 }
 
+/* Capabilities: the blocks ext4 keeps for root. */
+
+/* Writes up to 1 MiB to a new file @name in 64 KiB FILE_SYNC pieces; the
+ * bytes written, and the status that stopped it in *@st. */
+static uint32_t fill(struct conn *k, const struct rpcrdma_nfs3_fh *root, const char *name,
+		     uint32_t *st)
+{
+	static uint8_t data[65536];
+	struct rpcrdma_nfs3_create_res cr;
+	uint32_t done = 0;
+
+	memset(data, 0x5a, sizeof(data));
+	CHECK_RC(create(k, root, name, RPCRDMA_GUARDED, 0644, &cr), 0);
+	*st = RPCRDMA_NFS3_OK;
+	while (done < (1u << 20) && *st == RPCRDMA_NFS3_OK) {
+		struct rpcrdma_nfs3_write_args a;
+		struct rpcrdma_nfs3_write_res r;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.file = cr.obj;
+		a.offset = done;
+		a.count = a.len = sizeof(data);
+		a.data = data;
+		a.stable = RPCRDMA_FILE_SYNC;
+		CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_WRITE, &a, &r), 0);
+		*st = r.status;
+		if (r.status == RPCRDMA_NFS3_OK)
+			done += r.count;
+	}
+	return done;
+}
+
+static void caps(const char *rootsrv)
+{
+	static const struct who ws[] = {{.uid = 1000, .gid = 1000}, {.uid = 0, .gid = 0}};
+	struct rpcrdma_nfs3_fh root, rroot;
+	char p[16], m[16], name[32];
+	struct conn k;
+	uint32_t st, n;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	for (size_t i = 0; i < 2; i++) {
+		conn_open(&k, &ws[i], port, tr);
+		snprintf(name, sizeof(name), "fill-%zu", i);
+		n = fill(&k, &root, name, &st);
+		printf("# caps: uid %u wrote %u bytes, then status %u\n", ws[i].uid, n, st);
+		CHECK_RC(st, RPCRDMA_NFS3ERR_NOSPC);
+		CHECK(n < (1u << 20));
+		rpcrdma_client_destroy(k.c);
+	}
+	printf("ok - caps: a user and squashed root cannot use root's reserved blocks\n");
+	/* The control: the same writes as real root do use them. */
+	split(rootsrv, p, m);
+	CHECK_RC(mnt(m, export_path, &rroot), 0);
+	conn_open(&k, &ws[1], p, tr);
+	n = fill(&k, &rroot, "fill-root", &st);
+	printf("# caps: root (no_root_squash) wrote %u bytes, status %u\n", n, st);
+	CHECK_RC(st, RPCRDMA_NFS3_OK);
+	CHECK_RC(n, 1u << 20);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - caps: root with no_root_squash can (the test tells the two apart)\n");
+	well_behaved(port, &root, "filling the disk");
+}
+
 /* The work queue. */
 
 #define FLOOD_CONNS 4
@@ -768,10 +840,11 @@ int main(int argc, char **argv)
 	    {"secure", required_argument, NULL, 's'},
 	    {"ro", required_argument, NULL, 'r'},
 	    {"other", required_argument, NULL, 'o'},
+	    {"root", required_argument, NULL, 'R'},
 	    {"seconds", required_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *deny = NULL, *secure = NULL, *ro = NULL, *other = NULL, *what;
+	const char *deny = NULL, *secure = NULL, *ro = NULL, *other = NULL, *rootsrv = NULL, *what;
 	int c, seconds = 10;
 
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -801,6 +874,9 @@ int main(int argc, char **argv)
 		case 'o':
 			other = optarg;
 			break;
+		case 'R':
+			rootsrv = optarg;
+			break;
 		case 'S':
 			seconds = atoi(optarg);
 			break;
@@ -824,6 +900,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "access") == 0) {
 		CHECK(deny && secure && ro && other);
 		access_case(deny, secure, ro, other);
+	} else if (strcmp(what, "caps") == 0) {
+		CHECK(rootsrv);
+		caps(rootsrv);
 	} else if (strcmp(what, "queue") == 0) {
 		queue();
 	} else if (strcmp(what, "load") == 0) {
