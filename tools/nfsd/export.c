@@ -429,6 +429,10 @@ uint32_t nfsd_errno_stat(int err)
 		return RPCRDMA_NFS3ERR_NOTSUPP;
 	case ELOOP:
 		return RPCRDMA_NFS3ERR_ACCES;
+	case EAGAIN:
+		/* A lease another holder must give up first (opens never wait
+		 * here, O_NONBLOCK): try again later, as knfsd answers. */
+		return RPCRDMA_NFS3ERR_JUKEBOX;
 	default:
 		return RPCRDMA_NFS3ERR_IO;
 	}
