@@ -64,8 +64,9 @@ static void usage(FILE *f)
 		   "                     numeric, never resolved.\n"
 		   "  --exports FILE     read entries from an exports(5)-style FILE: lines\n"
 		   "                     \"DIRECTORY CLIENT(OPTIONS) ...\" naming DIRECTORY\n"
-		   "                     Without --client and --exports every host is\n"
-		   "                     admitted, as \"*\" with the defaults below.\n"
+		   "                     ('#' comments).  Both may be given: the file's\n"
+		   "                     entries come first.  Without either, every host\n"
+		   "                     is admitted, as \"*\" with the defaults below.\n"
 		   "  Defaults every entry starts from (its OPTIONS override them):\n"
 		   "  --no-root-squash   let uid 0 and gid 0 act as root (default: they act as\n"
 		   "                     the anonymous ids, as do AUTH_NONE and uid -1)\n"
@@ -84,7 +85,9 @@ static void usage(FILE *f)
 		   "  --help             this text\n"
 		   "\n"
 		   "Needs root: file handles are the kernel's (open_by_handle_at), and each\n"
-		   "request runs with the client's AUTH_SYS identity.  Mount with e.g.\n"
+		   "request runs with the client's AUTH_SYS identity.  SIGTERM or SIGINT stop\n"
+		   "it cleanly (rpcbind entries removed, exit 0); SIGUSR1 prints its counters\n"
+		   "on stderr.  Mount with e.g.\n"
 		   "  mount -t nfs -o vers=3,proto=rdma,port=20049,nolock HOST:DIRECTORY /mnt\n");
 }
 
