@@ -92,11 +92,17 @@ struct rpcrdma_client;
 /**
  * rpcrdma_client_create - a client for one program/version on one server
  * @host, @service: numeric address or name, and port number or service
- *	name; only loopback and lab addresses are used by the tests
+ *	name; only loopback and lab addresses are used by the tests.
+ *	@service NULL: ask rpcbind on @host for @prog/@vers under the netid
+ *	of the transport and @host's family ("rdma", "rdma6", "tcp",
+ *	"tcp6"; RPCBPROC_GETADDR, include/rpcrdma/rpcbind.h) and use the
+ *	port it gives; this waits for rpcbind, running @loop.
  *
  * The connection is made on the first call (or now: see
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM, -ENOENT for an
- * unknown provider, or a name-resolution failure as -EHOSTUNREACH.
+ * unknown provider or, with @service NULL, a program rpcbind does not
+ * know, a name-resolution failure as -EHOSTUNREACH, or with @service NULL
+ * the errors of rpcrdma_rpcbind_getaddr().
  */
 RPCRDMA_EXTERN int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service, uint32_t prog, uint32_t vers,
