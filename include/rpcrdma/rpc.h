@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "rpcrdma/common.h"
 #include "rpcrdma/loop.h"
@@ -396,6 +397,13 @@ RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
 /** The credential of a request, as the client sent it. */
 RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *
 rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
+
+/**
+ * The address of the client that sent @req (a struct sockaddr_in or
+ * sockaddr_in6; sa_family tells which), valid until @req is answered; NULL
+ * when the transport does not know it.
+ */
+RPCRDMA_EXTERN const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *req);
 
 /** XID, program, version and procedure of a request. */
 RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);
