@@ -97,7 +97,8 @@ struct rpcrdma_client;
  *	@service NULL: ask rpcbind on @host for @prog/@vers under the netid
  *	of the transport and @host's family ("rdma", "rdma6", "tcp",
  *	"tcp6"; RPCBPROC_GETADDR, include/rpcrdma/rpcbind.h) and use the
- *	port it gives; this waits for rpcbind, running @loop.
+ *	port it gives; this waits for rpcbind (at most its 2 s time-out),
+ *	running @loop.
  *
  * The connection is made on the first call (or now: see
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM, -ENOENT for an

@@ -61,6 +61,7 @@ extern "C" {
 #define RPCRDMA_RPCBPROC_SET 1u
 #define RPCRDMA_RPCBPROC_UNSET 2u
 #define RPCRDMA_RPCBPROC_GETADDR 3u
+#define RPCRDMA_RPCBPROC_DUMP 4u
 /** Where rpcbind listens. */
 #define RPCRDMA_RPCBIND_PORT 111
 /** The port NFS over RDMA listens on (IANA "nfsrdma"). */
@@ -140,7 +141,12 @@ RPCRDMA_EXTERN int rpcrdma_rpcbind_unset(struct rpcrdma_loop *loop, uint32_t pro
  * @opts: which rpcbind to ask (@opts->host: the server's host) and how long
  *	to wait; NULL: the local one
  *
- * Sends RPCBPROC_GETADDR (version 4, or 3 on PROG_MISMATCH).  A server
+ * Sends RPCBPROC_GETADDR (version 4, or 3 on PROG_MISMATCH) for "tcp" and
+ * other netids.  For "rdma" and "rdma6" it sends RPCBPROC_DUMP and picks the
+ * mapping: rpcbind answers GETADDR for the netid of the transport the
+ * request came on (RFC 1833 ignores r_netid there), so a GETADDR over TCP
+ * gives the TCP port, and rpcbind leaves netids outside its netconfig out
+ * of GETADDRLIST.  At most 4096 mappings are read.  A server
  * registered on the wildcard address answers "0.0.0.0.p1.p2" or "::.p1.p2":
  * connect to the host you asked, on the port (rpcrdma_rpcbind_uaddr_parse()).
  *

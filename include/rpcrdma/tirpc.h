@@ -97,7 +97,8 @@ struct rpcrdma_tirpc_opts {
 	const char *service;
 	int family; /* AF_INET or AF_INET6 for a host name; 0: its first address */
 	const struct rpcrdma_tirpc_binding *binding; /* NULL: no DDP */
-	/* Largest reply, in bytes, that may need the Reply chunk; 0: 1 MiB.
+	/* Largest reply, in bytes, that may need the Reply chunk; 0: 1 MiB +
+	 * 64 KiB (as rpcrdma_client_opts.max_record over TCP).
 	 * Replies above the inline receive size need it (RFC 8166 3.5.3). */
 	size_t max_reply;
 	uint32_t max_vers; /* RPC-over-RDMA version to offer; 0: 1 */

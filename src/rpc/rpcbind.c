@@ -22,6 +22,10 @@
 #include "rpc/core.h"
 #include "rpcrdma/rpcbind.h"
 
+/* The most mappings a DUMP may list, and the bytes they may take. */
+#define DUMP_MAX_ENTRIES 4096u
+#define DUMP_MAX_RECORD (512u << 10)
+
 /* struct rpcb of RFC 1833 section 2.2, as sent. */
 struct rpcb_args {
 	uint32_t prog;
@@ -36,6 +40,8 @@ static int encode_rpcb(struct rpcrdma_xdr_stream *xdr, void *obj)
 	const struct rpcb_args *a = obj;
 	int rc;
 
+	if (!a)
+		return 0; /* RPCBPROC_DUMP: no arguments */
 	rc = rpcrdma_xdr_encode_u32(xdr, a->prog);
 	if (!rc)
 		rc = rpcrdma_xdr_encode_u32(xdr, a->vers);
@@ -64,6 +70,53 @@ static int decode_uaddr(struct rpcrdma_xdr_stream *xdr, void *obj)
 	struct uaddr_res *r = obj;
 
 	return rpcrdma_xdr_decode_string(xdr, r->s, sizeof(r->s), &r->len);
+}
+
+/*
+ * RPCBPROC_DUMP's result, searched for one mapping: rpcbind answers
+ * GETADDR for the netid of the transport the request came on (RFC 1833:
+ * r_netid is ignored), and leaves netids it has no netconfig entry for,
+ * "rdma" among them, out of GETADDRLIST; DUMP lists every mapping.
+ */
+
+struct dump_res {
+	uint32_t prog, vers;
+	const char *netid;
+	struct uaddr_res hit;
+	bool found;
+};
+
+static int decode_dump(struct rpcrdma_xdr_stream *xdr, void *obj)
+{
+	struct dump_res *d = obj;
+	char netid[RPCRDMA_RPCBIND_STRING_MAX + 1], owner[RPCRDMA_RPCBIND_STRING_MAX + 1];
+	struct uaddr_res addr;
+	uint32_t prog, vers, len;
+	bool more;
+	int rc;
+
+	for (unsigned int n = 0;; n++) {
+		rc = rpcrdma_xdr_decode_bool(xdr, &more);
+		if (rc || !more)
+			return rc;
+		if (n >= DUMP_MAX_ENTRIES)
+			return RPCRDMA_ERR_TOO_LONG;
+		rc = rpcrdma_xdr_decode_u32(xdr, &prog);
+		if (!rc)
+			rc = rpcrdma_xdr_decode_u32(xdr, &vers);
+		if (!rc)
+			rc = rpcrdma_xdr_decode_string(xdr, netid, sizeof(netid), &len);
+		if (!rc)
+			rc = rpcrdma_xdr_decode_string(xdr, addr.s, sizeof(addr.s), &addr.len);
+		if (!rc)
+			rc = rpcrdma_xdr_decode_string(xdr, owner, sizeof(owner), &len);
+		if (rc)
+			return rc;
+		if (!d->found && prog == d->prog && vers == d->vers && strcmp(netid, d->netid) == 0) {
+			d->hit = addr;
+			d->found = true;
+		}
+	}
 }
 
 static bool string_ok(const char *s, bool may_be_empty)
@@ -100,8 +153,11 @@ static int rpcb_call_vers(struct rpcrdma_loop *loop, uint32_t vers, uint32_t pro
 	 * series of growing ones, and a SET sent twice is harmless anyway.
 	 */
 	co.retries = 1;
-	/* A bool or a uaddr is tiny; do not let a confused peer make us buffer 1 MiB. */
-	co.max_record = 4096;
+	/*
+	 * A bool or a uaddr is tiny; do not let a confused peer make us
+	 * buffer 1 MiB.  A DUMP lists every mapping: room for 4096 of them.
+	 */
+	co.max_record = proc == RPCRDMA_RPCBPROC_DUMP ? DUMP_MAX_RECORD : 4096;
 	rc = rpcrdma_client_create(loop, host, service, RPCRDMA_RPCBIND_PROG, vers, &co, &clnt);
 	if (rc)
 		return rc;
@@ -112,7 +168,8 @@ static int rpcb_call_vers(struct rpcrdma_loop *loop, uint32_t vers, uint32_t pro
 	call.args = args;
 	call.decode_res = decode;
 	call.res = result;
-	call.max_reply = 128 + RPCRDMA_RPCBIND_STRING_MAX;
+	call.max_reply = proc == RPCRDMA_RPCBPROC_DUMP ? DUMP_MAX_RECORD
+						      : 128 + RPCRDMA_RPCBIND_STRING_MAX;
 	rc = rpcrdma_client_call(clnt, &call);
 	rpcrdma_client_destroy(clnt);
 
@@ -244,9 +301,18 @@ int rpcrdma_rpcbind_getaddr(struct rpcrdma_loop *loop, uint32_t prog, uint32_t v
 	args.addr = "";
 	args.owner = "";
 	memset(&res, 0, sizeof(res));
-	rc = rpcb_request(loop, RPCRDMA_RPCBPROC_GETADDR, &args, opts, decode_uaddr, &res);
-	if (rc)
-		return rc;
+	if (strncmp(netid, "rdma", 4) == 0) {
+		struct dump_res d = {prog, vers, netid, {{0}, 0}, false};
+
+		rc = rpcb_request(loop, RPCRDMA_RPCBPROC_DUMP, NULL, opts, decode_dump, &d);
+		if (rc)
+			return rc;
+		res = d.hit;
+	} else {
+		rc = rpcb_request(loop, RPCRDMA_RPCBPROC_GETADDR, &args, opts, decode_uaddr, &res);
+		if (rc)
+			return rc;
+	}
 	if (res.len == 0)
 		return -ENOENT;
 	if ((size_t)res.len >= size)

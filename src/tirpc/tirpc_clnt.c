@@ -17,7 +17,8 @@
 
 #include "tirpc/tirpc_xdr.h"
 
-#define DEFAULT_MAX_REPLY (1u << 20)
+/* As TCP's largest record by default (rpc.h): 1 MiB of data and its headers. */
+#define DEFAULT_MAX_REPLY ((1u << 20) + (64u << 10))
 
 struct tclnt {
 	CLIENT cl;
