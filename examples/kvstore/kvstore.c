@@ -256,7 +256,27 @@ static int self_test(const char *mode, int rounds)
 		clnt_pcreateerror("kvstore");
 		rc = 1;
 	} else {
+		struct rpcrdma_xprt_stats st;
+
 		rc = workload(cl, mode, rounds) ? 1 : 0;
+		/* Over RDMA the binding's items moved by RDMA Read and Write. */
+		if (!rc && rpcrdma_tirpc_clnt_stats(cl, &st) == 0) {
+			printf("kvstore %-5s: %llu calls, %llu with Read chunks, %llu with Write "
+			       "chunks, RDMA Read %llu B, Write %llu B\n",
+			       mode, (unsigned long long)st.calls_sent,
+			       (unsigned long long)st.read_chunk_msgs,
+			       (unsigned long long)st.write_chunk_msgs,
+			       (unsigned long long)st.rdma_read_bytes,
+			       (unsigned long long)st.rdma_write_bytes);
+			if (o.transport == RPCRDMA_TRANSPORT_RDMA &&
+			    (st.read_chunk_msgs < (uint64_t)rounds ||
+			     st.write_chunk_msgs < (uint64_t)rounds ||
+			     st.rdma_read_bytes < (uint64_t)rounds * BIG ||
+			     st.rdma_write_bytes < (uint64_t)rounds * BIG)) {
+				fprintf(stderr, "kvstore: the values did not move by RDMA\n");
+				rc = 1;
+			}
+		}
 		clnt_destroy(cl);
 	}
 	kill(pid, SIGKILL);

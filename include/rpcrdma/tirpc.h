@@ -124,6 +124,15 @@ RPCRDMA_EXTERN CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t pro
 						 const struct rpcrdma_tirpc_opts *opts);
 
 /**
+ * rpcrdma_tirpc_clnt_stats - the transport counters of a CLIENT made by
+ * rpcrdma_tirpc_clnt_create() or rpcrdma_clnt_create() with "rdma"
+ *
+ * Returns 0, or -EINVAL for NULL arguments or a CLIENT this library did
+ * not make (libtirpc's own).
+ */
+RPCRDMA_EXTERN int rpcrdma_tirpc_clnt_stats(CLIENT *cl, struct rpcrdma_xprt_stats *out);
+
+/**
  * rpcrdma_clnt_create - clnt_create() with the netids of RFC 8166
  * section 12
  *

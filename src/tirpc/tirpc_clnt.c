@@ -380,3 +380,10 @@ CLIENT *rpcrdma_clnt_create(const char *host, rpcprog_t prog, rpcvers_t vers, co
 	o.family = strcmp(nettype, "rdma6") == 0 ? AF_INET6 : AF_INET;
 	return rpcrdma_tirpc_clnt_create(host, prog, vers, &o);
 }
+
+int rpcrdma_tirpc_clnt_stats(CLIENT *cl, struct rpcrdma_xprt_stats *out)
+{
+	if (!cl || !out || cl->cl_ops != &tc_ops)
+		return -EINVAL;
+	return rpcrdma_client_stats(((struct tclnt *)cl->cl_private)->c, out);
+}
