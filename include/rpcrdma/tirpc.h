@@ -45,6 +45,18 @@
  *     larger one, or a later one, comes inline or in the Reply chunk.
  *   - Fixed-length opaques (opaque[n]) are never DDP-eligible here.
  *
+ * Hostile input.  rpcgen's routines (xdr_bytes(), xdr_string(),
+ * xdr_array()) allocate the length the peer sends before its bytes are
+ * read, up to the bound the .x file gives: bound every variable-length item
+ * in the .x (opaque<N>, string<N>), as with libtirpc itself.  Everything
+ * else is checked by this library's streams: a short or malformed message
+ * makes the routine fail (GARBAGE_ARGS, or RPC_CANTDECODERES).
+ *
+ * Inside a dispatch, rq_cred is the credential as sent and rq_clntcred the
+ * decoded struct authunix_parms for AUTH_SYS (NULL otherwise); the
+ * SVCXPRT's xp_raddr, xp_rtaddr and xp_addrlen hold the client's address,
+ * xp_fd is -1 and xp_netid NULL.
+ *
  * What is not supported: AUTH other than AUTH_NONE on the client;
  * svcerr_auth(), svcerr_weakauth() and svcerr_progvers() inside a dispatch
  * answer SYSTEM_ERR (the server core does not let a procedure deny a
