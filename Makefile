@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CHECK_FUZZ_SECONDS ?= 10
 CTEST = ctest --output-on-failure -j$(JOBS) --test-dir
 
-.PHONY: all build deps check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo bench bench-lab clean
+.PHONY: all build deps install check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo bench bench-lab clean
 
 all: build
 
@@ -18,6 +18,15 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build $(BUILD) -j$(JOBS)
+
+# Install like any C library: the shared library (SONAME librpcrdma.so.0),
+# librpcrdma.a, the headers under include/rpcrdma/, librpcrdma.pc, the CMake
+# package (find_package(rpcrdma)), the tools and their man pages.
+#   make install PREFIX=/usr/local DESTDIR=/tmp/stage
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 
 test: build
 	$(CTEST) $(BUILD)

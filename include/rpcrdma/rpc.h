@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "rpcrdma/common.h"
 #include "rpcrdma/loop.h"
@@ -92,11 +93,18 @@ struct rpcrdma_client;
 /**
  * rpcrdma_client_create - a client for one program/version on one server
  * @host, @service: numeric address or name, and port number or service
- *	name; only loopback and lab addresses are used by the tests
+ *	name; only loopback and lab addresses are used by the tests.
+ *	@service NULL: ask rpcbind on @host for @prog/@vers under the netid
+ *	of the transport and @host's family ("rdma", "rdma6", "tcp",
+ *	"tcp6"; RPCBPROC_GETADDR, include/rpcrdma/rpcbind.h) and use the
+ *	port it gives; this waits for rpcbind (at most its 2 s time-out),
+ *	running @loop.
  *
  * The connection is made on the first call (or now: see
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM, -ENOENT for an
- * unknown provider, or a name-resolution failure as -EHOSTUNREACH.
+ * unknown provider or, with @service NULL, a program rpcbind does not
+ * know, a name-resolution failure as -EHOSTUNREACH, or with @service NULL
+ * the errors of rpcrdma_rpcbind_getaddr().
  */
 RPCRDMA_EXTERN int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service, uint32_t prog, uint32_t vers,
@@ -390,6 +398,13 @@ RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
 /** The credential of a request, as the client sent it. */
 RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *
 rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
+
+/**
+ * The address of the client that sent @req (a struct sockaddr_in or
+ * sockaddr_in6; sa_family tells which), valid until @req is answered; NULL
+ * when the transport does not know it.
+ */
+RPCRDMA_EXTERN const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *req);
 
 /** XID, program, version and procedure of a request. */
 RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);

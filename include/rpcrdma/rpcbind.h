@@ -1,5 +1,6 @@
 /*
- * librpcrdma: optional registration of servers with the local rpcbind.
+ * librpcrdma: optional registration of servers with the local rpcbind, and
+ * look-ups of a server's address (RPCBPROC_GETADDR).
  *
  * rpcbind (RFC 1833) maps an RPC program and version to the transport and
  * address that serve it.  These calls speak RPCBIND version 4 (falling
@@ -59,6 +60,8 @@ extern "C" {
 #define RPCRDMA_RPCBIND_VERS4 4u
 #define RPCRDMA_RPCBPROC_SET 1u
 #define RPCRDMA_RPCBPROC_UNSET 2u
+#define RPCRDMA_RPCBPROC_GETADDR 3u
+#define RPCRDMA_RPCBPROC_DUMP 4u
 /** Where rpcbind listens. */
 #define RPCRDMA_RPCBIND_PORT 111
 /** The port NFS over RDMA listens on (IANA "nfsrdma"). */
@@ -129,6 +132,45 @@ RPCRDMA_EXTERN int rpcrdma_rpcbind_set(struct rpcrdma_loop *loop, uint32_t prog,
 RPCRDMA_EXTERN int rpcrdma_rpcbind_unset(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
 					 const char *netid, const char *uaddr, const char *owner,
 					 const struct rpcrdma_rpcbind_opts *opts);
+
+/**
+ * rpcrdma_rpcbind_getaddr - ask rpcbind where @prog/@vers is served over @netid
+ * @netid: "rdma", "rdma6", "tcp", "tcp6", ...; not empty
+ * @uaddr: receives the universal address, NUL-terminated
+ * @size: room at @uaddr; RPCRDMA_RPCBIND_STRING_MAX + 1 always suffices
+ * @opts: which rpcbind to ask (@opts->host: the server's host) and how long
+ *	to wait; NULL: the local one
+ *
+ * Sends RPCBPROC_GETADDR (version 4, or 3 on PROG_MISMATCH) for "tcp" and
+ * other netids.  For "rdma" and "rdma6" it sends RPCBPROC_DUMP and picks the
+ * mapping: rpcbind answers GETADDR for the netid of the transport the
+ * request came on (RFC 1833 ignores r_netid there), so a GETADDR over TCP
+ * gives the TCP port, and rpcbind leaves netids outside its netconfig out
+ * of GETADDRLIST.  At most 4096 mappings are read.  A server
+ * registered on the wildcard address answers "0.0.0.0.p1.p2" or "::.p1.p2":
+ * connect to the host you asked, on the port (rpcrdma_rpcbind_uaddr_parse()).
+ *
+ * Returns the length of the address, or -ENOENT when rpcbind knows no such
+ * mapping, -ENOSPC when @size is too small, -EINVAL for a NULL or empty
+ * argument, otherwise the errors of rpcrdma_rpcbind_set() except -EEXIST
+ * (RPCRDMA_ERR_BAD_RPC: a result that is not a string of at most
+ * RPCRDMA_RPCBIND_STRING_MAX bytes).
+ */
+RPCRDMA_EXTERN int rpcrdma_rpcbind_getaddr(struct rpcrdma_loop *loop, uint32_t prog,
+					   uint32_t vers, const char *netid, char *uaddr,
+					   size_t size, const struct rpcrdma_rpcbind_opts *opts);
+
+/**
+ * rpcrdma_rpcbind_uaddr_parse - a universal address as a socket address
+ * @ss: receives a struct sockaddr_in or sockaddr_in6 with the port set
+ * @lenp: receives its length
+ *
+ * The inverse of rpcrdma_rpcbind_uaddr(): "h1.h2.h3.h4.p1.p2" or an IPv6
+ * address followed by ".p1.p2".  Returns 0, or -EINVAL for anything else
+ * (a field above 255, a missing port, a host inet_pton() refuses).
+ */
+RPCRDMA_EXTERN int rpcrdma_rpcbind_uaddr_parse(const char *uaddr, struct sockaddr_storage *ss,
+					       socklen_t *lenp);
 
 /**
  * rpcrdma_rpcbind_uaddr - format @sa as a universal address (RFC 5665

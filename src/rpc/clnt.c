@@ -638,7 +638,7 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 	socklen_t sslen;
 	int rc;
 
-	if (!loop || !host || !service || !out)
+	if (!loop || !host || !out)
 		return -EINVAL;
 	rc = opts_take(opts, &o);
 	if (rc)
@@ -646,7 +646,9 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 	rc = rpcrdma__clnt_ops_for(o.transport, &ops);
 	if (rc)
 		return rc;
-	rc = rpcrdma__resolve(host, service, false, &ss, &sslen);
+	rc = rpcrdma__resolve(host, service ? service : "0", false, &ss, &sslen);
+	if (!rc && !service)
+		rc = rpcrdma__rpcbind_port(loop, prog, vers, o.transport, &ss);
 	if (rc)
 		return rc;
 	c = client_alloc(loop, ops, prog, vers, &o);

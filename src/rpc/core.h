@@ -27,6 +27,15 @@ int rpcrdma__resolve(const char *host, const char *service, bool passive,
 		     struct sockaddr_storage *ss, socklen_t *len);
 
 /*
+ * Set the port of *@ss (a resolved server address) to the one rpcbind on
+ * that address maps @prog/@vers to under @transport's netid (rpcbind.c).
+ * Runs @loop while waiting.  Returns 0 or the errors of
+ * rpcrdma_rpcbind_getaddr(); -ENOENT when nothing is registered.
+ */
+int rpcrdma__rpcbind_port(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
+			  enum rpcrdma_transport transport, struct sockaddr_storage *ss);
+
+/*
  * Test hooks.  rpcrdma__client_disconnect() drops the client's connection
  * now (ops->disconnect), as a network failure would: outstanding calls are
  * then sent again after a reconnect.

@@ -1304,6 +1304,11 @@ const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *r)
 	return r ? &r->msg : NULL;
 }
 
+const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *r)
+{
+	return r && r->t ? r->t->peer : NULL;
+}
+
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *s)
 {
 	return s ? s->t : NULL;

@@ -1,0 +1,184 @@
+/*
+ * librpcrdma-tirpc: rpcgen programs over RPC-over-RDMA, unmodified.
+ *
+ * The output of rpcgen (the *_clnt.c stubs, the *_xdr.c routines and the
+ * dispatch function of *_svc.c, or rpcgen -m) runs over this library
+ * without an edit: a client gets a libtirpc CLIENT * whose clnt_call(),
+ * clnt_freeres(), clnt_geterr(), clnt_control() and clnt_destroy() work as
+ * libtirpc documents them; a server registers the generated dispatch
+ * function with a struct rpcrdma_server, and svc_getargs(),
+ * svc_sendreply(), svc_freeargs(), svc_getcaller(), svc_getrpccaller() and
+ * the svcerr_*() calls work inside it.  The XDR routines are libtirpc's
+ * xdrproc_t, run on an XDR whose operations encode into and decode from
+ * this library's streams.  Link with -lrpcrdma-tirpc (pkg-config
+ * librpcrdma-tirpc), which brings libtirpc.
+ *
+ * Client:
+ *
+ *	CLIENT *cl = rpcrdma_clnt_create(host, KV_PROG, KV_VERS, "rdma");
+ *	res = kv_get_1(&key, cl);            (the generated stub)
+ *	clnt_destroy(cl);
+ *
+ * Server (the loop is ours; the same dispatch can serve TCP too):
+ *
+ *	rpcrdma_server_create(loop, NULL, "0", &opts, &srv);
+ *	rpcrdma_tirpc_svc_reg(srv, KV_PROG, KV_VERS, kv_prog_1, &binding);
+ *	rpcrdma_loop_run(loop);
+ *
+ * Data placement.  RFC 8166 section 6 lets only an Upper-Layer Binding
+ * name the DDP-eligible items of a program.  Without one (binding NULL)
+ * everything travels inline, or as a Long Call or Long Reply when it does
+ * not fit.  A program declares its binding with struct
+ * rpcrdma_tirpc_binding, the same on both sides: for each procedure, which
+ * of its argument and result opaques are DDP-eligible, by item order.
+ * The rule:
+ *
+ *   - The items counted are the variable-length opaques and strings of
+ *     the arguments (or results) that carry at least one byte
+ *     (xdr_bytes(), xdr_string(), opaque<> and string<> in rpcgen), in the
+ *     order the XDR routine encodes them; bit k of args_items (res_items)
+ *     makes the k-th such item, from 0, DDP-eligible.  An empty item is
+ *     not counted because it carries nothing to place.
+ *   - A DDP-eligible argument travels in a Read chunk, placed straight
+ *     from the caller's memory.  The first DDP-eligible result of a reply
+ *     travels in the Write chunk the client offers, of res_max bytes; a
+ *     larger one, or a later one, comes inline or in the Reply chunk.
+ *   - Fixed-length opaques (opaque[n]) are never DDP-eligible here.
+ *
+ * Hostile input.  rpcgen's routines (xdr_bytes(), xdr_string(),
+ * xdr_array()) allocate the length the peer sends before its bytes are
+ * read, up to the bound the .x file gives: bound every variable-length item
+ * in the .x (opaque<N>, string<N>), as with libtirpc itself.  Everything
+ * else is checked by this library's streams: a short or malformed message
+ * makes the routine fail (GARBAGE_ARGS, or RPC_CANTDECODERES).
+ *
+ * Inside a dispatch, rq_cred is the credential as sent and rq_clntcred the
+ * decoded struct authunix_parms for AUTH_SYS (NULL otherwise); the
+ * SVCXPRT's xp_raddr, xp_rtaddr and xp_addrlen hold the client's address,
+ * xp_fd is -1 and xp_netid NULL.
+ *
+ * What is not supported: AUTH other than AUTH_NONE on the client;
+ * svcerr_auth(), svcerr_weakauth() and svcerr_progvers() inside a dispatch
+ * answer SYSTEM_ERR (the server core does not let a procedure deny a
+ * call; it checks credentials and versions itself before dispatch); a
+ * dispatch that sends no reply gets SYSTEM_ERR sent; XDR_SETPOS and
+ * XDR_INLINE (the routines fall back to single items, as they do on any
+ * stream without a buffer).
+ */
+#ifndef RPCRDMA_TIRPC_H
+#define RPCRDMA_TIRPC_H
+
+#include <rpc/rpc.h>
+
+#include "rpcrdma/common.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/rpcbind.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** One procedure's DDP-eligible items (see the rule above). */
+struct rpcrdma_tirpc_proc {
+	uint32_t proc;
+	uint32_t args_items; /* bit k: the k-th non-empty argument opaque */
+	uint32_t res_items;  /* bit k: the k-th non-empty result opaque */
+	uint32_t res_max;    /* room of the Write chunk offered for the first */
+	/*
+	 * Server only: the procedure may run twice for one call without harm
+	 * (rpcrdma_server_set_idempotent()): its replies, bulk results
+	 * included, are not kept in the duplicate request cache.
+	 */
+	bool idempotent;
+};
+
+/**
+ * A program's Upper-Layer Binding: procedures not listed have no
+ * DDP-eligible items.  At most RPCRDMA_TIRPC_MAX_PROCS entries.
+ */
+struct rpcrdma_tirpc_binding {
+	const struct rpcrdma_tirpc_proc *procs;
+	unsigned int nprocs;
+};
+
+struct rpcrdma_tirpc_opts {
+	enum rpcrdma_transport transport; /* default RDMA */
+	const char *provider;             /* NULL: "ofi" */
+	/* The server's port; NULL: ask rpcbind on the host (RPCBPROC_GETADDR
+	 * with the netid of the transport and the host's family). */
+	const char *service;
+	int family; /* AF_INET or AF_INET6 for a host name; 0: its first address */
+	const struct rpcrdma_tirpc_binding *binding; /* NULL: no DDP */
+	/* Largest reply, in bytes, that may need the Reply chunk; 0: 1 MiB +
+	 * 64 KiB (as rpcrdma_client_opts.max_record over TCP).
+	 * Replies above the inline receive size need it (RFC 8166 3.5.3). */
+	size_t max_reply;
+	uint32_t max_vers; /* RPC-over-RDMA version to offer; 0: 1 */
+};
+
+/**
+ * rpcrdma_tirpc_clnt_create - a libtirpc CLIENT over this library
+ * @host: the server's address or name
+ * @opts: NULL for RPC-over-RDMA through "ofi", the port from rpcbind
+ *
+ * The CLIENT owns a loop of its own; clnt_call() runs it until the reply,
+ * so use one CLIENT per thread.  clnt_control() knows CLSET_TIMEOUT,
+ * CLGET_TIMEOUT (a time-out set there overrides clnt_call()'s, as in
+ * libtirpc), CLGET_XID, CLGET_PROG, CLGET_VERS, CLGET_SERVER_ADDR and
+ * CLGET_SVC_ADDR, and answers FALSE to the others.  cl_auth is AUTH_NONE.
+ *
+ * Returns the CLIENT, or NULL with rpc_createerr set (cf_stat
+ * RPC_UNKNOWNHOST, RPC_PROGNOTREGISTERED when rpcbind knows no such
+ * program, RPC_SYSTEMERROR with cf_error.re_errno).
+ */
+RPCRDMA_EXTERN CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog,
+						 rpcvers_t vers,
+						 const struct rpcrdma_tirpc_opts *opts);
+
+/**
+ * rpcrdma_tirpc_clnt_stats - the transport counters of a CLIENT made by
+ * rpcrdma_tirpc_clnt_create() or rpcrdma_clnt_create() with "rdma"
+ *
+ * Returns 0, or -EINVAL for NULL arguments or a CLIENT this library did
+ * not make (libtirpc's own).
+ */
+RPCRDMA_EXTERN int rpcrdma_tirpc_clnt_stats(CLIENT *cl, struct rpcrdma_xprt_stats *out);
+
+/**
+ * rpcrdma_clnt_create - clnt_create() with the netids of RFC 8166
+ * section 12
+ *
+ * "rdma" and "rdma6" make an RPC-over-RDMA client through
+ * rpcrdma_tirpc_clnt_create() (the port from rpcbind); any other @nettype
+ * goes to libtirpc's clnt_create() as it is.  libtirpc itself cannot learn
+ * the "rdma" netid: its netconfig database is the fixed file
+ * /etc/netconfig, and its transports are chosen from the netconfig
+ * semantics, so this is a function of ours with clnt_create()'s signature.
+ */
+RPCRDMA_EXTERN CLIENT *rpcrdma_clnt_create(const char *host, rpcprog_t prog, rpcvers_t vers,
+					   const char *nettype);
+
+/**
+ * rpcrdma_tirpc_svc_reg - serve @prog/@vers with an rpcgen dispatch function
+ * @dispatch: the generated prog_vers() of *_svc.c (or rpcgen -m)
+ * @binding: the program's DDP-eligible items; NULL: none
+ *
+ * Procedures 0 to RPCRDMA_TIRPC_MAX_PROCS - 1 go to @dispatch, which runs
+ * on the loop (or the worker) that received the call.  svc_sendreply()
+ * encodes the results at once, so the dispatch may free them right after.
+ * One dispatch per program and version per process: registering the same
+ * one with several servers (RDMA and TCP) is fine.
+ *
+ * Returns 0, -EINVAL, -ENOMEM, -EEXIST when another dispatch serves
+ * @prog/@vers in this process, or the errors of rpcrdma_server_register().
+ */
+#define RPCRDMA_TIRPC_MAX_PROCS 256u
+RPCRDMA_EXTERN int rpcrdma_tirpc_svc_reg(struct rpcrdma_server *srv, rpcprog_t prog,
+					 rpcvers_t vers,
+					 void (*dispatch)(struct svc_req *, SVCXPRT *),
+					 const struct rpcrdma_tirpc_binding *binding);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RPCRDMA_TIRPC_H */

@@ -1,0 +1,439 @@
+/*
+ * The TI-RPC layer: libtirpc's XDR routines on our streams (item counting
+ * for DDP, padding, truncated input at every length), and a CLIENT against
+ * a dispatch on our server over TCP: results, the svcerr_*() answers as
+ * clnt_call() statuses, svc_getcaller(), clnt_control(), time-outs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tirpc/tirpc_xdr.h"
+
+/* A message of three opaques and an int: (string, opaque, int, opaque). */
+struct msg {
+	char *name;
+	u_int alen;
+	char *a;
+	int n;
+	u_int blen;
+	char *b;
+};
+
+static bool_t xdr_msg(XDR *x, struct msg *m)
+{
+	return xdr_string(x, &m->name, 64) && xdr_bytes(x, &m->a, &m->alen, 1 << 20) &&
+	       xdr_int(x, &m->n) && xdr_bytes(x, &m->b, &m->blen, 1 << 20);
+}
+
+/* A DDP context that takes every item it is offered and records it. */
+struct rec {
+	struct rpcrdma_xdr_ddp base;
+	unsigned int n;
+	size_t pos[4];
+	uint32_t len[4];
+	const void *data[4];
+};
+
+static int rec_encode(struct rpcrdma_xdr_ddp *d, size_t pos, const void *data, uint32_t len)
+{
+	struct rec *r = (struct rec *)d;
+
+	if (r->n == 4)
+		return 0;
+	r->pos[r->n] = pos;
+	r->len[r->n] = len;
+	r->data[r->n++] = data;
+	return 1;
+}
+
+/* Decoding: the item at the recorded position was "placed": copy it. */
+static int rec_decode(struct rpcrdma_xdr_ddp *d, size_t pos, void *buf, uint32_t len)
+{
+	struct rec *r = (struct rec *)d;
+
+	for (unsigned int i = 0; i < r->n; i++)
+		if (r->pos[i] == pos) {
+			if (r->len[i] != len)
+				return RPCRDMA_ERR_BAD_VALUE;
+			memcpy(buf, r->data[i], len);
+			return 1;
+		}
+	return 0;
+}
+
+static const struct rpcrdma_xdr_ddp_ops rec_ops = {rec_encode, rec_decode};
+
+static void encode_msg(struct msg *m, uint32_t items, uint8_t *buf, size_t size, size_t *len,
+		       struct rec *r)
+{
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma__txdr t;
+	XDR x;
+
+	rpcrdma_xdr_init(&s, buf, size);
+	rpcrdma_xdr_set_ddp(&s, &r->base);
+	rpcrdma__txdr_init(&x, &t, &s, XDR_ENCODE, items);
+	assert_true(xdr_msg(&x, m));
+	*len = rpcrdma_xdr_pos(&s);
+}
+
+static void test_items_and_padding(void **state)
+{
+	char a[7] = "abcdefg", b[5] = "vwxyz";
+	uint8_t buf[256];
+	(void)state;
+
+	/* Every odd length, every mask: the bytes equal libtirpc's own
+	 * xdrmem encoding outside the items taken, and decode back. */
+	for (u_int alen = 1; alen <= 7; alen++) {
+		for (uint32_t items = 0; items < 8; items++) {
+			struct msg m = {"key", alen, a, -5, 5, b}, out;
+			struct rec r = {{&rec_ops}, 0, {0}, {0}, {0}};
+			uint8_t ref[256];
+			size_t len, rlen;
+			XDR mx;
+
+			encode_msg(&m, items, buf, sizeof(buf), &len, &r);
+			xdrmem_create(&mx, (char *)ref, sizeof(ref), XDR_ENCODE);
+			assert_true(xdr_msg(&mx, &m));
+			rlen = xdr_getpos(&mx);
+			/* Items taken leave the stream, padding included. */
+			size_t taken = 0;
+			for (unsigned int i = 0; i < r.n; i++)
+				taken += rpcrdma_xdr_align(r.len[i]);
+			assert_int_equal(len + taken, rlen);
+			assert_int_equal(r.n, __builtin_popcount(items & 7));
+			if (items == 0)
+				assert_memory_equal(buf, ref, rlen);
+			if (items & 2) /* item 1 is a: its length word stays */
+				assert_int_equal(r.len[(items & 1) ? 1 : 0], alen);
+
+			struct rpcrdma_xdr_stream s;
+			struct rpcrdma__txdr t;
+			XDR x;
+
+			memset(&out, 0, sizeof(out));
+			rpcrdma_xdr_init(&s, buf, len);
+			rpcrdma_xdr_set_ddp(&s, &r.base);
+			rpcrdma__txdr_init(&x, &t, &s, XDR_DECODE, items);
+			assert_true(xdr_msg(&x, &out));
+			assert_int_equal(rpcrdma_xdr_remaining(&s), 0);
+			assert_string_equal(out.name, "key");
+			assert_int_equal(out.alen, alen);
+			assert_memory_equal(out.a, a, alen);
+			assert_int_equal(out.n, -5);
+			assert_int_equal(out.blen, 5);
+			assert_memory_equal(out.b, b, 5);
+			xdr_free((xdrproc_t)xdr_msg, (char *)&out);
+		}
+	}
+}
+
+static void test_truncated_everywhere(void **state)
+{
+	char a[3] = "abc", b[9] = "123456789";
+	struct msg m = {"name", 3, a, 1, 9, b};
+	struct rec r = {{&rec_ops}, 0, {0}, {0}, {0}};
+	uint8_t buf[256];
+	size_t len;
+	(void)state;
+
+	encode_msg(&m, 0, buf, sizeof(buf), &len, &r);
+	for (size_t cut = 0; cut < len; cut++) {
+		struct rpcrdma_xdr_stream s;
+		struct rpcrdma__txdr t;
+		struct msg out;
+		XDR x;
+
+		memset(&out, 0, sizeof(out));
+		rpcrdma_xdr_init_const(&s, buf, cut);
+		rpcrdma__txdr_init(&x, &t, &s, XDR_DECODE, 0);
+		assert_false(xdr_msg(&x, &out));
+		assert_int_not_equal(t.err, 0);
+		xdr_free((xdrproc_t)xdr_msg, (char *)&out);
+	}
+	/* A length word beyond the routine's bound is refused before any allocation. */
+	{
+		uint8_t big[] = {0, 0, 0, 1, 'x', 0, 0, 0, 0x7f, 0xff, 0xff, 0xff};
+		struct rpcrdma_xdr_stream s;
+		struct rpcrdma__txdr t;
+		struct msg out;
+		XDR x;
+
+		memset(&out, 0, sizeof(out));
+		rpcrdma_xdr_init_const(&s, big, sizeof(big));
+		rpcrdma__txdr_init(&x, &t, &s, XDR_DECODE, 0);
+		assert_false(xdr_msg(&x, &out));
+		xdr_free((xdrproc_t)xdr_msg, (char *)&out);
+	}
+}
+
+static void test_encode_nospace(void **state)
+{
+	char a[40] = {0}, b[1] = {1};
+	struct msg m = {"k", 40, a, 2, 1, b};
+	uint8_t buf[64];
+	struct rpcrdma_xdr_stream s;
+	struct rpcrdma__txdr t;
+	XDR x;
+	(void)state;
+
+	rpcrdma_xdr_init(&s, buf, 32);
+	rpcrdma__txdr_init(&x, &t, &s, XDR_ENCODE, 0);
+	assert_false(xdr_msg(&x, &m));
+	assert_int_equal(t.err, RPCRDMA_ERR_NOSPACE);
+	assert_int_equal(xdr_getpos(&x), rpcrdma_xdr_pos(&s));
+	assert_false(xdr_setpos(&x, 0));
+	assert_null(xdr_inline(&x, 4));
+}
+
+/* The dispatch: procedure numbers pick an answer. */
+enum { P_NULL, P_ECHO, P_NOPROC, P_DECODE, P_SYSERR, P_PEER, P_NOPROG, P_SILENT };
+
+static void dispatch(struct svc_req *rq, SVCXPRT *xp)
+{
+	struct msg in;
+	int port;
+
+	switch (rq->rq_proc) {
+	case P_NULL:
+		svc_sendreply(xp, (xdrproc_t)xdr_void, NULL);
+		return;
+	case P_ECHO:
+		memset(&in, 0, sizeof(in));
+		if (!svc_getargs(xp, (xdrproc_t)xdr_msg, (caddr_t)&in)) {
+			svcerr_decode(xp);
+			return;
+		}
+		in.n++;
+		svc_sendreply(xp, (xdrproc_t)xdr_msg, (caddr_t)&in);
+		svc_freeargs(xp, (xdrproc_t)xdr_msg, (caddr_t)&in);
+		return;
+	case P_NOPROC:
+		svcerr_noproc(xp);
+		return;
+	case P_DECODE:
+		svcerr_decode(xp);
+		return;
+	case P_SYSERR:
+		svcerr_systemerr(xp);
+		return;
+	case P_PEER: {
+		struct sockaddr_in6 *ca = svc_getcaller(xp);
+		struct netbuf *nb = svc_getrpccaller(xp);
+		struct sockaddr_in *sin = (struct sockaddr_in *)ca;
+
+		port = sin->sin_family == AF_INET && sin->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
+			       nb->len == sizeof(*sin) && nb->buf
+			   ? ntohs(sin->sin_port)
+			   : -1;
+		svc_sendreply(xp, (xdrproc_t)xdr_int, (caddr_t)&port);
+		return;
+	}
+	case P_NOPROG:
+		svcerr_noprog(xp);
+		return;
+	default:
+		return; /* no reply at all */
+	}
+}
+
+#define PROG 0x20000fffu
+
+static void other_dispatch(struct svc_req *rq, SVCXPRT *xp)
+{
+	(void)rq;
+	svcerr_systemerr(xp);
+}
+
+struct server {
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	pthread_t th;
+	char port[16];
+};
+
+static void stop_cb(void *arg)
+{
+	rpcrdma_loop_stop(arg);
+}
+
+static void *serve(void *arg)
+{
+	struct server *s = arg;
+
+	rpcrdma_loop_run(s->loop);
+	return NULL;
+}
+
+static void server_start(struct server *s)
+{
+	struct rpcrdma_server_opts so;
+
+	assert_int_equal(rpcrdma_loop_create(&s->loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	assert_int_equal(rpcrdma_server_create(s->loop, "127.0.0.1", "0", &so, &s->srv), 0);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(s->srv, PROG, 1, dispatch, NULL), 0);
+	/* One dispatch per program and version in a process. */
+	assert_int_equal(rpcrdma_tirpc_svc_reg(s->srv, PROG, 1, other_dispatch, NULL), -EEXIST);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(NULL, PROG, 1, dispatch, NULL), -EINVAL);
+	snprintf(s->port, sizeof(s->port), "%d", rpcrdma_server_port(s->srv));
+	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+}
+
+static void server_stop(struct server *s)
+{
+	assert_int_equal(rpcrdma_loop_wake(s->loop, stop_cb, s->loop), 0);
+	pthread_join(s->th, NULL);
+	rpcrdma_server_destroy(s->srv);
+	assert_int_equal(rpcrdma_loop_destroy(s->loop), 0);
+}
+
+static void test_client_against_dispatch(void **state)
+{
+	struct timeval tv = {5, 0}, got;
+	struct rpcrdma_tirpc_opts o = {0};
+	struct server s;
+	struct rpc_err err;
+	char a[5] = "hello", b[3] = "abc";
+	struct msg m = {"k", 5, a, 41, 3, b}, out;
+	uint32_t v;
+	int port = 0;
+	CLIENT *cl;
+	(void)state;
+
+	server_start(&s);
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = s.port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+
+	assert_int_equal(clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_SUCCESS);
+	memset(&out, 0, sizeof(out));
+	assert_int_equal(clnt_call(cl, P_ECHO, (xdrproc_t)xdr_msg, (caddr_t)&m,
+				   (xdrproc_t)xdr_msg, (caddr_t)&out, tv),
+			 RPC_SUCCESS);
+	assert_int_equal(out.n, 42);
+	assert_memory_equal(out.a, "hello", 5);
+	assert_memory_equal(out.b, "abc", 3);
+	assert_true(clnt_freeres(cl, (xdrproc_t)xdr_msg, (caddr_t)&out));
+
+	assert_int_equal(clnt_call(cl, P_NOPROC, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_PROCUNAVAIL);
+	clnt_geterr(cl, &err);
+	assert_int_equal(err.re_status, RPC_PROCUNAVAIL);
+	assert_int_equal(clnt_call(cl, P_DECODE, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_CANTDECODEARGS);
+	assert_int_equal(clnt_call(cl, P_SYSERR, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_SYSTEMERROR);
+	assert_int_equal(clnt_call(cl, P_NOPROG, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_PROGUNAVAIL);
+	/* A dispatch that sends nothing: the core answers SYSTEM_ERR. */
+	assert_int_equal(clnt_call(cl, P_SILENT, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_SYSTEMERROR);
+	/* Beyond the procedures registered. */
+	assert_int_equal(clnt_call(cl, RPCRDMA_TIRPC_MAX_PROCS, (xdrproc_t)xdr_void, NULL,
+				   (xdrproc_t)xdr_void, NULL, tv),
+			 RPC_PROCUNAVAIL);
+	/* Results that do not decode as asked. */
+	assert_int_equal(clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+				   (caddr_t)&port, tv),
+			 RPC_CANTDECODERES);
+
+	assert_int_equal(clnt_call(cl, P_PEER, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int,
+				   (caddr_t)&port, tv),
+			 RPC_SUCCESS);
+	assert_true(port > 0);
+
+	assert_true(clnt_control(cl, CLSET_TIMEOUT, (char *)&tv));
+	assert_true(clnt_control(cl, CLGET_TIMEOUT, (char *)&got));
+	assert_int_equal(got.tv_sec, 5);
+	assert_true(clnt_control(cl, CLGET_XID, (char *)&v));
+	assert_true(clnt_control(cl, CLGET_PROG, (char *)&v));
+	assert_int_equal(v, PROG);
+	assert_false(clnt_control(cl, 9999, (char *)&v));
+	clnt_destroy(cl);
+
+	/* Nobody registered there: PROG_UNAVAIL from the core. */
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG + 1, 1, &o);
+	assert_non_null(cl);
+	assert_int_equal(clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, tv),
+			 RPC_PROGUNAVAIL);
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
+/* A listener that never answers: CLSET_TIMEOUT bounds the call. */
+static void test_timeout(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct timeval tv = {0, 300000}, call_tv = {60, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	socklen_t len = sizeof(sin);
+	char port[16];
+	CLIENT *cl;
+	int fd;
+	(void)state;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	assert_true(clnt_control(cl, CLSET_TIMEOUT, (char *)&tv));
+	assert_int_equal(clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void,
+				   NULL, call_tv),
+			 RPC_TIMEDOUT);
+	clnt_destroy(cl);
+	close(fd);
+}
+
+static void test_create_errors(void **state)
+{
+	struct rpcrdma_xprt_stats st;
+	(void)state;
+
+	assert_null(rpcrdma_tirpc_clnt_create(NULL, PROG, 1, NULL));
+	assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+	assert_null(rpcrdma_tirpc_clnt_create("no-such-host.invalid", PROG, 1, NULL));
+	assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+	assert_int_equal(rpcrdma_tirpc_clnt_stats(NULL, &st), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_items_and_padding),
+	    cmocka_unit_test(test_truncated_everywhere),
+	    cmocka_unit_test(test_encode_nospace),
+	    cmocka_unit_test(test_client_against_dispatch),
+	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_create_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
