@@ -28,7 +28,6 @@
 
 #include "fs_pool.h"
 #include "nfsd.h"
-#include "peer.h"
 
 static const struct nfsd_export *ex;
 static const struct nfsd_access *acc;
@@ -133,7 +132,7 @@ static bool changes(uint32_t proc)
 
 const struct nfsd_client *nfsd_admit(const struct rpcrdma_svc_req *req, bool rdma)
 {
-	const struct sockaddr *peer = nfsd_peer(req);
+	const struct sockaddr *peer = rpcrdma_svc_peer(req);
 	const struct nfsd_client *cl = nfsd_access_find(acc, peer);
 	int port;
 
