@@ -161,6 +161,16 @@ struct rpcrdma__svc_cb {
 	 * A handoff that fails leaves the connection with the listener.
 	 */
 	struct rpcrdma__svc_transport *(*place)(void *ctx);
+	/*
+	 * The connection limit (may be NULL: no limit).  The listener asks
+	 * conn_admit, on its loop, for each connection before it is accepted
+	 * or handed to a worker; false: refuse it (and count conns_refused).
+	 * Every admitted connection is given back exactly once with
+	 * conn_release, on the loop that served it, when it is gone (or could
+	 * not be set up).
+	 */
+	bool (*conn_admit)(void *ctx);
+	void (*conn_release)(void *ctx);
 };
 
 /*
