@@ -57,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc/core.h"
 #include "xprt/xprt.h"
 
 enum xsreq_state {
@@ -106,6 +107,8 @@ struct xsreq {
 	struct rpcrdma__xbuf rdbuf;
 	size_t rd_total; /* bytes its Read chunks bring (charged to the conn) */
 	bool rd_charged;
+	bool rd_waited;    /* counted once in read_budget_waits */
+	uint64_t rd_start; /* when its Reads began: record_timeout_ms */
 	struct xrop rops[XSREQ_MAX_ROPS];
 	uint32_t nrops, rop_next, reads_left;
 	bool read_err;
@@ -128,6 +131,8 @@ struct xsreq {
 	uint32_t writes_left;
 	struct rpcrdma__xop send_op;
 	bool send_busy;
+	size_t tx_cost; /* counted in conn->tx_bytes while queued or posted */
+	bool tx_counted;
 };
 
 struct xsconn {
@@ -147,6 +152,16 @@ struct xsconn {
 	struct rpcrdma__clnt_transport *bc_req;
 	void *bc;
 	uint32_t bc_recvs;
+	/* Bounds (rpcrdma_server_opts): replies queued or posted, their
+	 * bytes, and since when they have not moved; the last receive; the
+	 * tick that looks at these clocks. */
+	bool admitted; /* counts against max_conns (cb->conn_admit) */
+	bool rd_blocked; /* waits for the transport's Read-chunk budget */
+	bool paused;     /* receives held back: tx_bytes at max_conn_queued */
+	uint32_t tx_pending;
+	size_t tx_bytes;
+	uint64_t tx_since, last_rx;
+	struct rpcrdma__timer tick;
 };
 
 struct xsvc {
@@ -179,13 +194,20 @@ struct xsvc {
 	struct xsconn *partner_sc;
 	/* Reverse requesters let go of with operations outstanding. */
 	struct rpcrdma__clnt_transport *buried;
+	/* Bounds: the largest call rebuilt (max_record), the Read-chunk
+	 * bytes one connection and all of them may hold, and the
+	 * connections waiting for the latter (woken from rd_kick). */
+	struct rpcrdma__svc_bounds b;
+	size_t max_call, conn_read_budget, rd_bytes;
+	unsigned int rd_blocked;
+	struct rpcrdma__timer rd_kick;
 };
 
 #define XSREQ_FREE_MAX 64u
-/* Read-chunk bytes one connection's calls may hold at once (a call larger
- * than this still goes, alone): a requester cannot make us allocate more
- * by sending many large calls. */
-#define XSCONN_READ_BUDGET (4u * RPCRDMA__XPRT_MAX_MSG)
+/* Read-chunk bytes one connection's calls may hold at once: four of its
+ * largest calls (max_record), within the transport's max_read_bytes; a
+ * requester cannot make us allocate more by sending many large calls. */
+#define XSCONN_READ_CALLS 4u
 /* Read-chunk landing buffers kept for the next calls, per transport (a
  * worker's): enough for a pipeline of bulk WRITEs. */
 #define XSVC_RD_SPARES_MAX (32u << 20)
@@ -209,6 +231,11 @@ static void conn_try_free(struct xsconn *sc)
 
 	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
 		return;
+	rpcrdma__timer_stop(&sc->tick);
+	if (sc->rd_blocked && v->rd_blocked)
+		v->rd_blocked--;
+	if (sc->admitted && v->cb->conn_release)
+		v->cb->conn_release(v->cb_ctx);
 	if (sc->prev)
 		sc->prev->next = sc->next;
 	else
@@ -262,6 +289,9 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 	s->nrops = s->rop_next = s->reads_left = 0;
 	s->rd_total = 0;
 	s->rd_charged = false;
+	s->rd_waited = false;
+	s->tx_counted = false;
+	s->tx_cost = 0;
 	s->read_err = false;
 	s->begun = false;
 	s->writes_left = 0;
@@ -278,6 +308,22 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 }
 
 static void refill(struct xsconn *sc);
+static void after_sq(struct xsconn *sc);
+
+/* Connections that waited for the transport's Read-chunk budget try again. */
+static void rd_kick(struct rpcrdma__timer *tm)
+{
+	struct xsvc *v = tm->ctx;
+
+	for (struct xsconn *sc = v->conns, *next; sc && v->rd_blocked; sc = next) {
+		next = sc->next;
+		if (!sc->rd_blocked)
+			continue;
+		sc->rd_blocked = false;
+		v->rd_blocked--;
+		after_sq(sc); /* may block it again */
+	}
+}
 
 /* Ends a call: every buffer back, the connection maybe freed. */
 static void sreq_release(struct xsreq *s)
@@ -300,9 +346,21 @@ static void sreq_release(struct xsreq *s)
 	}
 	rpcrdma__ddp_resp_release(&s->rddp);
 	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
-	if (s->rd_charged)
+	if (s->rd_charged) {
 		sc->rd_bytes -= s->rd_total;
+		v->rd_bytes -= s->rd_total;
+		/* Connections waiting for the budget go again, from a timer:
+		 * not inside whatever released this call. */
+		if (v->rd_blocked && !v->rd_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &v->rd_kick, 0, rd_kick, v);
+	}
 	s->rd_charged = false;
+	if (s->tx_counted) {
+		sc->tx_bytes -= s->tx_cost;
+		sc->tx_pending--;
+		sc->tx_since = rpcrdma_loop_now(v->dev.loop);
+	}
+	s->tx_counted = false;
 	if (s->rbuf.len > 4u * v->inline_send)
 		rpcrdma__xbuf_free(&s->rbuf);
 	s->sreq.tpriv = NULL;
@@ -374,6 +432,15 @@ static void refill(struct xsconn *sc)
 		return;
 	if (sc->held >= cap)
 		return;
+	/* max_conn_queued: no new call is taken while the requester leaves
+	 * our replies unfinished (the receives return as replies complete). */
+	if (sc->tx_bytes >= v->b.max_queued) {
+		if (!sc->paused)
+			v->st.queue_pauses++;
+		sc->paused = true;
+		return;
+	}
+	sc->paused = false;
 	if (target > cap - sc->held)
 		target = cap - sc->held;
 	(void)rpcrdma__xconn_fill_recvs(&sc->c, target);
@@ -415,8 +482,10 @@ static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *e
 		sc->c.sq_used--;
 	if (s->writes_left)
 		s->writes_left--;
-	if (ev->status == RPCRDMA_PST_SUCCESS)
+	if (ev->status == RPCRDMA_PST_SUCCESS) {
 		sc->svc->st.rdma_write_bytes += ev->byte_len;
+		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+	}
 	else if (ev->status != RPCRDMA_PST_FLUSHED)
 		conn_close(sc);
 	sc->sreqs++;
@@ -435,6 +504,8 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	if (sc->c.sq_used)
 		sc->c.sq_used--;
 	s->send_busy = false;
+	if (ev->status == RPCRDMA_PST_SUCCESS)
+		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED)
 		conn_close(sc);
 	sc->sreqs++;
@@ -645,6 +716,17 @@ static void queue_tx(struct xsreq *s)
 
 	s->state = SREQ_QUEUED;
 	s->next = NULL;
+	if (!s->tx_counted) {
+		/* What the reply holds until its Writes and Send complete. */
+		s->tx_cost = s->hdr_len + s->reply_len;
+		for (uint32_t i = 0; i < s->rddp.nresults; i++)
+			s->tx_cost += s->rddp.results[i].len;
+		if (!sc->tx_pending)
+			sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+		sc->tx_pending++;
+		sc->tx_bytes += s->tx_cost;
+		s->tx_counted = true;
+	}
 	if (sc->tx_tail)
 		sc->tx_tail->next = s;
 	else
@@ -846,17 +928,32 @@ static void pump_reads(struct xsconn *sc)
 			continue;
 		}
 		if (!s->rd_charged) {
-			/* Its buffer, within the connection's budget (FIFO:
-			 * later calls wait behind it). */
-			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > XSCONN_READ_BUDGET)
+			struct xsvc *v = sc->svc;
+
+			/* Its buffer, within the connection's budget and the
+			 * transport's (FIFO: later calls wait behind it). */
+			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > v->conn_read_budget) {
+				v->st.read_budget_waits += !s->rd_waited;
+				s->rd_waited = true;
 				return;
-			if (rpcrdma__xbuf_take(&sc->svc->rd_spares, sc->svc->dev.prov, &s->rdbuf,
-					       s->rd_total)) {
+			}
+			if (v->rd_bytes && v->rd_bytes + s->rd_total > v->b.max_read_bytes) {
+				v->st.read_budget_waits += !s->rd_waited;
+				s->rd_waited = true;
+				if (!sc->rd_blocked) {
+					sc->rd_blocked = true;
+					v->rd_blocked++;
+				}
+				return;
+			}
+			if (rpcrdma__xbuf_take(&v->rd_spares, v->dev.prov, &s->rdbuf, s->rd_total)) {
 				s->nrops = s->rop_next;
 				s->read_err = true;
 			} else {
 				s->rd_charged = true;
+				s->rd_start = rpcrdma_loop_now(v->dev.loop);
 				sc->rd_bytes += s->rd_total;
+				v->rd_bytes += s->rd_total;
 			}
 		}
 		while (s->rop_next < s->nrops && sc->c.rd_used < sc->c.rd_depth &&
@@ -951,6 +1048,20 @@ static int plan_reads(struct xsreq *s, unsigned int npieces)
 	return 0;
 }
 
+/* Whether the call, its inline part and every Read segment, is within
+ * @max bytes (segments counted once each, as they are pulled). */
+static bool call_fits(const struct xsreq *s, size_t max)
+{
+	uint64_t total = s->hdr.payload_len;
+
+	for (uint32_t i = 0; i < s->hdr.nreads; i++) {
+		total += s->hdr.reads[i].target.length;
+		if (total > max)
+			return false;
+	}
+	return total <= max;
+}
+
 static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 {
 	struct xsvc *v = sc->svc;
@@ -1036,7 +1147,14 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		return;
 	}
 
-	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, RPCRDMA__XPRT_MAX_MSG);
+	if (!call_fits(s, v->max_call)) {
+		/* max_record: refused before a byte is read or reserved. */
+		v->st.records_too_large++;
+		v->st.bad_msgs++;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, v->max_call);
 	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
 		/* Chunks that do not fit the message, or a call too large:
 		 * the header is what is wrong (RFC 8166 5.5.2). */
@@ -1111,6 +1229,7 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		return;
 	}
 	v->st.inline_recv_bytes += r->len;
+	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
 	sc->sreqs++;
 	/* ORDER: replace the receive before serving the call, so the
 	 * requester's credits stay backed meanwhile. */
@@ -1136,6 +1255,7 @@ static void conn_down(struct xsconn *sc)
 	if (sc->c.state == RPCRDMA__XCONN_DOWN)
 		return;
 	sc->c.state = RPCRDMA__XCONN_DOWN;
+	rpcrdma__timer_stop(&sc->tick);
 	sc->sreqs++;
 	/* ORDER: the reverse calls are fenced while the connection exists. */
 	if (sc->bc)
@@ -1153,14 +1273,64 @@ static void conn_down(struct xsconn *sc)
 	conn_try_free(sc);
 }
 
+/*
+ * The time-outs of one connection, looked at every tick: replies the
+ * requester does not let finish (drain), Read chunks it does not let us
+ * read (record), a connection that does nothing (idle).  Closing is all we
+ * can do: a posted operation cannot be taken back otherwise.
+ */
+static void conn_tick(struct rpcrdma__timer *tm)
+{
+	struct xsconn *sc = tm->ctx;
+	struct xsvc *v = sc->svc;
+	uint64_t now = rpcrdma_loop_now(v->dev.loop);
+	const struct xsreq *rd = sc->rd_head;
+
+	if (sc->c.state != RPCRDMA__XCONN_UP)
+		return;
+	if (sc->tx_pending && now - sc->tx_since >= v->b.drain_ms) {
+		v->st.drain_timeouts++;
+		conn_close(sc);
+		return;
+	}
+	if (rd && rd->rd_charged && now - rd->rd_start >= v->b.record_ms) {
+		v->st.record_timeouts++;
+		conn_close(sc);
+		return;
+	}
+	if (!sc->in_progress && !sc->tx_pending && !rd && now - sc->last_rx >= v->b.idle_ms) {
+		v->st.idle_closes++;
+		conn_close(sc);
+		return;
+	}
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+}
+
 static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma_prov_conn *pc = ev->conn;
 	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
 	struct xsconn *sc;
+	bool admitted;
 	size_t pdlen;
 	int rc;
 
+	/*
+	 * max_conns: the listener admits (a request handed to a worker,
+	 * listener NULL, was admitted there); refused at the connection
+	 * manager, before anything is allocated for it.
+	 */
+	if (ev->listener) {
+		admitted = v->cb->conn_admit != NULL;
+		if (admitted && (v->destroying || !v->cb->conn_admit(v->cb_ctx))) {
+			v->st.conns_refused += !v->destroying;
+			(void)rpcrdma__provider_reject(pc, NULL, 0);
+			rpcrdma__provider_conn_destroy(pc);
+			return;
+		}
+	} else {
+		admitted = v->cb->conn_release != NULL;
+	}
 	if (!v->destroying && ev->listener && v->cb->place) {
 		struct rpcrdma__svc_transport *to = v->cb->place(v->cb_ctx);
 
@@ -1175,8 +1345,11 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
 		(void)rpcrdma__provider_reject(pc, NULL, 0);
 		rpcrdma__provider_conn_destroy(pc);
+		if (admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
 		return;
 	}
+	sc->admitted = admitted;
 	sc->svc = v;
 	sc->c.dev = &v->dev;
 	sc->c.pc = pc;
@@ -1240,6 +1413,10 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		sc->c.sq_depth -= sc->c.bc_sq_share;
 		/* The peer's IRD, as the provider agreed it. */
 		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
+		if (!v->partner) {
+			sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+			rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		}
 		return;
 	case RPCRDMA_PEV_DISCONNECTED:
 	case RPCRDMA_PEV_CONNECT_ERROR:
@@ -1316,12 +1493,20 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
+	rpcrdma__svc_bounds_of(opts, &v->b);
+	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__TCP_MAX_RECORD_DEFAULT;
+	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
+		v->max_call = RPCRDMA__XPRT_MAX_MSG;
+	v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
+	if (v->conn_read_budget > v->b.max_read_bytes)
+		v->conn_read_budget = v->b.max_read_bytes;
 	*out = v;
 	return 0;
 }
 
 static void svc_close(struct xsvc *v)
 {
+	rpcrdma__timer_stop(&v->rd_kick);
 	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
 	if (!v->partner) /* a partner borrows its owner's */
@@ -1410,6 +1595,11 @@ static int s_reply_begin(struct rpcrdma__sreq *sreq)
 		}
 	}
 	room = sc->c.thr.send_max;
+	/* A Reply chunk is only an offer: what we reserve for it up front is
+	 * capped by max_record, so a requester offering huge ones cannot
+	 * make each call cost that much (a larger reply asks again). */
+	if (rc_cap > v->max_call)
+		rc_cap = v->max_call;
 	if (rc_cap > room)
 		room = rc_cap > RPCRDMA__XPRT_MAX_MSG ? RPCRDMA__XPRT_MAX_MSG : (size_t)rc_cap;
 	if (sreq->reply_hint > room)
@@ -1693,6 +1883,17 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, dev->prov, inline_recv, 2 * v->credits + 32);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
+	{
+		/* Reverse calls: the defaults, and the engine's largest message
+		 * (a callback's size is the client's own business). */
+		struct rpcrdma_server_opts dflt;
+
+		memset(&dflt, 0, sizeof(dflt));
+		rpcrdma__svc_bounds_of(&dflt, &v->b);
+		v->max_call = RPCRDMA__XPRT_MAX_MSG;
+		v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
+		v->b.max_read_bytes = v->conn_read_budget;
+	}
 	*out = (struct rpcrdma__svc_transport *)(void *)v;
 	return 0;
 }
