@@ -109,6 +109,8 @@ struct xsreq {
 	bool rd_charged;
 	bool rd_waited;    /* counted once in read_budget_waits */
 	uint64_t rd_start; /* when its Reads began: record_timeout_ms */
+	struct xsreq *rl_prev, *rl_next; /* conn's calls with Reads out, oldest first */
+	bool rl_linked;
 	struct xrop rops[XSREQ_MAX_ROPS];
 	uint32_t nrops, rop_next, reads_left;
 	bool read_err;
@@ -162,6 +164,12 @@ struct xsconn {
 	size_t tx_bytes;
 	uint64_t tx_since, last_rx;
 	struct rpcrdma__timer tick;
+	/* Calls received while tx_bytes is at max_conn_queued: kept in their
+	 * receive buffers (counted in held), taken in order once the replies
+	 * drain, from hold_kick. */
+	struct rpcrdma__xrecv *hold_head, *hold_tail;
+	struct rpcrdma__timer hold_kick;
+	struct xsreq *rl_head, *rl_tail; /* calls whose Reads are out, oldest first */
 };
 
 struct xsvc {
@@ -232,6 +240,7 @@ static void conn_try_free(struct xsconn *sc)
 	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
 		return;
 	rpcrdma__timer_stop(&sc->tick);
+	rpcrdma__timer_stop(&sc->hold_kick);
 	if (sc->rd_blocked && v->rd_blocked)
 		v->rd_blocked--;
 	if (sc->admitted && v->cb->conn_release)
@@ -290,6 +299,8 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 	s->rd_total = 0;
 	s->rd_charged = false;
 	s->rd_waited = false;
+	s->rl_linked = false;
+	s->rl_prev = s->rl_next = NULL;
 	s->tx_counted = false;
 	s->tx_cost = 0;
 	s->read_err = false;
@@ -309,6 +320,36 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 
 static void refill(struct xsconn *sc);
 static void after_sq(struct xsconn *sc);
+static void hold_release(struct rpcrdma__timer *tm);
+
+/* The calls of a connection whose Reads are out (record_timeout_ms). */
+static void rl_add(struct xsconn *sc, struct xsreq *s)
+{
+	s->rl_next = NULL;
+	s->rl_prev = sc->rl_tail;
+	if (sc->rl_tail)
+		sc->rl_tail->rl_next = s;
+	else
+		sc->rl_head = s;
+	sc->rl_tail = s;
+	s->rl_linked = true;
+}
+
+static void rl_remove(struct xsconn *sc, struct xsreq *s)
+{
+	if (!s->rl_linked)
+		return;
+	if (s->rl_prev)
+		s->rl_prev->rl_next = s->rl_next;
+	else
+		sc->rl_head = s->rl_next;
+	if (s->rl_next)
+		s->rl_next->rl_prev = s->rl_prev;
+	else
+		sc->rl_tail = s->rl_prev;
+	s->rl_prev = s->rl_next = NULL;
+	s->rl_linked = false;
+}
 
 /* Connections that waited for the transport's Read-chunk budget try again. */
 static void rd_kick(struct rpcrdma__timer *tm)
@@ -345,6 +386,7 @@ static void sreq_release(struct xsreq *s)
 			sc->held--;
 	}
 	rpcrdma__ddp_resp_release(&s->rddp);
+	rl_remove(sc, s);
 	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
 	if (s->rd_charged) {
 		sc->rd_bytes -= s->rd_total;
@@ -359,6 +401,8 @@ static void sreq_release(struct xsreq *s)
 		sc->tx_bytes -= s->tx_cost;
 		sc->tx_pending--;
 		sc->tx_since = rpcrdma_loop_now(v->dev.loop);
+		if (sc->hold_head && sc->tx_bytes < v->b.max_queued && !sc->hold_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
 	}
 	s->tx_counted = false;
 	if (s->rbuf.len > 4u * v->inline_send)
@@ -900,6 +944,7 @@ static void on_read(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	}
 	sc->sreqs++;
 	if (!s->reads_left && s->rop_next == s->nrops) {
+		rl_remove(sc, s);
 		if (s->read_err || sc->c.state != RPCRDMA__XCONN_UP || sc->svc->destroying)
 			sreq_release(s);
 		else
@@ -952,6 +997,7 @@ static void pump_reads(struct xsconn *sc)
 			} else {
 				s->rd_charged = true;
 				s->rd_start = rpcrdma_loop_now(v->dev.loop);
+				rl_add(sc, s);
 				sc->rd_bytes += s->rd_total;
 				v->rd_bytes += s->rd_total;
 			}
@@ -1238,11 +1284,60 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	sc->held--;
 	if (route_reverse(sc, r, ev)) {
 		rpcrdma__xrecv_put(&v->pool, r);
+	} else if (sc->hold_head || sc->tx_bytes >= v->b.max_queued) {
+		/* max_conn_queued: the call waits in its receive buffer (the
+		 * receives are bounded) rather than adding a reply now. */
+		if (!sc->hold_head)
+			v->st.queue_pauses++;
+		r->next = NULL;
+		if (sc->hold_tail)
+			sc->hold_tail->next = r;
+		else
+			sc->hold_head = r;
+		sc->hold_tail = r;
+		sc->held++;
 	} else {
 		handle_call(sc, r);
 	}
 	sc->sreqs--;
 	conn_try_free(sc);
+}
+
+/* The calls held for max_conn_queued, taken in order while there is room. */
+static void hold_release(struct rpcrdma__timer *tm)
+{
+	struct xsconn *sc = tm->ctx;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma__xrecv *r;
+
+	sc->sreqs++;
+	while ((r = sc->hold_head) && sc->tx_bytes < v->b.max_queued &&
+	       sc->c.state == RPCRDMA__XCONN_UP && !v->destroying) {
+		sc->hold_head = r->next;
+		if (!sc->hold_head)
+			sc->hold_tail = NULL;
+		r->next = NULL;
+		sc->held--;
+		handle_call(sc, r);
+	}
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+/* Calls held when the connection ends go with it. */
+static void hold_drop(struct xsconn *sc)
+{
+	struct rpcrdma__xrecv *r;
+
+	while ((r = sc->hold_head)) {
+		sc->hold_head = r->next;
+		r->next = NULL;
+		if (sc->held)
+			sc->held--;
+		rpcrdma__xrecv_put(&sc->svc->pool, r);
+	}
+	sc->hold_tail = NULL;
+	rpcrdma__timer_stop(&sc->hold_kick);
 }
 
 /*
@@ -1256,6 +1351,7 @@ static void conn_down(struct xsconn *sc)
 		return;
 	sc->c.state = RPCRDMA__XCONN_DOWN;
 	rpcrdma__timer_stop(&sc->tick);
+	hold_drop(sc);
 	sc->sreqs++;
 	/* ORDER: the reverse calls are fenced while the connection exists. */
 	if (sc->bc)
@@ -1284,7 +1380,7 @@ static void conn_tick(struct rpcrdma__timer *tm)
 	struct xsconn *sc = tm->ctx;
 	struct xsvc *v = sc->svc;
 	uint64_t now = rpcrdma_loop_now(v->dev.loop);
-	const struct xsreq *rd = sc->rd_head;
+	const struct xsreq *rd = sc->rl_head;
 
 	if (sc->c.state != RPCRDMA__XCONN_UP)
 		return;
@@ -1293,12 +1389,13 @@ static void conn_tick(struct rpcrdma__timer *tm)
 		conn_close(sc);
 		return;
 	}
-	if (rd && rd->rd_charged && now - rd->rd_start >= v->b.record_ms) {
+	if (rd && now - rd->rd_start >= v->b.record_ms) {
 		v->st.record_timeouts++;
 		conn_close(sc);
 		return;
 	}
-	if (!sc->in_progress && !sc->tx_pending && !rd && now - sc->last_rx >= v->b.idle_ms) {
+	if (!sc->in_progress && !sc->tx_pending && !rd && !sc->rd_head && !sc->hold_head &&
+	    now - sc->last_rx >= v->b.idle_ms) {
 		v->st.idle_closes++;
 		conn_close(sc);
 		return;

@@ -198,6 +198,20 @@ static int proc_echo_later(struct rpcrdma_svc_req *req, void *args, void *res)
 	return answer_later(req, NULL, 0, ECHO_LATER_MS);
 }
 
+static int proc_fill(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	uint32_t n = *(uint32_t *)args;
+	struct echo *out = res;
+
+	(void)req;
+	if (n > ECHO_MAX)
+		return -RPCRDMA_RPC_GARBAGE_ARGS;
+	out->len = n;
+	for (uint32_t i = 0; i < n; i++)
+		out->data[i] = fill_byte(i);
+	return 0;
+}
+
 /* Before destroying the server: its deferred requests are answered by it. */
 void svc_forget_pending(void)
 {
@@ -285,6 +299,8 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_COUNT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc, sizeof(uint32_t), NULL},
     [P_EMPTY] = {NULL, NULL, 0, NULL, 0, NULL},
     [P_BADRES] = {proc_null, NULL, 0, xdr_fail_enc, 4, NULL},
+    [P_FILL] = {proc_fill, xdr_u32_dec, sizeof(uint32_t), xdr_echo_enc, sizeof(struct echo),
+		echo_free_res},
     [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
 		      sizeof(struct echo), echo_free_res},
     [P_COUNT_IDEMPOTENT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc,

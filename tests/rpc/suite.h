@@ -48,6 +48,7 @@ enum {
 	P_BADRES,
 	P_ECHO_LATER,
 	P_COUNT_IDEMPOTENT, /* COUNT, set idempotent in version 1: no duplicate request cache */
+	P_FILL,             /* u32 n -> n bytes (DDP-eligible) of fill_byte(i): small call, big reply */
 	P_NPROCS,
 };
 
@@ -166,6 +167,10 @@ struct server_thread {
 };
 
 /* service.c */
+static inline uint8_t fill_byte(size_t i)
+{
+	return (uint8_t)(i * 7u + 1u);
+}
 int xdr_echo_enc(struct rpcrdma_xdr_stream *x, void *o);
 int xdr_echo_dec(struct rpcrdma_xdr_stream *x, void *o);
 int xdr_add_enc(struct rpcrdma_xdr_stream *x, void *o);
@@ -228,6 +233,15 @@ void case_max_record(void);
 void case_server_backpressure(void);
 void case_drc_parked(void);
 void case_client_hostile_server(void);
+
+/* bounds_cases.c */
+void case_bound_conns(void);
+void case_bound_idle(void);
+void case_bound_partial(void);
+void case_bound_drain(void);
+void case_bound_too_large(void);
+void case_bound_read_budget(void);
+void case_bound_drc_key(void);
 
 /* workers_cases.c */
 void case_workers(void);
