@@ -264,7 +264,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(records_too_large)   /* calls larger than max_record (closed on TCP, ERR_CHUNK on RDMA) */ \
 	X(queue_pauses)        /* times a connection's queued replies stopped new calls */     \
 	X(drain_timeouts)      /* closed: queued replies not drained in drain_timeout_ms */    \
-	X(read_budget_waits)   /* RDMA: calls that waited for Read-chunk buffer budget */
+	X(read_budget_waits)   /* RDMA: calls that waited for Read-chunk buffer budget */     \
+	X(abort_waits)         /* client: calls timed out or cancelled whose memory went     */ \
+			       /* back only after a revocation still under way completed  */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -767,21 +767,23 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	return 0;
 }
 
-static void tcp_call_abort(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
+/* TCP grants nothing: the call's memory is the caller's at once. */
+static int tcp_call_abort(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
 {
 	struct tcp_buf *b = req->tpriv;
 
 	if (!b)
-		return;
+		return 0;
 	req->tpriv = NULL;
 	if (b->queued && b->off > 0) {
 		/* Half on the wire: the rest must follow or the stream breaks. */
 		b->creq = NULL;
-		return;
+		return 0;
 	}
 	if (b->queued)
 		q_unlink(&t->c.q, b);
 	free(b);
+	return 0;
 }
 
 static void tcp_clnt_disconnect(struct rpcrdma__clnt_transport *t)
