@@ -45,7 +45,9 @@
  * connection, such as ofi/tcp, the next connection could otherwise still
  * reach them) and forgotten, and only then is the core told
  * (cb->disconnected); it reconnects and sends them again.  A call the core
- * aborts is fenced at once but stays in the table until its reply or the
+ * aborts is fenced at once, and the core completes it only once that
+ * fence is done (call_abort returns 1, cb->aborted follows), but it stays
+ * in the table until its reply or the
  * end of the connection, because it still holds a credit at the responder;
  * when aborted calls hold every credit, the connection is cut (as the Linux
  * client does on a time-out), since nothing else could free one.  A late

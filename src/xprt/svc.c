@@ -31,6 +31,15 @@
  * (RFC 8166 allows it) but the buffers a connection may hold are bounded,
  * so a requester that ignores its credits only stalls itself.
  *
+ * Bounds (rpcrdma_server_opts, docs/security.md).  Connection requests
+ * beyond max_conns are rejected; a call larger than max_record gets
+ * ERR_CHUNK before any Read; Read-chunk buffers are held within a budget
+ * per connection and per transport (later calls wait); calls received
+ * while a connection's replies in flight reach max_conn_queued wait in
+ * their receive buffers; a tick per connection closes it when its replies
+ * do not move (drain), its Read chunks are not read (record), or it does
+ * nothing (idle).
+ *
  * Recovery.  An RDMA Read or Write that fails closes the connection (RFC
  * 8166 5.5.3; 5.5.4: a responder that cannot send a reply MUST close the
  * connection).  When a connection ends, calls still reading are dropped,
