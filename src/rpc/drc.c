@@ -153,6 +153,8 @@ static void h_init(struct hstate *h)
 
 static void h_update(struct hstate *h, const uint8_t *p, size_t n)
 {
+	if (!n)
+		return;
 	h->total += n;
 	if (h->ncarry) {
 		size_t take = 32 - h->ncarry < n ? 32 - h->ncarry : n;

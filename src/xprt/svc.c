@@ -1914,6 +1914,10 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 	}
 	while ((sc = v->conns)) {
 		v->conns = sc->next;
+		rpcrdma__timer_stop(&sc->tick);
+		hold_drop(sc);
+		if (sc->admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
 		free(sc);
 	}
 	/* ORDER: after the last poll, before the instance closes (they
