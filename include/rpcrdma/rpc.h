@@ -358,7 +358,7 @@ struct rpcrdma_server_opts {
 	 * not complete) at which the server stops taking new calls from it
 	 * (TCP stops reading; RDMA posts no new receives); 0: 8 MiB.  Calls
 	 * already in progress still answer, so the queue may exceed it by
-	 * their replies (at most 512 calls per TCP connection, the credits
+	 * their replies (at most 64 calls per TCP connection, the credits
 	 * on RDMA); queue_pauses.
 	 *
 	 * drain_timeout_ms: a connection whose queued replies make no

@@ -63,7 +63,10 @@
 #define READ_BURST 16
 #define MAX_FRAGS 65536u
 #define SENDQ_LIMIT (8u << 20)
-#define MAX_INFLIGHT 512u
+/* Calls of one connection in progress at once: their replies are what may
+ * pile up beyond max_conn_queued (deferred procedures answer later), so
+ * as many as the RDMA server's default credits, times two. */
+#define MAX_INFLIGHT 64u
 #define BUF_DEFAULT 8192u
 #define IOV_BATCH 64
 #define ACCEPT_RETRY_MS 100

@@ -557,3 +557,50 @@ void case_bound_drc_key(void)
 	free(in);
 	free(out);
 }
+
+/*
+ * Calls in progress per connection: a client pipelines 200 calls that are
+ * never answered.  The server takes at most 64 of them on a TCP connection
+ * (then stops reading it) and at most its credits over RDMA, and serves
+ * others meanwhile.
+ */
+void case_bound_inflight(void)
+{
+	enum { N = 200 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *a;
+	struct rpcrdma_call *calls = calloc(N, sizeof(*calls));
+	bool *done = calloc(N, sizeof(*done));
+	char port[16];
+
+	CHECK(calls && done);
+	rpcrdma_server_opts_default(&so);
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = -1;
+	co.credits = N;
+	a = client_for(loop, port, TEST_PROG, 1, &co);
+	for (int i = 0; i < N; i++) {
+		call_init(&calls[i], P_NEVER, NULL, NULL, NULL, NULL);
+		calls[i].done = defer_done_flag;
+		calls[i].ctx = &done[i];
+		CHECK_EQ(rpcrdma_client_call_async(a, &calls[i]), 0);
+	}
+	pump_ms(loop, 500);
+	fprintf(stderr, "inflight: %u of %d calls taken\n", svc.never_execs, N);
+	CHECK(svc.never_execs > 0);
+	CHECK(svc.never_execs <= (transport == RPCRDMA_TRANSPORT_TCP ? 64u : so.credits));
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(a);
+	for (int i = 0; i < N; i++)
+		CHECK(done[i]);
+	svc_forget_pending();
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(calls);
+	free(done);
+}

@@ -992,6 +992,7 @@ static const struct test_case cases[] = {
     {"bound_too_large", case_bound_too_large, false},
     {"bound_read_budget", case_bound_read_budget, false},
     {"bound_drc_key", case_bound_drc_key, false},
+    {"bound_inflight", case_bound_inflight, false},
     {"connect_refused", case_connect_refused, false},
     {"hostile_fragments", case_hostile_fragments, true},
     {"hostile_lengths", case_hostile_lengths, true},

@@ -242,6 +242,7 @@ void case_bound_drain(void);
 void case_bound_too_large(void);
 void case_bound_read_budget(void);
 void case_bound_drc_key(void);
+void case_bound_inflight(void);
 
 /* workers_cases.c */
 void case_workers(void);
