@@ -1391,6 +1391,17 @@ static void conn_tick(struct rpcrdma__timer *tm)
 	uint64_t now = rpcrdma_loop_now(v->dev.loop);
 	const struct xsreq *rd = sc->rl_head;
 
+	if (sc->c.state == RPCRDMA__XCONN_CONNECTING) {
+		/* Accepted, never established (the requester did not finish
+		 * the handshake): it holds receives and a place in max_conns. */
+		if (now - sc->last_rx >= v->b.record_ms) {
+			v->st.record_timeouts++;
+			conn_close(sc);
+			return;
+		}
+		rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		return;
+	}
 	if (sc->c.state != RPCRDMA__XCONN_UP)
 		return;
 	if (sc->tx_pending && now - sc->tx_since >= v->b.drain_ms) {
@@ -1494,7 +1505,11 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 		rpcrdma__provider_conn_destroy(pc);
 		sc->c.pc = NULL;
 		conn_try_free(sc);
+		return;
 	}
+	/* The handshake, too, must finish within record_timeout_ms. */
+	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
 }
 
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
