@@ -1049,8 +1049,9 @@ static void sconn_tick(struct rpcrdma__timer *tm)
 		sconn_close(sc, -ETIMEDOUT);
 		return;
 	}
+	/* Idle since the last byte either way (a long call's reply counts). */
 	if (!sc->inflight && !sc->c.q.head && !sc->rec_start &&
-	    now - sc->last_rx >= srv->b.idle_ms) {
+	    now - (sc->last_rx > sc->c.last_tx ? sc->last_rx : sc->c.last_tx) >= srv->b.idle_ms) {
 		srv->st.idle_closes++;
 		sconn_close(sc, -ETIMEDOUT);
 		return;

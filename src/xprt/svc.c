@@ -1414,8 +1414,10 @@ static void conn_tick(struct rpcrdma__timer *tm)
 		conn_close(sc);
 		return;
 	}
+	/* Idle since the last message either way (a long call's reply
+	 * counts: tx_since moves when it completes). */
 	if (!sc->in_progress && !sc->tx_pending && !rd && !sc->rd_head && !sc->hold_head &&
-	    now - sc->last_rx >= v->b.idle_ms) {
+	    now - (sc->last_rx > sc->tx_since ? sc->last_rx : sc->tx_since) >= v->b.idle_ms) {
 		v->st.idle_closes++;
 		conn_close(sc);
 		return;
