@@ -396,6 +396,8 @@ int main(int argc, char **argv)
 	rpcrdma_server_opts_default(&so);
 	so.transport = RPCRDMA_TRANSPORT_RDMA;
 	so.provider = provider;
+	/* The largest call the server rebuilds (Read chunks included). */
+	so.max_record = MAX_PAYLOAD + 65536;
 	rc = rpcrdma_server_create(loop, addr, port, &so, &srv);
 	if (rc)
 		goto out_err;

@@ -264,7 +264,17 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(rev_timeouts)        /* server: reverse calls that timed out */                      \
 	X(rev_retransmits)     /* server: reverse calls sent again after a reconnect */        \
 	X(rev_dropped)         /* reverse-direction messages with no one to take them */       \
-	X(rev_bad_msgs)        /* reverse-direction headers refused or unmatched */
+	X(rev_bad_msgs)        /* reverse-direction headers refused or unmatched */           \
+	/* Resource bounds (server; rpcrdma_server_opts, docs/security.md).      */           \
+	X(conns_refused)       /* connections refused beyond max_conns */                      \
+	X(idle_closes)         /* connections closed after idle_timeout_ms */                  \
+	X(record_timeouts)     /* closed: a call partly received after record_timeout_ms */    \
+	X(records_too_large)   /* calls larger than max_record (closed on TCP, ERR_CHUNK on RDMA) */ \
+	X(queue_pauses)        /* times a connection's queued replies stopped new calls */     \
+	X(drain_timeouts)      /* closed: queued replies not drained in drain_timeout_ms */    \
+	X(read_budget_waits)   /* RDMA: calls that waited for Read-chunk buffer budget */     \
+	X(abort_waits)         /* client: calls timed out or cancelled whose memory went     */ \
+			       /* back only after a revocation still under way completed  */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -320,7 +330,8 @@ struct rpcrdma_server_opts {
 	uint32_t min_vers, max_vers;
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
-	uint32_t max_record;       /* TCP: largest call record; 0: 1 MiB + 64 KiB */
+	uint32_t max_record;       /* largest call (TCP record, RDMA call rebuilt
+				    * from its chunks); 0: 1 MiB + 64 KiB */
 	/*
 	 * Worker loops; 0: none, every call runs on the server's loop.  N (at
 	 * most 256): N threads, each running a loop of its own.  The server's
@@ -332,6 +343,48 @@ struct rpcrdma_server_opts {
 	 * still gets its cached replies.
 	 */
 	unsigned int workers;
+	/*
+	 * Bounds on what one client can make the server hold (a zero means
+	 * the default; docs/security.md has the whole table).  Each has a
+	 * counter in struct rpcrdma_xprt_stats.
+	 *
+	 * max_conns: connections at once, over all workers; 0: 1024.  Beyond
+	 * it a new connection is closed at accept (TCP) or rejected by the
+	 * connection manager (RDMA); conns_refused.
+	 *
+	 * idle_timeout_ms: a connection with no call in progress, no reply
+	 * queued and nothing received for this long is closed; 0: 360000
+	 * (six minutes, as the Linux NFS server); idle_closes.
+	 *
+	 * record_timeout_ms: a call begun and not complete after this long
+	 * closes its connection: a TCP record whose fragments stop or trickle,
+	 * RDMA Read chunks the client never lets us finish reading; 0: 30000;
+	 * record_timeouts.
+	 *
+	 * max_conn_queued: bytes of replies queued on one connection (TCP:
+	 * not yet written to the socket; RDMA: Sends and Writes posted and
+	 * not complete) at which the server stops taking new calls from it
+	 * (TCP stops reading; RDMA posts no new receives); 0: 8 MiB.  Calls
+	 * already in progress still answer, so the queue may exceed it by
+	 * their replies (at most 64 calls per TCP connection, the credits
+	 * on RDMA); queue_pauses.
+	 *
+	 * drain_timeout_ms: a connection whose queued replies make no
+	 * progress for this long is closed; 0: 30000; drain_timeouts.
+	 *
+	 * max_read_bytes: RDMA: bytes of Read-chunk landing buffers all the
+	 * connections of one transport (the server's, or each worker's) may
+	 * hold at once; one connection may hold four of its largest calls
+	 * (max_record).  Calls beyond wait their turn; 0: 256 MiB;
+	 * read_budget_waits.  max_record (above) also bounds the call an
+	 * RDMA server rebuilds from its Read chunks.
+	 */
+	unsigned int max_conns;
+	uint32_t idle_timeout_ms;
+	uint32_t record_timeout_ms;
+	size_t max_conn_queued;
+	uint32_t drain_timeout_ms;
+	size_t max_read_bytes;
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);

@@ -56,6 +56,7 @@ enum conn_state {
 enum ccall_state {
 	CC_QUEUED, /* waiting to be sent (again) */
 	CC_SENT,   /* the transport has it; a reply may come */
+	CC_FENCING, /* given up on; the peer's access to its memory being revoked */
 };
 
 struct ccall {
@@ -69,6 +70,7 @@ struct ccall {
 	unsigned int losses; /* connections lost while in flight */
 	bool sent_once;
 	size_t hint; /* room the last encode needed */
+	int fence_status; /* CC_FENCING: what the caller gets once revoked */
 };
 
 struct clist {
@@ -88,6 +90,7 @@ struct rpcrdma_client {
 	size_t proc_hint[HINT_SLOTS];
 	struct ccall *table[TABLE_SIZE];
 	struct clist queued, sent;
+	struct clist fencing; /* CC_FENCING calls, completed from on_aborted */
 	unsigned int nsent, nsent_max;
 
 	enum conn_state conn;
@@ -191,6 +194,7 @@ static uint32_t new_xid(struct rpcrdma_client *c)
 /* Life cycle helpers. */
 
 static void free_cb(struct rpcrdma__timer *tm);
+static void finish(struct ccall *cc, int status);
 
 static void finalize(struct rpcrdma_client *c)
 {
@@ -209,6 +213,13 @@ static void finalize(struct rpcrdma_client *c)
 	rpcrdma__timer_stop(&c->reconnect_timer);
 	rpcrdma__timer_stop(&c->disc_timer);
 	c->ops->destroy(c->t);
+	/* The instance is closed: every grant went with it. */
+	while (c->fencing.head) {
+		struct ccall *cc = c->fencing.head;
+
+		clist_remove(&c->fencing, cc);
+		finish(cc, cc->fence_status);
+	}
 	rpcrdma__loop_unref(c->loop);
 	free(c);
 }
@@ -237,18 +248,36 @@ static void leave(struct rpcrdma_client *c)
  * transport, which already forgot it when it reported a reply or a failure.
  * The caller then completes it with finish().
  */
-static void detach(struct rpcrdma_client *c, struct ccall *cc, bool abort)
+static bool detach(struct rpcrdma_client *c, struct ccall *cc, bool abort)
 {
+	bool fencing = false;
+
 	table_remove(c, cc);
 	if (cc->state == CC_SENT) {
 		clist_remove(&c->sent, cc);
 		c->nsent--;
 		if (abort)
-			c->ops->call_abort(c->t, &cc->req);
+			fencing = c->ops->call_abort(c->t, &cc->req) > 0;
 	} else {
 		clist_remove(&c->queued, cc);
 	}
 	rpcrdma__timer_stop(&cc->timer);
+	return fencing;
+}
+
+/*
+ * RFC 8166 5.4.1: the memory of a call given up on goes back to its caller
+ * only once the peer can no longer reach it.  When the transport is still
+ * revoking, the call waits (on_aborted) with the @status it will get.
+ */
+static bool park_fencing(struct rpcrdma_client *c, struct ccall *cc, bool fencing, int status)
+{
+	if (!fencing)
+		return false;
+	cc->state = CC_FENCING;
+	cc->fence_status = status;
+	clist_append(&c->fencing, cc);
+	return true;
 }
 
 /* Fill the outputs, free our state, run done().  @cc is detached. */
@@ -265,7 +294,8 @@ static void finish(struct ccall *cc, int status)
 
 static void fail_call(struct rpcrdma_client *c, struct ccall *cc, int status)
 {
-	detach(c, cc, true);
+	if (park_fencing(c, cc, detach(c, cc, true), status))
+		return;
 	finish(cc, status);
 }
 
@@ -562,7 +592,21 @@ static void on_writable(void *ctx)
 	leave(c);
 }
 
+static void on_aborted(void *ctx, struct rpcrdma__creq *req)
+{
+	struct rpcrdma_client *c = ctx;
+	struct ccall *cc = req->core;
+
+	if (!cc || cc->state != CC_FENCING)
+		return;
+	clist_remove(&c->fencing, cc);
+	enter(c);
+	finish(cc, cc->fence_status);
+	leave(c);
+}
+
 static const struct rpcrdma__clnt_cb clnt_cb = {
+    .aborted = on_aborted,
     .find = on_find,
     .reply = on_reply,
     .failed = on_failed,
@@ -700,7 +744,10 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 	rpcrdma__timer_stop(&c->reconnect_timer);
 	rpcrdma__timer_stop(&c->disc_timer);
 	while ((cc = c->sent.head ? c->sent.head : c->queued.head)) {
-		detach(c, cc, true);
+		/* Those still being revoked complete when that is done, or
+		 * when the transport is destroyed (finalize). */
+		if (park_fencing(c, cc, detach(c, cc, true), RPCRDMA_ERR_CANCELLED))
+			continue;
 		clist_append(&doomed, cc);
 	}
 	while ((cc = doomed.head)) {

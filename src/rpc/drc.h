@@ -4,11 +4,15 @@
  * server has already executed is answered from the reply it produced, not
  * executed twice, and that a call still being executed is not started again.
  *
- * A call is identified by its XID, the client's address (without the port:
- * a reconnecting client comes from a new one), program, version, procedure,
- * the length of its arguments and a checksum of their first
- * RPCRDMA__DRC_CSUM_LEN bytes (an XID reused by another call of the same
- * client after a wrap or a restart must not get the old reply).
+ * A call is identified by its XID, program, version, procedure, the
+ * client (its address; over TCP its port too, since a client that
+ * reconnects over TCP keeps its port, as the Linux client does and as the
+ * Linux server's cache requires; over RDMA the connection manager gives
+ * every connection a new port, so the port is left out), the whole
+ * credential (flavor and body: another user on the same host must not
+ * get someone else's reply), and the length and a 64-bit hash of every
+ * byte of the arguments (a call that reuses an XID after a wrap or a
+ * restart, or forges one, must not get the old reply).
  *
  * A cached reply is its plain XDR bytes plus, for each DDP-eligible result
  * in it, where that item sits (struct rpcrdma__drc_ddp): over RDMA a replay
@@ -32,7 +36,6 @@
 
 #include "rpcrdma/xdr.h"
 
-#define RPCRDMA__DRC_CSUM_LEN 256u
 #define RPCRDMA__DRC_DEFAULT_ENTRIES 512u
 #define RPCRDMA__DRC_DEFAULT_BYTES (32u << 20)
 
@@ -42,9 +45,11 @@ struct rpcrdma__drc_entry;
 struct rpcrdma__drc_key {
 	uint32_t xid;
 	uint32_t prog, vers, proc;
-	uint32_t csum;
+	uint64_t args_hash; /* every byte of the arguments */
 	uint64_t args_len;
-	uint16_t family; /* AF_INET or AF_INET6 (v4-mapped addresses are AF_INET) */
+	uint64_t cred_hash; /* flavor, length and body of the credential */
+	uint16_t family;    /* AF_INET or AF_INET6 (v4-mapped addresses are AF_INET) */
+	uint16_t port;      /* network order; 0 unless rpcrdma__drc_key_bind() set it */
 	uint8_t addr[16];
 };
 
@@ -79,6 +84,17 @@ void rpcrdma__drc_destroy(struct rpcrdma__drc *drc);
 void rpcrdma__drc_key_init(struct rpcrdma__drc_key *key, uint32_t xid, uint32_t prog, uint32_t vers,
 			   uint32_t proc, const struct sockaddr *peer,
 			   const struct rpcrdma_xdr_stream *args);
+
+/**
+ * rpcrdma__drc_key_bind - tie @key to the caller's credential @cred (may be
+ * NULL: AUTH_NONE with no body) and, with @with_port, to @peer's port
+ */
+void rpcrdma__drc_key_bind(struct rpcrdma__drc_key *key, const struct sockaddr *peer,
+			   bool with_port, uint32_t cred_flavor, const void *cred_body,
+			   uint32_t cred_len);
+
+/** The hash the key keeps of @len bytes at @p (tests). */
+uint64_t rpcrdma__drc_hash(const void *p, size_t len);
 
 /**
  * rpcrdma__drc_lookup - look a call up, adding it when new

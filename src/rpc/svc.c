@@ -120,6 +120,9 @@ struct rpcrdma_server {
 	unsigned int nworkers, next_worker;
 	/* Reverse-direction clients of this core's connections. */
 	struct rpcrdma__server_bc_hooks bc;
+	/* The root's: connections admitted and not yet released, on any
+	 * worker (max_conns). */
+	_Atomic unsigned int nconns;
 };
 
 void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
@@ -810,6 +813,9 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		goto out;
 	}
 	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
+	/* drc.h: the port counts over TCP only, where clients keep it. */
+	rpcrdma__drc_key_bind(&key, t->peer, s->opts.transport == RPCRDMA_TRANSPORT_TCP,
+			      call->cred.flavor, call->cred.body, call->cred.len);
 	pthread_mutex_lock(&root->drc_lock);
 	switch (rpcrdma__drc_lookup(root->drc, &key, &e)) {
 	case RPCRDMA__DRC_NEW:
@@ -870,6 +876,54 @@ out_drop:
 	leave(s);
 }
 
+void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
+			    struct rpcrdma__svc_bounds *out)
+{
+	uint32_t shortest;
+
+	out->max_conns = opts->max_conns ? opts->max_conns : RPCRDMA__SVC_MAX_CONNS_DEFAULT;
+	out->idle_ms = opts->idle_timeout_ms ? opts->idle_timeout_ms : RPCRDMA__SVC_IDLE_MS_DEFAULT;
+	out->record_ms =
+	    opts->record_timeout_ms ? opts->record_timeout_ms : RPCRDMA__SVC_RECORD_MS_DEFAULT;
+	out->drain_ms =
+	    opts->drain_timeout_ms ? opts->drain_timeout_ms : RPCRDMA__SVC_DRAIN_MS_DEFAULT;
+	out->max_queued = opts->max_conn_queued ? opts->max_conn_queued : RPCRDMA__SVC_QUEUED_DEFAULT;
+	out->max_read_bytes =
+	    opts->max_read_bytes ? opts->max_read_bytes : RPCRDMA__SVC_READ_BYTES_DEFAULT;
+	shortest = out->idle_ms;
+	if (out->record_ms < shortest)
+		shortest = out->record_ms;
+	if (out->drain_ms < shortest)
+		shortest = out->drain_ms;
+	out->tick_ms = shortest / 4;
+	if (out->tick_ms < 10)
+		out->tick_ms = 10;
+	if (out->tick_ms > 5000)
+		out->tick_ms = 5000;
+}
+
+static bool on_conn_admit(void *ctx)
+{
+	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
+	unsigned int max = root->opts.max_conns ? root->opts.max_conns
+						: RPCRDMA__SVC_MAX_CONNS_DEFAULT;
+	unsigned int n = atomic_load(&root->nconns);
+
+	/* Released on the workers' threads, admitted only here. */
+	do {
+		if (n >= max)
+			return false;
+	} while (!atomic_compare_exchange_weak(&root->nconns, &n, n + 1));
+	return true;
+}
+
+static void on_conn_release(void *ctx)
+{
+	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
+
+	atomic_fetch_sub(&root->nconns, 1);
+}
+
 static void on_conn_closed(void *ctx, void *conn)
 {
 	/*
@@ -902,11 +956,14 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .call = on_call,
     .conn_closed = on_conn_closed,
     .place = on_place,
+    .conn_admit = on_conn_admit,
+    .conn_release = on_conn_release,
 };
 
 static const struct rpcrdma__svc_cb worker_cb = {
     .call = on_call,
     .conn_closed = on_conn_closed,
+    .conn_release = on_conn_release,
 };
 
 static void *worker_main(void *arg)

@@ -26,9 +26,15 @@
  * SIGPIPE).  A short write or EAGAIN leaves the rest queued and watches
  * EPOLLOUT until the queue drains.  The client refuses new calls with
  * -EAGAIN beyond SENDQ_LIMIT queued bytes (cb->writable follows); the server
- * stops reading a connection whose replies pile up beyond SENDQ_LIMIT or
- * whose calls in progress reach MAX_INFLIGHT, which pushes back on the peer
- * through TCP flow control.
+ * stops reading a connection whose replies pile up beyond max_conn_queued
+ * or whose calls in progress reach MAX_INFLIGHT, which pushes back on the
+ * peer through TCP flow control.
+ *
+ * Bounds (server; rpcrdma_server_opts): connections beyond max_conns are
+ * closed at accept; each connection's tick closes it when its queued
+ * replies have not moved for drain_timeout_ms, when a call begun has not
+ * arrived whole after record_timeout_ms (however slowly it trickles), or
+ * when nothing happened on it for idle_timeout_ms.
  *
  * Recovery.  Errors found while the core is calling in (a write failing in
  * call_send or reply_send, disconnect()) tear the socket down at once but
@@ -57,7 +63,10 @@
 #define READ_BURST 16
 #define MAX_FRAGS 65536u
 #define SENDQ_LIMIT (8u << 20)
-#define MAX_INFLIGHT 512u
+/* Calls of one connection in progress at once: their replies are what may
+ * pile up beyond max_conn_queued (deferred procedures answer later), so
+ * as many as the RDMA server's default credits, times two. */
+#define MAX_INFLIGHT 64u
 #define BUF_DEFAULT 8192u
 #define IOV_BATCH 64
 #define ACCEPT_RETRY_MS 100
@@ -102,6 +111,7 @@ struct conn {
 	size_t max_record;
 	struct rpcrdma_xprt_stats *st;
 	bool paused; /* server: not reading */
+	uint64_t last_tx; /* when the queue last moved, or last became non-empty */
 };
 
 /* Delivers a complete record (ownership passes); non-zero stops reading. */
@@ -155,8 +165,12 @@ static void buf_seal(struct tcp_buf *b, size_t msglen)
 	b->len = 4 + msglen;
 }
 
-static void q_push(struct sendq *q, struct tcp_buf *b)
+static void q_push(struct conn *c, struct tcp_buf *b)
 {
+	struct sendq *q = &c->q;
+
+	if (!q->head)
+		c->last_tx = rpcrdma_loop_now(c->loop);
 	b->next = NULL;
 	b->queued = true;
 	if (q->tail)
@@ -450,6 +464,8 @@ static int conn_flush(struct conn *c)
 			return -errno;
 		}
 		n = (size_t)w;
+		if (n)
+			c->last_tx = rpcrdma_loop_now(c->loop);
 		c->st->inline_send_bytes += n;
 		c->q.bytes -= n;
 		while (n && (b = c->q.head)) {
@@ -501,6 +517,13 @@ struct rpcrdma__clnt_transport {
 	struct rpcrdma__timer report; /* deferred cb->disconnected */
 	int report_err;
 	struct rpcrdma_xprt_stats st;
+	/* The local address of the last connection that came up: the next
+	 * one binds it again, as the Linux client does, because a server's
+	 * duplicate request cache over TCP knows a client by address and
+	 * port (drc.h).  Forgotten when binding or connecting with it fails. */
+	struct sockaddr_storage local;
+	socklen_t local_len;
+	bool local_tried; /* the current attempt bound it */
 };
 
 static void clnt_report(struct rpcrdma__timer *tm)
@@ -513,6 +536,16 @@ static void clnt_report(struct rpcrdma__timer *tm)
 /* Tear the connection down now; the core hears of it from a timer. */
 static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 {
+	if (t->state == C_CONNECTING && t->local_tried)
+		t->local_len = 0; /* the old port may be what failed */
+	t->local_tried = false;
+	if (t->c.fd >= 0) {
+		/* An abortive close (RST): no TIME_WAIT keeps our port from
+		 * the next connection, which binds it again. */
+		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+		(void)setsockopt(t->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
 	conn_teardown(&t->c);
 	t->state = C_IDLE;
 	t->want_writable = false;
@@ -582,6 +615,10 @@ static void clnt_on_event(struct rpcrdma__watch *w, uint32_t events)
 			return;
 		}
 		t->state = C_CONNECTED;
+		t->local_tried = false;
+		t->local_len = sizeof(t->local);
+		if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
+			t->local_len = 0;
 		conn_update(&t->c);
 		t->cb->connected(t->cb_ctx);
 		return;
@@ -643,10 +680,23 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 
 	if (t->state != C_IDLE)
 		return -EALREADY;
+again:
 	fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0)
 		return -errno;
 	(void)set_nodelay(fd);
+	t->local_tried = false;
+	if (t->local_len) {
+		int one = 1;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0) {
+			close(fd);
+			t->local_len = 0;
+			goto again;
+		}
+		t->local_tried = true;
+	}
 	t->c.fd = fd;
 	rc = rpcrdma__watch_start(t->loop, &t->c.watch, fd, EPOLLOUT, clnt_on_event, t);
 	if (rc) {
@@ -659,8 +709,18 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 	 * Even an immediate answer is reported through the watch (success:
 	 * the socket is writable) or the timer (failure), never from here.
 	 */
-	if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 && errno != EINPROGRESS)
+	if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 && errno != EINPROGRESS) {
+		if (t->local_tried && (errno == EADDRNOTAVAIL || errno == EADDRINUSE)) {
+			/* The old port is still taken: a new one, at once. */
+			rpcrdma__watch_stop(&t->c.watch);
+			close(fd);
+			t->c.fd = -1;
+			t->state = C_IDLE;
+			t->local_len = 0;
+			goto again;
+		}
 		clnt_fail(t, -errno);
+	}
 	return 0;
 }
 
@@ -698,7 +758,7 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	}
 	buf_seal(b, rpcrdma_xdr_pos(&req->send));
 	idle = t->c.q.head == NULL;
-	q_push(&t->c.q, b);
+	q_push(&t->c, b);
 	t->st.calls_sent++;
 	t->st.inline_msgs++;
 	/* With a queue already waiting for EPOLLOUT, the watch writes this too. */
@@ -710,21 +770,23 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	return 0;
 }
 
-static void tcp_call_abort(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
+/* TCP grants nothing: the call's memory is the caller's at once. */
+static int tcp_call_abort(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
 {
 	struct tcp_buf *b = req->tpriv;
 
 	if (!b)
-		return;
+		return 0;
 	req->tpriv = NULL;
 	if (b->queued && b->off > 0) {
 		/* Half on the wire: the rest must follow or the stream breaks. */
 		b->creq = NULL;
-		return;
+		return 0;
 	}
 	if (b->queued)
 		q_unlink(&t->c.q, b);
 	free(b);
+	return 0;
 }
 
 static void tcp_clnt_disconnect(struct rpcrdma__clnt_transport *t)
@@ -769,8 +831,13 @@ struct sconn {
 	unsigned int refs; /* the socket, plus one per call not yet released */
 	unsigned int inflight;
 	bool dead;
+	bool admitted; /* counts against max_conns (cb->conn_admit) */
 	struct rpcrdma__timer later; /* deferred close or resume */
 	int later_err;
+	/* The time-outs (rpcrdma_server_opts): last bytes received, when the
+	 * call now partly received began (0: none), and the clock's tick. */
+	uint64_t last_rx, rec_start;
+	struct rpcrdma__timer tick;
 };
 
 struct tcp_sreq {
@@ -788,6 +855,7 @@ struct rpcrdma__svc_transport {
 	const struct rpcrdma__svc_cb *cb;
 	void *cb_ctx;
 	size_t max_record;
+	struct rpcrdma__svc_bounds b;
 	struct sconn *conns;
 	struct rpcrdma_xprt_stats st; /* every connection's, closed ones too */
 };
@@ -796,6 +864,7 @@ static void sconn_put(struct sconn *sc)
 {
 	if (--sc->refs == 0) {
 		rpcrdma__timer_stop(&sc->later);
+		rpcrdma__timer_stop(&sc->tick);
 		conn_free(&sc->c);
 		free(sc);
 	}
@@ -811,6 +880,10 @@ static void sconn_close(struct sconn *sc, int err)
 	sc->dead = true;
 	conn_teardown(&sc->c);
 	rpcrdma__timer_stop(&sc->later);
+	rpcrdma__timer_stop(&sc->tick);
+	if (sc->admitted && srv->cb->conn_release)
+		srv->cb->conn_release(srv->cb_ctx);
+	sc->admitted = false;
 	if (sc->prev)
 		sc->prev->next = sc->next;
 	else
@@ -824,7 +897,21 @@ static void sconn_close(struct sconn *sc, int err)
 
 static bool sconn_should_pause(const struct sconn *sc)
 {
-	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= SENDQ_LIMIT;
+	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= sc->srv->b.max_queued;
+}
+
+/* Stop reading @sc; a stop for replies the peer does not take is counted. */
+static void sconn_pause(struct sconn *sc)
+{
+	if (sc->c.q.bytes >= sc->srv->b.max_queued)
+		sc->srv->st.queue_pauses++;
+	sc->c.paused = true;
+	conn_update(&sc->c);
+}
+
+static bool rx_partial(const struct rx *rx)
+{
+	return rx->mark_have || rx->in_frag || rx->rec_len || rx->frags || rx->st_off < rx->st_len;
 }
 
 static int svc_deliver(void *arg, uint8_t *rec, size_t len)
@@ -853,8 +940,7 @@ static int svc_deliver(void *arg, uint8_t *rec, size_t len)
 	if (sc->dead || sc->later_err)
 		return 1;
 	if (sconn_should_pause(sc)) {
-		sc->c.paused = true;
-		conn_update(&sc->c);
+		sconn_pause(sc);
 		return 1;
 	}
 	return 0;
@@ -886,11 +972,25 @@ static void sconn_on_event(struct rpcrdma__watch *w, uint32_t events)
 		}
 	}
 	if (!sc->dead && !sc->c.paused && (resumed || (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))) {
+		uint64_t before = sc->srv->st.inline_recv_bytes;
+
 		rc = conn_read(&sc->c, svc_deliver, sc);
 		if (rc < 0) {
 			if (rc != -ECONNRESET)
 				sc->srv->st.bad_msgs += rc == -EPROTO || rc == -EMSGSIZE;
+			sc->srv->st.records_too_large += rc == -EMSGSIZE;
 			sconn_close(sc, rc);
+		} else if (!sc->dead) {
+			uint64_t now = rpcrdma_loop_now(sc->c.loop);
+
+			if (sc->srv->st.inline_recv_bytes != before)
+				sc->last_rx = now;
+			/* A record begun: its clock runs until it is whole,
+			 * however slowly its bytes trickle in. */
+			if (!rx_partial(&sc->c.rx))
+				sc->rec_start = 0;
+			else if (!sc->rec_start)
+				sc->rec_start = now;
 		}
 	}
 out:
@@ -919,9 +1019,44 @@ static void sconn_later(struct rpcrdma__timer *tm)
 		sc->srv->st.bad_msgs++;
 		sconn_close(sc, rc);
 	} else if (!sc->dead) {
+		if (!rx_partial(&sc->c.rx))
+			sc->rec_start = 0;
 		conn_update(&sc->c);
 	}
 	sconn_put(sc);
+}
+
+/*
+ * The time-outs, looked at every tick: replies that do not drain, a call
+ * that does not arrive whole, a connection that does nothing.  While
+ * reading is paused the partial call waits on us, not on the peer.
+ */
+static void sconn_tick(struct rpcrdma__timer *tm)
+{
+	struct sconn *sc = tm->ctx;
+	struct rpcrdma__svc_transport *srv = sc->srv;
+	uint64_t now = rpcrdma_loop_now(sc->c.loop);
+
+	if (sc->dead)
+		return;
+	if (sc->c.q.head && now - sc->c.last_tx >= srv->b.drain_ms) {
+		srv->st.drain_timeouts++;
+		sconn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	if (!sc->c.paused && sc->rec_start && now - sc->rec_start >= srv->b.record_ms) {
+		srv->st.record_timeouts++;
+		sconn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	/* Idle since the last byte either way (a long call's reply counts). */
+	if (!sc->inflight && !sc->c.q.head && !sc->rec_start &&
+	    now - (sc->last_rx > sc->c.last_tx ? sc->last_rx : sc->c.last_tx) >= srv->b.idle_ms) {
+		srv->st.idle_closes++;
+		sconn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	rpcrdma__timer_start(sc->c.loop, &sc->tick, srv->b.tick_ms, sconn_tick, sc);
 }
 
 static void sconn_fail_later(struct sconn *sc, int err)
@@ -932,9 +1067,10 @@ static void sconn_fail_later(struct sconn *sc, int err)
 
 static void svc_accept_retry(struct rpcrdma__timer *tm);
 
-/* Serve the accepted socket @fd here; closes it on failure. */
+/* Serve the accepted socket @fd (admitted: counted against max_conns)
+ * here; closes it, and gives the admission back, on failure. */
 static void sconn_start(struct rpcrdma__svc_transport *srv, int fd,
-			const struct sockaddr_storage *peer, socklen_t plen)
+			const struct sockaddr_storage *peer, socklen_t plen, bool admitted)
 {
 	struct sconn *sc = calloc(1, sizeof(*sc));
 
@@ -943,7 +1079,7 @@ static void sconn_start(struct rpcrdma__svc_transport *srv, int fd,
 			conn_free(&sc->c);
 		free(sc);
 		close(fd);
-		return;
+		goto out_release;
 	}
 	sc->srv = srv;
 	sc->c.fd = fd;
@@ -952,12 +1088,20 @@ static void sconn_start(struct rpcrdma__svc_transport *srv, int fd,
 	if (rpcrdma__watch_start(srv->loop, &sc->c.watch, fd, EPOLLIN, sconn_on_event, sc)) {
 		conn_free(&sc->c); /* closes fd */
 		free(sc);
-		return;
+		goto out_release;
 	}
+	sc->admitted = admitted;
+	sc->last_rx = rpcrdma_loop_now(srv->loop);
+	rpcrdma__timer_start(srv->loop, &sc->tick, srv->b.tick_ms, sconn_tick, sc);
 	sc->next = srv->conns;
 	if (sc->next)
 		sc->next->prev = sc;
 	srv->conns = sc;
+	return;
+
+out_release:
+	if (admitted && srv->cb->conn_release)
+		srv->cb->conn_release(srv->cb_ctx);
 }
 
 /* A socket on its way to a worker's loop (cb->place). */
@@ -965,6 +1109,7 @@ struct tcp_handoff {
 	struct rpcrdma__svc_transport *to;
 	int fd;
 	socklen_t plen;
+	bool admitted;
 	struct sockaddr_storage peer;
 };
 
@@ -972,13 +1117,13 @@ static void adopt(void *arg)
 {
 	struct tcp_handoff *h = arg;
 
-	sconn_start(h->to, h->fd, &h->peer, h->plen);
+	sconn_start(h->to, h->fd, &h->peer, h->plen, h->admitted);
 	free(h);
 }
 
 /* Runs on the listener's thread; adopt() runs on the worker's. */
 static int handoff(struct rpcrdma__svc_transport *to, int fd, const struct sockaddr_storage *peer,
-		   socklen_t plen)
+		   socklen_t plen, bool admitted)
 {
 	struct tcp_handoff *h = malloc(sizeof(*h));
 	int rc;
@@ -987,6 +1132,7 @@ static int handoff(struct rpcrdma__svc_transport *to, int fd, const struct socka
 		return -ENOMEM;
 	h->to = to;
 	h->fd = fd;
+	h->admitted = admitted;
 	h->plen = plen <= sizeof(h->peer) ? plen : sizeof(h->peer);
 	memcpy(&h->peer, peer, h->plen);
 	rc = rpcrdma_loop_wake(to->loop, adopt, h);
@@ -1003,6 +1149,7 @@ static void svc_on_listen(struct rpcrdma__watch *w, uint32_t events)
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
+		bool admitted;
 		int fd;
 
 		fd =
@@ -1018,16 +1165,23 @@ static void svc_on_listen(struct rpcrdma__watch *w, uint32_t events)
 			}
 			return;
 		}
+		admitted = srv->cb->conn_admit != NULL;
+		if (admitted && !srv->cb->conn_admit(srv->cb_ctx)) {
+			/* max_conns: refused at once; the peer sees the close. */
+			srv->st.conns_refused++;
+			close(fd);
+			continue;
+		}
 		(void)set_nodelay(fd);
 		if (srv->cb->place) {
 			struct rpcrdma__svc_transport *to = srv->cb->place(srv->cb_ctx);
 
-			if (to && to != srv && !handoff(to, fd, &peer, plen)) {
+			if (to && to != srv && !handoff(to, fd, &peer, plen, admitted)) {
 				srv->st.conns_handed_off++;
 				continue;
 			}
 		}
-		sconn_start(srv, fd, &peer, plen);
+		sconn_start(srv, fd, &peer, plen, admitted);
 	}
 }
 
@@ -1054,6 +1208,7 @@ static struct rpcrdma__svc_transport *svc_alloc(struct rpcrdma_loop *loop,
 	srv->cb = cb;
 	srv->cb_ctx = cb_ctx;
 	srv->max_record = max_record_of(opts->max_record);
+	rpcrdma__svc_bounds_of(opts, &srv->b);
 	srv->fd = -1;
 	return srv;
 }
@@ -1176,7 +1331,7 @@ static int tcp_reply_send(struct rpcrdma__sreq *req)
 	r->buf = NULL;
 	buf_seal(b, rpcrdma_xdr_pos(&req->reply));
 	idle = sc->c.q.head == NULL;
-	q_push(&sc->c.q, b);
+	q_push(&sc->c, b);
 	sc->srv->st.calls_sent++;
 	sc->srv->st.inline_msgs++;
 	rc = 0;
@@ -1185,10 +1340,8 @@ static int tcp_reply_send(struct rpcrdma__sreq *req)
 		if (rc)
 			sconn_fail_later(sc, rc);
 	}
-	if (!rc && sconn_should_pause(sc) && !sc->c.paused) {
-		sc->c.paused = true;
-		conn_update(&sc->c);
-	}
+	if (!rc && sconn_should_pause(sc) && !sc->c.paused)
+		sconn_pause(sc);
 	sreq_release(r);
 	return rc;
 }

@@ -90,6 +90,9 @@ struct rpcrdma__clnt_cb {
 	void (*disconnected)(void *ctx, int err);
 	/* Credits or queue space freed: calls held back may go now. */
 	void (*writable)(void *ctx);
+	/* A call whose call_abort returned 1: the peer can no longer reach
+	 * its memory (may be NULL: the owner does not wait). */
+	void (*aborted)(void *ctx, struct rpcrdma__creq *req);
 };
 
 /*
@@ -116,8 +119,13 @@ struct rpcrdma__clnt_transport_ops {
 	/* Returns 0 (sent or queued), -EAGAIN (no credit or buffer: wait for
 	 * cb->writable, then call_begin again), or an error for this call. */
 	int (*call_send)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
-	/* Forget a call (time-out, cancel): revoke its remote access first. */
-	void (*call_abort)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
+	/* Forget a call (time-out, cancel) and revoke its remote access.
+	 * Returns 0 when nothing the call granted is reachable any more, or 1
+	 * while a revocation is still under way: cb->aborted(req) follows
+	 * once it completed (before cb->disconnected reports a loss), or the
+	 * transport's destroy ends it (closing the instance ends every
+	 * grant).  The core hands the call's memory back only then. */
+	int (*call_abort)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
 	/* Drop the connection now (tests, and the core after a fatal error). */
 	void (*disconnect)(struct rpcrdma__clnt_transport *t);
 	void (*destroy)(struct rpcrdma__clnt_transport *t);
@@ -161,6 +169,16 @@ struct rpcrdma__svc_cb {
 	 * A handoff that fails leaves the connection with the listener.
 	 */
 	struct rpcrdma__svc_transport *(*place)(void *ctx);
+	/*
+	 * The connection limit (may be NULL: no limit).  The listener asks
+	 * conn_admit, on its loop, for each connection before it is accepted
+	 * or handed to a worker; false: refuse it (and count conns_refused).
+	 * Every admitted connection is given back exactly once with
+	 * conn_release, on the loop that served it, when it is gone (or could
+	 * not be set up).
+	 */
+	bool (*conn_admit)(void *ctx);
+	void (*conn_release)(void *ctx);
 };
 
 /*

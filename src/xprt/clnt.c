@@ -45,7 +45,9 @@
  * connection, such as ofi/tcp, the next connection could otherwise still
  * reach them) and forgotten, and only then is the core told
  * (cb->disconnected); it reconnects and sends them again.  A call the core
- * aborts is fenced at once but stays in the table until its reply or the
+ * aborts is fenced at once, and the core completes it only once that
+ * fence is done (call_abort returns 1, cb->aborted follows), but it stays
+ * in the table until its reply or the
  * end of the connection, because it still holds a credit at the responder;
  * when aborted calls hold every credit, the connection is cut (as the Linux
  * client does on a time-out), since nothing else could free one.  A late
@@ -97,6 +99,9 @@ struct xreq {
 	bool is_props;
 	struct rpcrdma__xop send_op;
 	struct rpcrdma__xfence fence;
+	/* The core gave up on the call while its grants were still being
+	 * revoked: told (cb->aborted) once they are. */
+	struct rpcrdma__creq *abort_creq;
 
 	struct rpcrdma__xbuf msg;  /* the call as the core encodes it */
 	struct rpcrdma__xbuf sbuf; /* the Send: transport header, maybe the message */
@@ -412,6 +417,15 @@ static void req_fenced(struct rpcrdma__xfence *f)
 		} else {
 			t->cb->failed(t->cb_ctx, creq, x->fail_err);
 		}
+		x->in_callback = false;
+	}
+	if (x->abort_creq) {
+		struct rpcrdma__creq *gone = x->abort_creq;
+
+		/* ORDER: revoked: the caller may have its memory back. */
+		x->abort_creq = NULL;
+		x->in_callback = true;
+		t->cb->aborted(t->cb_ctx, gone);
 		x->in_callback = false;
 	}
 	if (x->state == XREQ_REPLIED || x->state == XREQ_FAILED)
@@ -1606,12 +1620,27 @@ static int x_call_send(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq 
 	return rc;
 }
 
-static void call_abort(struct xclnt *t, struct rpcrdma__creq *creq)
+/*
+ * Whether the core must wait for @x's revocation before handing the call's
+ * memory back: a REVOKE completion still to come (verbs posts an
+ * invalidation; a full send queue defers it), told by cb->aborted.
+ */
+static int abort_wait(struct xclnt *t, struct xreq *x, struct rpcrdma__creq *creq)
+{
+	if (!x->fence.pending || !t->cb->aborted)
+		return 0;
+	x->abort_creq = creq;
+	t->st.abort_waits++;
+	return 1;
+}
+
+static int call_abort(struct xclnt *t, struct rpcrdma__creq *creq)
 {
 	struct xreq *x = creq ? creq->tpriv : NULL;
+	int rc;
 
 	if (!x || x->creq != creq)
-		return;
+		return 0;
 	creq->tpriv = NULL;
 	x->creq = NULL;
 	switch (x->state) {
@@ -1632,25 +1661,31 @@ static void call_abort(struct xclnt *t, struct rpcrdma__creq *creq)
 		    t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP) {
 			(void)rpcrdma__provider_disconnect(t->conn.pc);
 		}
-		return; /* in the table: not freed */
+		return abort_wait(t, x, creq); /* in the table: not freed */
 	case XREQ_REPLIED:
 	case XREQ_FAILED:
-		/* Fencing already; the core will not hear of it. */
+		/* Fencing already; the core hears only that it ended. */
+		rc = abort_wait(t, x, creq);
+		if (rc)
+			return rc;
 		break;
 	default:
 		x->state = XREQ_DEAD;
 		break;
 	}
 	req_try_free(t, x);
+	return 0;
 }
 
-static void x_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq)
+static int x_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq)
 {
 	struct xclnt *t = xclnt_of(tt);
+	int rc;
 
 	t->api_depth++;
-	call_abort(t, creq);
+	rc = call_abort(t, creq);
 	t->api_depth--;
+	return rc;
 }
 
 static void x_disconnect(struct rpcrdma__clnt_transport *tt)

@@ -31,6 +31,15 @@
  * (RFC 8166 allows it) but the buffers a connection may hold are bounded,
  * so a requester that ignores its credits only stalls itself.
  *
+ * Bounds (rpcrdma_server_opts, docs/security.md).  Connection requests
+ * beyond max_conns are rejected; a call larger than max_record gets
+ * ERR_CHUNK before any Read; Read-chunk buffers are held within a budget
+ * per connection and per transport (later calls wait); calls received
+ * while a connection's replies in flight reach max_conn_queued wait in
+ * their receive buffers; a tick per connection closes it when its replies
+ * do not move (drain), its Read chunks are not read (record), or it does
+ * nothing (idle).
+ *
  * Recovery.  An RDMA Read or Write that fails closes the connection (RFC
  * 8166 5.5.3; 5.5.4: a responder that cannot send a reply MUST close the
  * connection).  When a connection ends, calls still reading are dropped,
@@ -57,6 +66,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc/core.h"
 #include "xprt/xprt.h"
 
 enum xsreq_state {
@@ -106,6 +116,10 @@ struct xsreq {
 	struct rpcrdma__xbuf rdbuf;
 	size_t rd_total; /* bytes its Read chunks bring (charged to the conn) */
 	bool rd_charged;
+	bool rd_waited;    /* counted once in read_budget_waits */
+	uint64_t rd_start; /* when its Reads began: record_timeout_ms */
+	struct xsreq *rl_prev, *rl_next; /* conn's calls with Reads out, oldest first */
+	bool rl_linked;
 	struct xrop rops[XSREQ_MAX_ROPS];
 	uint32_t nrops, rop_next, reads_left;
 	bool read_err;
@@ -128,6 +142,8 @@ struct xsreq {
 	uint32_t writes_left;
 	struct rpcrdma__xop send_op;
 	bool send_busy;
+	size_t tx_cost; /* counted in conn->tx_bytes while queued or posted */
+	bool tx_counted;
 };
 
 struct xsconn {
@@ -147,6 +163,22 @@ struct xsconn {
 	struct rpcrdma__clnt_transport *bc_req;
 	void *bc;
 	uint32_t bc_recvs;
+	/* Bounds (rpcrdma_server_opts): replies queued or posted, their
+	 * bytes, and since when they have not moved; the last receive; the
+	 * tick that looks at these clocks. */
+	bool admitted; /* counts against max_conns (cb->conn_admit) */
+	bool rd_blocked; /* waits for the transport's Read-chunk budget */
+	bool paused;     /* receives held back: tx_bytes at max_conn_queued */
+	uint32_t tx_pending;
+	size_t tx_bytes;
+	uint64_t tx_since, last_rx;
+	struct rpcrdma__timer tick;
+	/* Calls received while tx_bytes is at max_conn_queued: kept in their
+	 * receive buffers (counted in held), taken in order once the replies
+	 * drain, from hold_kick. */
+	struct rpcrdma__xrecv *hold_head, *hold_tail;
+	struct rpcrdma__timer hold_kick;
+	struct xsreq *rl_head, *rl_tail; /* calls whose Reads are out, oldest first */
 };
 
 struct xsvc {
@@ -179,13 +211,20 @@ struct xsvc {
 	struct xsconn *partner_sc;
 	/* Reverse requesters let go of with operations outstanding. */
 	struct rpcrdma__clnt_transport *buried;
+	/* Bounds: the largest call rebuilt (max_record), the Read-chunk
+	 * bytes one connection and all of them may hold, and the
+	 * connections waiting for the latter (woken from rd_kick). */
+	struct rpcrdma__svc_bounds b;
+	size_t max_call, conn_read_budget, rd_bytes;
+	unsigned int rd_blocked;
+	struct rpcrdma__timer rd_kick;
 };
 
 #define XSREQ_FREE_MAX 64u
-/* Read-chunk bytes one connection's calls may hold at once (a call larger
- * than this still goes, alone): a requester cannot make us allocate more
- * by sending many large calls. */
-#define XSCONN_READ_BUDGET (4u * RPCRDMA__XPRT_MAX_MSG)
+/* Read-chunk bytes one connection's calls may hold at once: four of its
+ * largest calls (max_record), within the transport's max_read_bytes; a
+ * requester cannot make us allocate more by sending many large calls. */
+#define XSCONN_READ_CALLS 4u
 /* Read-chunk landing buffers kept for the next calls, per transport (a
  * worker's): enough for a pipeline of bulk WRITEs. */
 #define XSVC_RD_SPARES_MAX (32u << 20)
@@ -209,6 +248,12 @@ static void conn_try_free(struct xsconn *sc)
 
 	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
 		return;
+	rpcrdma__timer_stop(&sc->tick);
+	rpcrdma__timer_stop(&sc->hold_kick);
+	if (sc->rd_blocked && v->rd_blocked)
+		v->rd_blocked--;
+	if (sc->admitted && v->cb->conn_release)
+		v->cb->conn_release(v->cb_ctx);
 	if (sc->prev)
 		sc->prev->next = sc->next;
 	else
@@ -262,6 +307,11 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 	s->nrops = s->rop_next = s->reads_left = 0;
 	s->rd_total = 0;
 	s->rd_charged = false;
+	s->rd_waited = false;
+	s->rl_linked = false;
+	s->rl_prev = s->rl_next = NULL;
+	s->tx_counted = false;
+	s->tx_cost = 0;
 	s->read_err = false;
 	s->begun = false;
 	s->writes_left = 0;
@@ -278,6 +328,52 @@ static struct xsreq *sreq_get(struct xsvc *v, struct xsconn *sc)
 }
 
 static void refill(struct xsconn *sc);
+static void after_sq(struct xsconn *sc);
+static void hold_release(struct rpcrdma__timer *tm);
+
+/* The calls of a connection whose Reads are out (record_timeout_ms). */
+static void rl_add(struct xsconn *sc, struct xsreq *s)
+{
+	s->rl_next = NULL;
+	s->rl_prev = sc->rl_tail;
+	if (sc->rl_tail)
+		sc->rl_tail->rl_next = s;
+	else
+		sc->rl_head = s;
+	sc->rl_tail = s;
+	s->rl_linked = true;
+}
+
+static void rl_remove(struct xsconn *sc, struct xsreq *s)
+{
+	if (!s->rl_linked)
+		return;
+	if (s->rl_prev)
+		s->rl_prev->rl_next = s->rl_next;
+	else
+		sc->rl_head = s->rl_next;
+	if (s->rl_next)
+		s->rl_next->rl_prev = s->rl_prev;
+	else
+		sc->rl_tail = s->rl_prev;
+	s->rl_prev = s->rl_next = NULL;
+	s->rl_linked = false;
+}
+
+/* Connections that waited for the transport's Read-chunk budget try again. */
+static void rd_kick(struct rpcrdma__timer *tm)
+{
+	struct xsvc *v = tm->ctx;
+
+	for (struct xsconn *sc = v->conns, *next; sc && v->rd_blocked; sc = next) {
+		next = sc->next;
+		if (!sc->rd_blocked)
+			continue;
+		sc->rd_blocked = false;
+		v->rd_blocked--;
+		after_sq(sc); /* may block it again */
+	}
+}
 
 /* Ends a call: every buffer back, the connection maybe freed. */
 static void sreq_release(struct xsreq *s)
@@ -299,10 +395,25 @@ static void sreq_release(struct xsreq *s)
 			sc->held--;
 	}
 	rpcrdma__ddp_resp_release(&s->rddp);
+	rl_remove(sc, s);
 	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
-	if (s->rd_charged)
+	if (s->rd_charged) {
 		sc->rd_bytes -= s->rd_total;
+		v->rd_bytes -= s->rd_total;
+		/* Connections waiting for the budget go again, from a timer:
+		 * not inside whatever released this call. */
+		if (v->rd_blocked && !v->rd_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &v->rd_kick, 0, rd_kick, v);
+	}
 	s->rd_charged = false;
+	if (s->tx_counted) {
+		sc->tx_bytes -= s->tx_cost;
+		sc->tx_pending--;
+		sc->tx_since = rpcrdma_loop_now(v->dev.loop);
+		if (sc->hold_head && sc->tx_bytes < v->b.max_queued && !sc->hold_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
+	}
+	s->tx_counted = false;
 	if (s->rbuf.len > 4u * v->inline_send)
 		rpcrdma__xbuf_free(&s->rbuf);
 	s->sreq.tpriv = NULL;
@@ -374,6 +485,15 @@ static void refill(struct xsconn *sc)
 		return;
 	if (sc->held >= cap)
 		return;
+	/* max_conn_queued: no new call is taken while the requester leaves
+	 * our replies unfinished (the receives return as replies complete). */
+	if (sc->tx_bytes >= v->b.max_queued) {
+		if (!sc->paused)
+			v->st.queue_pauses++;
+		sc->paused = true;
+		return;
+	}
+	sc->paused = false;
 	if (target > cap - sc->held)
 		target = cap - sc->held;
 	(void)rpcrdma__xconn_fill_recvs(&sc->c, target);
@@ -415,8 +535,10 @@ static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *e
 		sc->c.sq_used--;
 	if (s->writes_left)
 		s->writes_left--;
-	if (ev->status == RPCRDMA_PST_SUCCESS)
+	if (ev->status == RPCRDMA_PST_SUCCESS) {
 		sc->svc->st.rdma_write_bytes += ev->byte_len;
+		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+	}
 	else if (ev->status != RPCRDMA_PST_FLUSHED)
 		conn_close(sc);
 	sc->sreqs++;
@@ -435,6 +557,8 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	if (sc->c.sq_used)
 		sc->c.sq_used--;
 	s->send_busy = false;
+	if (ev->status == RPCRDMA_PST_SUCCESS)
+		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED)
 		conn_close(sc);
 	sc->sreqs++;
@@ -645,6 +769,17 @@ static void queue_tx(struct xsreq *s)
 
 	s->state = SREQ_QUEUED;
 	s->next = NULL;
+	if (!s->tx_counted) {
+		/* What the reply holds until its Writes and Send complete. */
+		s->tx_cost = s->hdr_len + s->reply_len;
+		for (uint32_t i = 0; i < s->rddp.nresults; i++)
+			s->tx_cost += s->rddp.results[i].len;
+		if (!sc->tx_pending)
+			sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+		sc->tx_pending++;
+		sc->tx_bytes += s->tx_cost;
+		s->tx_counted = true;
+	}
 	if (sc->tx_tail)
 		sc->tx_tail->next = s;
 	else
@@ -818,6 +953,7 @@ static void on_read(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	}
 	sc->sreqs++;
 	if (!s->reads_left && s->rop_next == s->nrops) {
+		rl_remove(sc, s);
 		if (s->read_err || sc->c.state != RPCRDMA__XCONN_UP || sc->svc->destroying)
 			sreq_release(s);
 		else
@@ -846,17 +982,33 @@ static void pump_reads(struct xsconn *sc)
 			continue;
 		}
 		if (!s->rd_charged) {
-			/* Its buffer, within the connection's budget (FIFO:
-			 * later calls wait behind it). */
-			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > XSCONN_READ_BUDGET)
+			struct xsvc *v = sc->svc;
+
+			/* Its buffer, within the connection's budget and the
+			 * transport's (FIFO: later calls wait behind it). */
+			if (sc->rd_bytes && sc->rd_bytes + s->rd_total > v->conn_read_budget) {
+				v->st.read_budget_waits += !s->rd_waited;
+				s->rd_waited = true;
 				return;
-			if (rpcrdma__xbuf_take(&sc->svc->rd_spares, sc->svc->dev.prov, &s->rdbuf,
-					       s->rd_total)) {
+			}
+			if (v->rd_bytes && v->rd_bytes + s->rd_total > v->b.max_read_bytes) {
+				v->st.read_budget_waits += !s->rd_waited;
+				s->rd_waited = true;
+				if (!sc->rd_blocked) {
+					sc->rd_blocked = true;
+					v->rd_blocked++;
+				}
+				return;
+			}
+			if (rpcrdma__xbuf_take(&v->rd_spares, v->dev.prov, &s->rdbuf, s->rd_total)) {
 				s->nrops = s->rop_next;
 				s->read_err = true;
 			} else {
 				s->rd_charged = true;
+				s->rd_start = rpcrdma_loop_now(v->dev.loop);
+				rl_add(sc, s);
 				sc->rd_bytes += s->rd_total;
+				v->rd_bytes += s->rd_total;
 			}
 		}
 		while (s->rop_next < s->nrops && sc->c.rd_used < sc->c.rd_depth &&
@@ -951,6 +1103,20 @@ static int plan_reads(struct xsreq *s, unsigned int npieces)
 	return 0;
 }
 
+/* Whether the call, its inline part and every Read segment, is within
+ * @max bytes (segments counted once each, as they are pulled). */
+static bool call_fits(const struct xsreq *s, size_t max)
+{
+	uint64_t total = s->hdr.payload_len;
+
+	for (uint32_t i = 0; i < s->hdr.nreads; i++) {
+		total += s->hdr.reads[i].target.length;
+		if (total > max)
+			return false;
+	}
+	return total <= max;
+}
+
 static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 {
 	struct xsvc *v = sc->svc;
@@ -1036,7 +1202,14 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		return;
 	}
 
-	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, RPCRDMA__XPRT_MAX_MSG);
+	if (!call_fits(s, v->max_call)) {
+		/* max_record: refused before a byte is read or reserved. */
+		v->st.records_too_large++;
+		v->st.bad_msgs++;
+		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, v->max_call);
 	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
 		/* Chunks that do not fit the message, or a call too large:
 		 * the header is what is wrong (RFC 8166 5.5.2). */
@@ -1111,6 +1284,7 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		return;
 	}
 	v->st.inline_recv_bytes += r->len;
+	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
 	sc->sreqs++;
 	/* ORDER: replace the receive before serving the call, so the
 	 * requester's credits stay backed meanwhile. */
@@ -1119,11 +1293,60 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 	sc->held--;
 	if (route_reverse(sc, r, ev)) {
 		rpcrdma__xrecv_put(&v->pool, r);
+	} else if (sc->hold_head || sc->tx_bytes >= v->b.max_queued) {
+		/* max_conn_queued: the call waits in its receive buffer (the
+		 * receives are bounded) rather than adding a reply now. */
+		if (!sc->hold_head)
+			v->st.queue_pauses++;
+		r->next = NULL;
+		if (sc->hold_tail)
+			sc->hold_tail->next = r;
+		else
+			sc->hold_head = r;
+		sc->hold_tail = r;
+		sc->held++;
 	} else {
 		handle_call(sc, r);
 	}
 	sc->sreqs--;
 	conn_try_free(sc);
+}
+
+/* The calls held for max_conn_queued, taken in order while there is room. */
+static void hold_release(struct rpcrdma__timer *tm)
+{
+	struct xsconn *sc = tm->ctx;
+	struct xsvc *v = sc->svc;
+	struct rpcrdma__xrecv *r;
+
+	sc->sreqs++;
+	while ((r = sc->hold_head) && sc->tx_bytes < v->b.max_queued &&
+	       sc->c.state == RPCRDMA__XCONN_UP && !v->destroying) {
+		sc->hold_head = r->next;
+		if (!sc->hold_head)
+			sc->hold_tail = NULL;
+		r->next = NULL;
+		sc->held--;
+		handle_call(sc, r);
+	}
+	sc->sreqs--;
+	conn_try_free(sc);
+}
+
+/* Calls held when the connection ends go with it. */
+static void hold_drop(struct xsconn *sc)
+{
+	struct rpcrdma__xrecv *r;
+
+	while ((r = sc->hold_head)) {
+		sc->hold_head = r->next;
+		r->next = NULL;
+		if (sc->held)
+			sc->held--;
+		rpcrdma__xrecv_put(&sc->svc->pool, r);
+	}
+	sc->hold_tail = NULL;
+	rpcrdma__timer_stop(&sc->hold_kick);
 }
 
 /*
@@ -1136,6 +1359,8 @@ static void conn_down(struct xsconn *sc)
 	if (sc->c.state == RPCRDMA__XCONN_DOWN)
 		return;
 	sc->c.state = RPCRDMA__XCONN_DOWN;
+	rpcrdma__timer_stop(&sc->tick);
+	hold_drop(sc);
 	sc->sreqs++;
 	/* ORDER: the reverse calls are fenced while the connection exists. */
 	if (sc->bc)
@@ -1153,14 +1378,78 @@ static void conn_down(struct xsconn *sc)
 	conn_try_free(sc);
 }
 
+/*
+ * The time-outs of one connection, looked at every tick: replies the
+ * requester does not let finish (drain), Read chunks it does not let us
+ * read (record), a connection that does nothing (idle).  Closing is all we
+ * can do: a posted operation cannot be taken back otherwise.
+ */
+static void conn_tick(struct rpcrdma__timer *tm)
+{
+	struct xsconn *sc = tm->ctx;
+	struct xsvc *v = sc->svc;
+	uint64_t now = rpcrdma_loop_now(v->dev.loop);
+	const struct xsreq *rd = sc->rl_head;
+
+	if (sc->c.state == RPCRDMA__XCONN_CONNECTING) {
+		/* Accepted, never established (the requester did not finish
+		 * the handshake): it holds receives and a place in max_conns. */
+		if (now - sc->last_rx >= v->b.record_ms) {
+			v->st.record_timeouts++;
+			conn_close(sc);
+			return;
+		}
+		rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		return;
+	}
+	if (sc->c.state != RPCRDMA__XCONN_UP)
+		return;
+	if (sc->tx_pending && now - sc->tx_since >= v->b.drain_ms) {
+		v->st.drain_timeouts++;
+		conn_close(sc);
+		return;
+	}
+	if (rd && now - rd->rd_start >= v->b.record_ms) {
+		v->st.record_timeouts++;
+		conn_close(sc);
+		return;
+	}
+	/* Idle since the last message either way (a long call's reply
+	 * counts: tx_since moves when it completes). */
+	if (!sc->in_progress && !sc->tx_pending && !rd && !sc->rd_head && !sc->hold_head &&
+	    now - (sc->last_rx > sc->tx_since ? sc->last_rx : sc->tx_since) >= v->b.idle_ms) {
+		v->st.idle_closes++;
+		conn_close(sc);
+		return;
+	}
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+}
+
 static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma_prov_conn *pc = ev->conn;
 	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
 	struct xsconn *sc;
+	bool admitted;
 	size_t pdlen;
 	int rc;
 
+	/*
+	 * max_conns: the listener admits (a request handed to a worker,
+	 * listener NULL, was admitted there); refused at the connection
+	 * manager, before anything is allocated for it.
+	 */
+	if (ev->listener) {
+		admitted = v->cb->conn_admit != NULL;
+		if (admitted && (v->destroying || !v->cb->conn_admit(v->cb_ctx))) {
+			v->st.conns_refused += !v->destroying;
+			(void)rpcrdma__provider_reject(pc, NULL, 0);
+			rpcrdma__provider_conn_destroy(pc);
+			return;
+		}
+	} else {
+		admitted = v->cb->conn_release != NULL;
+	}
 	if (!v->destroying && ev->listener && v->cb->place) {
 		struct rpcrdma__svc_transport *to = v->cb->place(v->cb_ctx);
 
@@ -1175,8 +1464,11 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
 		(void)rpcrdma__provider_reject(pc, NULL, 0);
 		rpcrdma__provider_conn_destroy(pc);
+		if (admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
 		return;
 	}
+	sc->admitted = admitted;
 	sc->svc = v;
 	sc->c.dev = &v->dev;
 	sc->c.pc = pc;
@@ -1215,7 +1507,11 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 		rpcrdma__provider_conn_destroy(pc);
 		sc->c.pc = NULL;
 		conn_try_free(sc);
+		return;
 	}
+	/* The handshake, too, must finish within record_timeout_ms. */
+	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
 }
 
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
@@ -1240,6 +1536,10 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		sc->c.sq_depth -= sc->c.bc_sq_share;
 		/* The peer's IRD, as the provider agreed it. */
 		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
+		if (!v->partner) {
+			sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+			rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		}
 		return;
 	case RPCRDMA_PEV_DISCONNECTED:
 	case RPCRDMA_PEV_CONNECT_ERROR:
@@ -1316,12 +1616,20 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
+	rpcrdma__svc_bounds_of(opts, &v->b);
+	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__TCP_MAX_RECORD_DEFAULT;
+	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
+		v->max_call = RPCRDMA__XPRT_MAX_MSG;
+	v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
+	if (v->conn_read_budget > v->b.max_read_bytes)
+		v->conn_read_budget = v->b.max_read_bytes;
 	*out = v;
 	return 0;
 }
 
 static void svc_close(struct xsvc *v)
 {
+	rpcrdma__timer_stop(&v->rd_kick);
 	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
 	if (!v->partner) /* a partner borrows its owner's */
@@ -1410,6 +1718,11 @@ static int s_reply_begin(struct rpcrdma__sreq *sreq)
 		}
 	}
 	room = sc->c.thr.send_max;
+	/* A Reply chunk is only an offer: what we reserve for it up front is
+	 * capped by max_record, so a requester offering huge ones cannot
+	 * make each call cost that much (a larger reply asks again). */
+	if (rc_cap > v->max_call)
+		rc_cap = v->max_call;
 	if (rc_cap > room)
 		room = rc_cap > RPCRDMA__XPRT_MAX_MSG ? RPCRDMA__XPRT_MAX_MSG : (size_t)rc_cap;
 	if (sreq->reply_hint > room)
@@ -1618,6 +1931,10 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 	}
 	while ((sc = v->conns)) {
 		v->conns = sc->next;
+		rpcrdma__timer_stop(&sc->tick);
+		hold_drop(sc);
+		if (sc->admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
 		free(sc);
 	}
 	/* ORDER: after the last poll, before the instance closes (they
@@ -1693,6 +2010,17 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, dev->prov, inline_recv, 2 * v->credits + 32);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
+	{
+		/* Reverse calls: the defaults, and the engine's largest message
+		 * (a callback's size is the client's own business). */
+		struct rpcrdma_server_opts dflt;
+
+		memset(&dflt, 0, sizeof(dflt));
+		rpcrdma__svc_bounds_of(&dflt, &v->b);
+		v->max_call = RPCRDMA__XPRT_MAX_MSG;
+		v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
+		v->b.max_read_bytes = v->conn_read_budget;
+	}
 	*out = (struct rpcrdma__svc_transport *)(void *)v;
 	return 0;
 }

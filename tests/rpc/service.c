@@ -198,6 +198,20 @@ static int proc_echo_later(struct rpcrdma_svc_req *req, void *args, void *res)
 	return answer_later(req, NULL, 0, ECHO_LATER_MS);
 }
 
+static int proc_fill(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	uint32_t n = *(uint32_t *)args;
+	struct echo *out = res;
+
+	(void)req;
+	if (n > ECHO_MAX)
+		return -RPCRDMA_RPC_GARBAGE_ARGS;
+	out->len = n;
+	for (uint32_t i = 0; i < n; i++)
+		out->data[i] = fill_byte(i);
+	return 0;
+}
+
 /* Before destroying the server: its deferred requests are answered by it. */
 void svc_forget_pending(void)
 {
@@ -285,6 +299,8 @@ const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_COUNT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc, sizeof(uint32_t), NULL},
     [P_EMPTY] = {NULL, NULL, 0, NULL, 0, NULL},
     [P_BADRES] = {proc_null, NULL, 0, xdr_fail_enc, 4, NULL},
+    [P_FILL] = {proc_fill, xdr_u32_dec, sizeof(uint32_t), xdr_echo_enc, sizeof(struct echo),
+		echo_free_res},
     [P_ECHO_LATER] = {proc_echo_later, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc,
 		      sizeof(struct echo), echo_free_res},
     [P_COUNT_IDEMPOTENT] = {proc_count, xdr_u32_dec, sizeof(uint32_t), xdr_u32_enc,
@@ -434,6 +450,48 @@ void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port)
 	CHECK(fd >= 0);
 	CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	raw_adopt(r, loop, fd);
+}
+
+/* As raw_open, from @local_port (0: any); another client to the server's
+ * duplicate request cache over TCP unless the port is the same. */
+void raw_open_from(struct raw *r, struct rpcrdma_loop *loop, const char *port, uint16_t local_port)
+{
+	struct sockaddr_in sin, me;
+	int fd, one = 1;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memset(&me, 0, sizeof(me));
+	me.sin_family = AF_INET;
+	me.sin_port = htons(local_port);
+	me.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0);
+	CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	CHECK_EQ(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	raw_adopt(r, loop, fd);
+}
+
+uint16_t raw_local_port(const struct raw *r)
+{
+	struct sockaddr_in me;
+	socklen_t len = sizeof(me);
+
+	CHECK_EQ(getsockname(r->fd, (struct sockaddr *)&me, &len), 0);
+	return ntohs(me.sin_port);
+}
+
+/* Close with a reset, as a client that gives up on a connection: its
+ * port is free for the next one at once (no TIME_WAIT). */
+void raw_abort(struct raw *r)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	CHECK_EQ(setsockopt(r->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	raw_close(r);
 }
 
 void raw_close(struct raw *r)

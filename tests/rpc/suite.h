@@ -48,6 +48,7 @@ enum {
 	P_BADRES,
 	P_ECHO_LATER,
 	P_COUNT_IDEMPOTENT, /* COUNT, set idempotent in version 1: no duplicate request cache */
+	P_FILL,             /* u32 n -> n bytes (DDP-eligible) of fill_byte(i): small call, big reply */
 	P_NPROCS,
 };
 
@@ -166,6 +167,10 @@ struct server_thread {
 };
 
 /* service.c */
+static inline uint8_t fill_byte(size_t i)
+{
+	return (uint8_t)(i * 7u + 1u);
+}
 int xdr_echo_enc(struct rpcrdma_xdr_stream *x, void *o);
 int xdr_echo_dec(struct rpcrdma_xdr_stream *x, void *o);
 int xdr_add_enc(struct rpcrdma_xdr_stream *x, void *o);
@@ -195,6 +200,9 @@ void pump_ms(struct rpcrdma_loop *loop, int ms);
 void raw_adopt(struct raw *r, struct rpcrdma_loop *loop, int fd);
 void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port);
 void raw_close(struct raw *r);
+void raw_open_from(struct raw *r, struct rpcrdma_loop *loop, const char *port, uint16_t local_port);
+uint16_t raw_local_port(const struct raw *r);
+void raw_abort(struct raw *r);
 void raw_send(struct raw *r, const void *p, size_t n);
 void put32(uint8_t *p, uint32_t v);
 uint32_t get32(const uint8_t *p);
@@ -225,6 +233,16 @@ void case_max_record(void);
 void case_server_backpressure(void);
 void case_drc_parked(void);
 void case_client_hostile_server(void);
+
+/* bounds_cases.c */
+void case_bound_conns(void);
+void case_bound_idle(void);
+void case_bound_partial(void);
+void case_bound_drain(void);
+void case_bound_too_large(void);
+void case_bound_read_budget(void);
+void case_bound_drc_key(void);
+void case_bound_inflight(void);
 
 /* workers_cases.c */
 void case_workers(void);

@@ -1,7 +1,8 @@
 /*
  * Duplicate request cache tests: the new / in progress / done life of an
- * entry, what is and is not part of the key (the port is not; XID, program,
- * version, procedure, argument length and checksum are), v4-mapped
+ * entry, what is and is not part of the key (XID, program, version,
+ * procedure, every byte of the arguments however split, the credential;
+ * the port only when bound for TCP), v4-mapped
  * addresses, LRU eviction of answered entries only, calls in progress that
  * are never evicted (uncached instead), the byte budget, forget, the owner
  * slot, a key computed without moving the caller's stream, and the DDP
@@ -98,7 +99,7 @@ static void test_key(void **state)
 	assert_int_equal(rpcrdma__drc_create(16, 0, &drc), 0);
 	make_key(&k, 1, 2, &a1, args_a, sizeof(args_a));
 	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
-	/* Another port of the same host: the same call (a reconnect). */
+	/* Another port of the same host, unbound (RDMA): the same call. */
 	make_key(&k, 1, 2, &a2, args_a, sizeof(args_a));
 	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_IN_PROGRESS);
 	make_key(&k, 1, 2, &mapped, args_a, sizeof(args_a));
@@ -117,23 +118,42 @@ static void test_key(void **state)
 	rpcrdma__drc_destroy(drc);
 }
 
-static void test_checksum_window(void **state)
+static void test_args_hash_whole(void **state)
 {
 	struct sockaddr_in a = v4("10.0.0.1", 1);
 	struct rpcrdma__drc_key k1, k2;
 	struct rpcrdma_xdr_stream xdr;
-	uint8_t big[600];
+	static uint8_t big[70000];
 
 	(void)state;
 	memset(big, 0x5a, sizeof(big));
 	make_key(&k1, 9, 1, &a, big, sizeof(big));
-	big[RPCRDMA__DRC_CSUM_LEN] ^= 1; /* past the window: same key */
+	/* A byte anywhere, the last one and one far past the first 256
+	 * included, makes another call. */
+	for (size_t at = 0; at < sizeof(big); at += at < 300 ? 1 : 997) {
+		big[at] ^= 1;
+		make_key(&k2, 9, 1, &a, big, sizeof(big));
+		big[at] ^= 1;
+		assert_true(k1.args_hash != k2.args_hash);
+	}
+	big[sizeof(big) - 1] ^= 0x80;
+	make_key(&k2, 9, 1, &a, big, sizeof(big));
+	big[sizeof(big) - 1] ^= 0x80;
+	assert_true(k1.args_hash != k2.args_hash);
 	make_key(&k2, 9, 1, &a, big, sizeof(big));
 	assert_memory_equal(&k1, &k2, sizeof(k1));
-	big[RPCRDMA__DRC_CSUM_LEN - 1] ^= 1; /* inside it: differs */
-	make_key(&k2, 9, 1, &a, big, sizeof(big));
-	assert_int_not_equal(k1.csum, k2.csum);
 	assert_int_equal(k1.args_len, sizeof(big));
+
+	/* The same bytes split anywhere (Read chunks, a Long Call) hash the
+	 * same: a retransmission may travel in another form. */
+	for (size_t cut = 0; cut < 100; cut += 7) {
+		struct iovec iov[4] = {
+		    {big, cut}, {big + cut, 0}, {big + cut, 33}, {big + cut + 33, sizeof(big) - cut - 33}};
+
+		assert_int_equal(rpcrdma_xdr_init_iov(&xdr, iov, 4), 0);
+		rpcrdma__drc_key_init(&k2, 9, 0x20000099, 1, 1, (const struct sockaddr *)&a, &xdr);
+		assert_memory_equal(&k1, &k2, sizeof(k1));
+	}
 
 	/* The caller's stream stays where it was. */
 	rpcrdma_xdr_init_const(&xdr, big, sizeof(big));
@@ -141,6 +161,55 @@ static void test_checksum_window(void **state)
 	rpcrdma__drc_key_init(&k1, 1, 1, 1, 1, (const struct sockaddr *)&a, &xdr);
 	assert_int_equal(rpcrdma_xdr_pos(&xdr), 8);
 	assert_int_equal(k1.args_len, sizeof(big) - 8);
+	assert_true(k1.args_hash == rpcrdma__drc_hash(big + 8, sizeof(big) - 8));
+}
+
+/* The credential and (over TCP) the port tie a reply to its caller. */
+static void test_key_bind(void **state)
+{
+	struct sockaddr_in a1 = v4("10.0.0.1", 700), a2 = v4("10.0.0.1", 701);
+	static const uint8_t sys_a[8] = {0, 0, 0, 1, 0, 0, 0, 0};
+	static const uint8_t sys_b[8] = {0, 0, 0, 2, 0, 0, 0, 0};
+	struct rpcrdma__drc_key k1, k2;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc *drc;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(8, 0, &drc), 0);
+	make_key(&k1, 5, 1, &a1, args_a, 8);
+	rpcrdma__drc_key_bind(&k1, (const struct sockaddr *)&a1, true, 1, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k1, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, "r", 1), 0);
+
+	/* Another user's credential, same everything else: a new call. */
+	make_key(&k2, 5, 1, &a1, args_a, 8);
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a1, true, 1, sys_b, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(drc, e);
+	/* Another flavor with the same body, or a shorter body. */
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a1, true, 0, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(drc, e);
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a1, true, 1, sys_a, 4);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(drc, e);
+	/* Another port over TCP: another client. */
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a2, true, 1, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(drc, e);
+	/* The same caller: the retransmission is answered from the cache. */
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a1, true, 1, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_DONE);
+
+	/* Over RDMA the port is left out: a new connection's port matches. */
+	make_key(&k1, 6, 1, &a1, args_a, 8);
+	rpcrdma__drc_key_bind(&k1, (const struct sockaddr *)&a1, false, 1, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k1, &e), RPCRDMA__DRC_NEW);
+	assert_int_equal(rpcrdma__drc_complete(drc, e, "r", 1), 0);
+	make_key(&k2, 6, 1, &a2, args_a, 8);
+	rpcrdma__drc_key_bind(&k2, (const struct sockaddr *)&a2, false, 1, sys_a, 8);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k2, &e), RPCRDMA__DRC_DONE);
+	rpcrdma__drc_destroy(drc);
 }
 
 static void test_lru_eviction(void **state)
@@ -338,7 +407,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_life_cycle),
 	    cmocka_unit_test(test_key),
-	    cmocka_unit_test(test_checksum_window),
+	    cmocka_unit_test(test_args_hash_whole),
+    cmocka_unit_test(test_key_bind),
 	    cmocka_unit_test(test_lru_eviction),
 	    cmocka_unit_test(test_in_progress_never_evicted),
 	    cmocka_unit_test(test_byte_budget),

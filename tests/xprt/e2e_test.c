@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rpc/core.h"
+#include "xprt/xprt.h"
 #include "rpcrdma/rpc.h"
 
 #define PROG 0x20000777u
@@ -270,6 +271,16 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
 };
 
 static const char *test_provider = "ofi";
+
+static uint64_t grants_live_of(struct rpcrdma_provider *p)
+{
+	struct rpcrdma_prov_stats st;
+
+	if (!p)
+		return 0;
+	rpcrdma__provider_stats(p, &st);
+	return st.grants_live;
+}
 static const char *test_addr = "127.0.0.1";
 
 struct env {
@@ -751,6 +762,117 @@ static int case_reconnect(void)
 #include "bidir_cases.c"
 #include "v2_cases.c"
 
+/*
+ * RFC 8166 5.4.1 and issue section 5: a call that times out against a
+ * server that stalls (its loop, and so its provider, does not run: it
+ * takes no Send and serves no Read) gets its memory back only once the
+ * server can no longer reach it.  At the completion no grant of the
+ * client is live and the wait was counted; when the server wakes up, its
+ * Read of the argument and any Write of the result meet revoked handles,
+ * the caller's buffer stays as it was, and the client goes on.
+ */
+struct stalled {
+	struct rpcrdma_call call;
+	struct echo in, out;
+	struct rpcrdma_client *clnt;
+	uint64_t grants_at_done;
+	int done;
+};
+
+static void stalled_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct stalled *st = ctx;
+
+	(void)call;
+	st->grants_at_done =
+	    grants_live_of(rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(st->clnt)));
+	st->done = 1;
+}
+
+static int case_abort_revoked(void)
+{
+	enum { LEN = 64u << 10 };
+	struct rpcrdma_loop *cloop;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats cs;
+	struct rpcrdma_call call;
+	struct stalled st;
+	struct env e;
+	char port[16];
+
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	CHECK_RC(rpcrdma_loop_create(&cloop), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.timeout_ms = 300;
+	memset(&st, 0, sizeof(st));
+	CHECK_RC(rpcrdma_client_create(cloop, test_addr, port, PROG, VERS, &co, &st.clnt), 0);
+	/* Connected, with credits: both loops run. */
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = stalled_done;
+	call.ctx = &st;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(call.status, 0);
+
+	/* An ECHO with a Read chunk and a Write chunk; the server stalls. */
+	st.in.data = malloc(LEN);
+	st.out.data = malloc(BIG);
+	CHECK(st.in.data && st.out.data);
+	st.in.len = LEN;
+	for (uint32_t k = 0; k < LEN; k++)
+		st.in.data[k] = pat(5, k);
+	memset(st.out.data, 0xee, BIG);
+	call_init(&st.call, P_ECHO, echo_enc, &st.in, echo_dec, &st.out);
+	st.call.ddp_buf = st.out.data;
+	st.call.ddp_len = LEN;
+	st.call.max_reply = LEN + 128;
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	executions = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	while (!st.done)
+		CHECK(rpcrdma_loop_run_once(cloop, 50) >= 0);
+	CHECK_RC(st.call.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(st.grants_at_done, 0);
+	CHECK_RC(rpcrdma_client_stats(st.clnt, &cs), 0);
+	CHECK_RC(cs.abort_waits, 1);
+
+	/* The server wakes up: it finds nothing of ours to read or write. */
+	for (int i = 0; i < 200; i++) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	CHECK_RC(executions, 0);
+	for (uint32_t k = 0; k < BIG; k++)
+		CHECK(st.out.data[k] == 0xee);
+
+	/* And the client goes on (on a new connection when that one died). */
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = stalled_done;
+	call.ctx = &st;
+	st.done = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(call.status, 0);
+	rpcrdma_client_destroy(st.clnt);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(cloop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(cloop), 0);
+	free(st.in.data);
+	free(st.out.data);
+	return env_down(&e);
+}
+
 struct test_case {
 	const char *name;
 	int (*fn)(void);
@@ -761,6 +883,7 @@ static const struct test_case cases[] = {
     {"e2e_reply_too_large", case_reply_too_large},
     {"e2e_pipeline", case_pipeline},
     {"e2e_reconnect", case_reconnect},
+    {"e2e_abort_revoked", case_abort_revoked},
     {"e2e_workers", case_workers},
     {"e2e_write_list", case_write_list},
     {"e2e_bidir_interleave", case_bidir_interleave},

@@ -1,0 +1,634 @@
+/*
+ * Resource bounds of the server under hostile clients (rpcrdma_server_opts,
+ * docs/security.md): one case per class of attack, each over TCP and over
+ * RPC-over-RDMA (ofi).  Each sends the attack, checks that the server
+ * refused it as specified (the counter, and what the attacker sees), then
+ * that a well-behaved client is still served within a few seconds, and
+ * where the attack is about memory, that the process did not grow by more
+ * than the bound allows.
+ *
+ * A peer that stops reading is a client whose loop is not run: on TCP its
+ * socket fills; over ofi its provider makes no progress, so the server's
+ * RDMA Reads of its chunks and Writes and Sends of its replies do not
+ * finish.  The server and the well-behaved client share one loop; each
+ * attacker has a loop of its own, run only while it attacks.
+ */
+#include "suite.h"
+
+#define WAIT_MS 10000 /* generous: a loaded 2-core machine */
+
+static void defer_done_flag(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	*(bool *)ctx = true;
+}
+
+static struct rpcrdma_server *bounded_server(struct rpcrdma_loop *loop,
+					     const struct rpcrdma_server_opts *bounds, char *port)
+{
+	struct rpcrdma_server_opts so = *bounds;
+	struct rpcrdma_server *srv = NULL;
+
+	so.transport = transport;
+	so.provider = "ofi";
+	CHECK_EQ(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+	CHECK_EQ(rpcrdma_server_register(srv, TEST_PROG, 1, procs, P_NPROCS), 0);
+	CHECK(rpcrdma_server_port(srv) > 0);
+	snprintf(port, 16, "%d", rpcrdma_server_port(srv));
+	memset(&svc, 0, sizeof(svc));
+	svc.loop = loop;
+	return srv;
+}
+
+static uint64_t stat_of(struct rpcrdma_server *srv, size_t off)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_server_stats(srv, &st), 0);
+	return *(const uint64_t *)(const void *)((const char *)&st + off);
+}
+
+#define STAT(srv, field) stat_of((srv), offsetof(struct rpcrdma_xprt_stats, field))
+
+/* Run @loop (and @other, when not NULL) until @field of @srv reaches @n. */
+static void run_until_stat(struct rpcrdma_loop *loop, struct rpcrdma_loop *other,
+			   struct rpcrdma_server *srv, size_t off, uint64_t n, const char *what)
+{
+	uint64_t end = rpcrdma_loop_now(loop) + WAIT_MS;
+
+	while (stat_of(srv, off) < n) {
+		if (rpcrdma_loop_now(loop) >= end) {
+			fprintf(stderr, "timed out waiting for %s >= %llu (at %llu)\n", what,
+				(unsigned long long)n, (unsigned long long)stat_of(srv, off));
+			exit(1);
+		}
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		if (other)
+			CHECK(rpcrdma_loop_run_once(other, 0) >= 0);
+	}
+}
+
+#define RUN_UNTIL(loop, other, srv, field, n)                                                      \
+	run_until_stat((loop), (other), (srv), offsetof(struct rpcrdma_xprt_stats, field), (n),   \
+		       #field)
+
+/* Resident memory of the process, in bytes. */
+static size_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	CHECK(f);
+	CHECK_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
+	fclose(f);
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A well-behaved client of the server on @loop: a fresh one, served now. */
+static void good_client_served(struct rpcrdma_loop *loop, const char *port)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_client *c;
+	int32_t sum = 0;
+
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = WAIT_MS;
+	c = client_for(loop, port, TEST_PROG, 1, &co);
+	CHECK_EQ(add(c, 20, 22, &sum), 0);
+	CHECK_EQ(sum, 42);
+	rpcrdma_client_destroy(c);
+}
+
+/* An ADD by @c (on @aloop) while both loops run: connects, opens credits. */
+static void call_both(struct rpcrdma_loop *loop, struct rpcrdma_loop *aloop,
+		      struct rpcrdma_client *c)
+{
+	struct add_args args = {1, 2};
+	struct rpcrdma_call call;
+	bool done = false;
+	int32_t sum = 0;
+
+	call_init(&call, P_ADD, xdr_add_enc, &args, xdr_i32_dec, &sum);
+	call.done = defer_done_flag;
+	call.ctx = &done;
+	CHECK_EQ(rpcrdma_client_call_async(c, &call), 0);
+	while (!done) {
+		CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(loop, 1) >= 0);
+	}
+	CHECK_EQ(call.status, 0);
+	CHECK_EQ(sum, 3);
+}
+
+struct fill_call {
+	struct rpcrdma_call call;
+	uint32_t n;
+	struct echo *out;
+	int status;
+	bool done;
+};
+
+static void fill_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct fill_call *f = ctx;
+
+	f->status = call->status;
+	f->done = true;
+}
+
+static void fill_start(struct rpcrdma_client *c, struct fill_call *f, uint32_t n)
+{
+	f->n = n;
+	f->out = malloc(sizeof(*f->out));
+	CHECK(f->out);
+	f->done = false;
+	call_init(&f->call, P_FILL, xdr_u32_enc, &f->n, xdr_echo_dec, f->out);
+	echo_offer_ddp(&f->call, f->out);
+	f->call.done = fill_done;
+	f->call.ctx = f;
+	CHECK_EQ(rpcrdma_client_call_async(c, &f->call), 0);
+}
+
+/*
+ * max_conns: connections beyond it are refused (closed at accept on TCP,
+ * rejected by the connection manager over RDMA) and counted; once one of
+ * the admitted ones goes, a new client is served.  Without worker loops,
+ * and with two (the limit is the server's, over all of them).
+ */
+static void bound_conns(unsigned int workers)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c[3];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = 3;
+	so.workers = workers;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < 3; i++) {
+		int32_t sum;
+
+		c[i] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(c[i], i, 1, &sum), 0);
+	}
+	for (int round = 1; round <= 3; round++) {
+		if (transport == RPCRDMA_TRANSPORT_TCP) {
+			struct raw r;
+
+			raw_open(&r, loop, port);
+			CHECK(raw_closed_by_server(&r, loop));
+			raw_close(&r);
+		} else {
+			struct rpcrdma_client *x = client_for(loop, port, TEST_PROG, 1, NULL);
+
+			CHECK_EQ(rpcrdma_client_connect(x), -ECONNREFUSED);
+			rpcrdma_client_destroy(x);
+		}
+		RUN_UNTIL(loop, NULL, srv, conns_refused, (uint64_t)round);
+	}
+	/* The admitted ones are still served. */
+	for (int i = 0; i < 3; i++) {
+		int32_t sum;
+
+		CHECK_EQ(add(c[i], i, 2, &sum), 0);
+		CHECK_EQ(sum, i + 2);
+	}
+	/* One goes: its place is free again, once the server (or the worker
+	 * that served it) saw it go; until then a new one may be refused. */
+	rpcrdma_client_destroy(c[0]);
+	{
+		uint64_t end = rpcrdma_loop_now(loop) + WAIT_MS;
+		struct rpcrdma_client_opts co;
+		int32_t sum = 0;
+		int rc;
+
+		rpcrdma_client_opts_default(&co);
+		co.timeout_ms = 1000;
+		co.retries = 1;
+		do {
+			struct rpcrdma_client *x;
+
+			pump_ms(loop, 50);
+			CHECK(rpcrdma_loop_now(loop) < end);
+			x = client_for(loop, port, TEST_PROG, 1, &co);
+			rc = rpcrdma_client_connect(x);
+			if (rc == 0)
+				rc = add(x, 20, 22, &sum);
+			rpcrdma_client_destroy(x);
+		} while (rc != 0);
+		CHECK_EQ(sum, 42);
+	}
+	CHECK(STAT(srv, conns_refused) >= 3);
+	for (int i = 1; i < 3; i++)
+		rpcrdma_client_destroy(c[i]);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+void case_bound_conns(void)
+{
+	bound_conns(0);
+	bound_conns(2);
+}
+
+/* idle_timeout_ms: a connection that does nothing is closed; its client
+ * reconnects on its next call. */
+void case_bound_idle(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+	int32_t sum;
+
+	rpcrdma_server_opts_default(&so);
+	so.idle_timeout_ms = 300;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	c = client_for(loop, port, TEST_PROG, 1, NULL);
+	CHECK_EQ(add(c, 1, 1, &sum), 0);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		/* A raw connection that never sends a byte. */
+		struct raw r;
+
+		raw_open(&r, loop, port);
+		CHECK(raw_closed_by_server(&r, loop));
+		raw_close(&r);
+	}
+	RUN_UNTIL(loop, NULL, srv, idle_closes, transport == RPCRDMA_TRANSPORT_TCP ? 2 : 1);
+	CHECK_EQ(add(c, 2, 3, &sum), 0);
+	CHECK_EQ(sum, 5);
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * record_timeout_ms: a call begun and never finished.  TCP: a record mark
+ * promising 1 MiB, then a byte every 50 ms (the idle clock keeps running
+ * back to zero; the record's does not).  RDMA: a call whose Read chunk the
+ * client never lets us read (its provider is not run).
+ */
+void case_bound_partial(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop, *aloop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 500;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&aloop), 0);
+	srv = bounded_server(loop, &so, port);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		uint8_t msg[64];
+		struct raw r;
+		size_t len = build_call(msg, 0x1234, 2, P_NULL);
+		bool closed = false;
+
+		raw_open(&r, loop, port);
+		put32(r.buf, 0x80000000u | (1u << 20));
+		raw_send(&r, r.buf, 4);
+		for (size_t i = 0; i < len && !closed; i++) {
+			raw_send(&r, msg + i, 1);
+			pump_ms(loop, 50);
+			closed = STAT(srv, record_timeouts) > 0;
+		}
+		for (int i = 0; i < 200 && !closed; i++) {
+			raw_send(&r, msg, 1);
+			pump_ms(loop, 50);
+			closed = STAT(srv, record_timeouts) > 0;
+		}
+		CHECK(closed);
+		CHECK(raw_closed_by_server(&r, loop));
+		raw_close(&r);
+	} else {
+		struct rpcrdma_client *a = client_for(aloop, port, TEST_PROG, 1, NULL);
+		struct rpcrdma_call call;
+		struct echo *in = malloc(sizeof(*in)), *out = malloc(sizeof(*out));
+		bool done = false;
+
+		CHECK(in && out);
+		call_both(loop, aloop, a); /* connected, with credits */
+		in->len = 256u << 10;
+		memset(in->data, 0x33, in->len);
+		call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+		echo_offer_ddp(&call, out);
+		call.done = defer_done_flag;
+		call.ctx = &done;
+		CHECK_EQ(rpcrdma_client_call_async(a, &call), 0);
+		/* The Send leaves; then the attacker stops: its Read chunk is
+		 * never served. */
+		for (int i = 0; i < 20; i++)
+			CHECK(rpcrdma_loop_run_once(aloop, 0) >= 0);
+		RUN_UNTIL(loop, NULL, srv, record_timeouts, 1);
+		CHECK_EQ(STAT(srv, calls_received), 1); /* the ADD only */
+		good_client_served(loop, port);
+		/* The attacker's call fails or goes again on a new connection
+		 * once it runs again: either way it ends. */
+		pump_until(aloop, &done);
+		rpcrdma_client_destroy(a);
+		free(in);
+		free(out);
+	}
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * max_conn_queued and drain_timeout_ms: a client asks for 48 MiB of
+ * replies and stops reading.  The server stops taking its calls once a
+ * connection's replies reach the bound, closes it when they have not
+ * moved for the drain time-out, and meanwhile serves others; the process
+ * grows by much less than what was asked.
+ */
+void case_bound_drain(void)
+{
+	enum { N = 48 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop, *aloop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *a;
+	struct fill_call *f = calloc(N, sizeof(*f));
+	size_t rss0, grown;
+	char port[16];
+
+	CHECK(f);
+	rpcrdma_server_opts_default(&so);
+	so.max_conn_queued = 2u << 20;
+	so.drain_timeout_ms = 1000;
+	so.credits = 64;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&aloop), 0);
+	srv = bounded_server(loop, &so, port);
+	a = client_for(aloop, port, TEST_PROG, 1, NULL);
+	/* Connected, with credits for the whole burst (both loops run). */
+	call_both(loop, aloop, a);
+	rss0 = rss_bytes();
+	for (int i = 0; i < N; i++)
+		fill_start(a, &f[i], ECHO_MAX);
+	/* The calls leave; the attacker then stops reading for good. */
+	for (int i = 0; i < 50; i++)
+		CHECK(rpcrdma_loop_run_once(aloop, 0) >= 0);
+	RUN_UNTIL(loop, NULL, srv, queue_pauses, 1);
+	good_client_served(loop, port);
+	RUN_UNTIL(loop, NULL, srv, drain_timeouts, 1);
+	grown = rss_bytes() > rss0 ? rss_bytes() - rss0 : 0;
+	fprintf(stderr, "drain: %llu calls taken of %d, RSS grew %zu KiB\n",
+		(unsigned long long)STAT(srv, calls_received), N, grown >> 10);
+	/* The calls taken (the attacker's, besides its ADD and the good
+	 * client's) stop near the bound plus what the socket buffers took,
+	 * far below the 48 asked for; the process grew accordingly (the
+	 * bound, the replies already taken, and the attacker's own buffers in
+	 * this process).  ASan keeps freed memory in quarantine, so its RSS
+	 * says nothing there. */
+	CHECK(STAT(srv, calls_received) < 2 + N / 3);
+#ifndef __SANITIZE_ADDRESS__
+	CHECK(grown < (32u << 20));
+#endif
+	good_client_served(loop, port);
+	/* The attacker comes back: its calls end (failed, or answered on a
+	 * new connection). */
+	for (int i = 0; i < N; i++) {
+		while (!f[i].done) {
+			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
+		}
+		if (f[i].status == 0) {
+			CHECK_EQ(f[i].out->len, ECHO_MAX);
+			CHECK(f[i].out->data[ECHO_MAX - 1] == fill_byte(ECHO_MAX - 1));
+		}
+		free(f[i].out);
+	}
+	rpcrdma_client_destroy(a);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(f);
+}
+
+/*
+ * max_record: a call larger than the server's largest record is refused
+ * before it is read (TCP: the connection closes at the record mark; RDMA:
+ * ERR_CHUNK before any Read); the server goes on serving.
+ */
+void case_bound_too_large(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	rpcrdma_server_opts_default(&so);
+	so.max_record = 64u << 10;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		struct raw r;
+
+		raw_open(&r, loop, port);
+		put32(r.buf, 0x80000000u | ((64u << 10) + 4));
+		raw_send(&r, r.buf, 4);
+		CHECK(raw_closed_by_server(&r, loop));
+		raw_close(&r);
+	} else {
+		struct rpcrdma_client_opts co;
+		struct rpcrdma_client *c;
+		struct rpcrdma_call call;
+		struct echo *in = malloc(sizeof(*in)), *out = malloc(sizeof(*out));
+
+		CHECK(in && out);
+		rpcrdma_client_opts_default(&co);
+		co.timeout_ms = WAIT_MS;
+		co.retries = 1;
+		c = client_for(loop, port, TEST_PROG, 1, &co);
+		/* A Read chunk of 16 MiB - 1 announced: nothing is read. */
+		in->len = (64u << 10) + 1;
+		memset(in->data, 0x44, in->len);
+		call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+		echo_offer_ddp(&call, out);
+		CHECK_EQ(rpcrdma_client_call(c, &call), RPCRDMA_ERR_TRANSPORT_ERROR);
+		CHECK_EQ(STAT(srv, rdma_read_bytes), 0);
+		rpcrdma_client_destroy(c);
+		free(in);
+		free(out);
+	}
+	CHECK_EQ(STAT(srv, records_too_large), 1);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * max_read_bytes: many large calls at once.  Over RDMA their Read-chunk
+ * buffers are held to the budget (later calls wait, counted) and every call
+ * still completes with its data; over TCP the same burst is simply served.
+ */
+void case_bound_read_budget(void)
+{
+	enum { N = 16 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	struct rpcrdma_call calls[N];
+	struct echo *in = malloc(sizeof(*in));
+	struct echo *out = calloc(N, sizeof(*out));
+	bool done[N];
+	char port[16];
+
+	CHECK(in && out);
+	rpcrdma_server_opts_default(&so);
+	so.max_read_bytes = 512u << 10;
+	so.credits = 32;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	c = client_for(loop, port, TEST_PROG, 1, NULL);
+	open_credits(c, N);
+	in->len = 200u << 10;
+	for (uint32_t i = 0; i < in->len; i++)
+		in->data[i] = fill_byte(i);
+	for (int i = 0; i < N; i++) {
+		done[i] = false;
+		call_init(&calls[i], P_ECHO, xdr_echo_enc, in, xdr_echo_dec, &out[i]);
+		echo_offer_ddp(&calls[i], &out[i]);
+		calls[i].done = defer_done_flag;
+		calls[i].ctx = &done[i];
+		CHECK_EQ(rpcrdma_client_call_async(c, &calls[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pump_until(loop, &done[i]);
+		CHECK_EQ(calls[i].status, 0);
+		CHECK_EQ(out[i].len, in->len);
+		CHECK(memcmp(out[i].data, in->data, in->len) == 0);
+	}
+	if (transport == RPCRDMA_TRANSPORT_RDMA)
+		CHECK(STAT(srv, read_budget_waits) > 0);
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(in);
+	free(out);
+}
+
+/*
+ * The duplicate request cache replays only to the same caller with the
+ * same call: the same XID from another credential, or with arguments that
+ * differ past their first 256 bytes, runs.
+ */
+void case_bound_drc_key(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c1, *c2;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_opaque_auth cred;
+	struct rpcrdma_call call;
+	struct echo *in = malloc(sizeof(*in)), *out = malloc(sizeof(*out));
+	uint8_t body[20];
+	char port[16];
+
+	CHECK(in && out);
+	rpcrdma_server_opts_default(&so);
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	/* AUTH_SYS for uid 1000, then for uid 1001, from one address. */
+	memset(body, 0, sizeof(body));
+	put32(body + 12, 1000);
+	cred.flavor = RPCRDMA_AUTH_SYS;
+	cred.len = sizeof(body);
+	memcpy(cred.body, body, sizeof(body));
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = WAIT_MS;
+	co.cred = &cred;
+	c1 = client_for(loop, port, TEST_PROG, 1, &co);
+	{
+		struct rpcrdma_opaque_auth cred2 = cred;
+
+		put32(cred2.body + 12, 1001);
+		co.cred = &cred2;
+		c2 = client_for(loop, port, TEST_PROG, 1, &co);
+	}
+	in->len = 4000;
+	memset(in->data, 0x61, in->len);
+	for (int i = 0; i < 2; i++) {
+		rpcrdma__client_set_next_xid(i ? c2 : c1, 0x51515151);
+		call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+		echo_offer_ddp(&call, out);
+		CHECK_EQ(rpcrdma_client_call(i ? c2 : c1, &call), 0);
+		CHECK_EQ(call.xid, 0x51515151);
+	}
+	CHECK_EQ(svc.echo_execs, 2);
+	/* Same client, same XID, arguments differing at their last byte. */
+	in->data[in->len - 1] ^= 1;
+	rpcrdma__client_set_next_xid(c1, 0x51515151);
+	call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+	echo_offer_ddp(&call, out);
+	CHECK_EQ(rpcrdma_client_call(c1, &call), 0);
+	CHECK_EQ(svc.echo_execs, 3);
+	CHECK(out->data[in->len - 1] == in->data[in->len - 1]);
+	CHECK_EQ(STAT(srv, retransmits), 0);
+	rpcrdma_client_destroy(c1);
+	rpcrdma_client_destroy(c2);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(in);
+	free(out);
+}
+
+/*
+ * Calls in progress per connection: a client pipelines 200 calls that are
+ * never answered.  The server takes at most 64 of them on a TCP connection
+ * (then stops reading it) and at most its credits over RDMA, and serves
+ * others meanwhile.
+ */
+void case_bound_inflight(void)
+{
+	enum { N = 200 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *a;
+	struct rpcrdma_call *calls = calloc(N, sizeof(*calls));
+	bool *done = calloc(N, sizeof(*done));
+	char port[16];
+
+	CHECK(calls && done);
+	rpcrdma_server_opts_default(&so);
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = -1;
+	co.credits = N;
+	a = client_for(loop, port, TEST_PROG, 1, &co);
+	for (int i = 0; i < N; i++) {
+		call_init(&calls[i], P_NEVER, NULL, NULL, NULL, NULL);
+		calls[i].done = defer_done_flag;
+		calls[i].ctx = &done[i];
+		CHECK_EQ(rpcrdma_client_call_async(a, &calls[i]), 0);
+	}
+	pump_ms(loop, 500);
+	fprintf(stderr, "inflight: %u of %d calls taken\n", svc.never_execs, N);
+	CHECK(svc.never_execs > 0);
+	CHECK(svc.never_execs <= (transport == RPCRDMA_TRANSPORT_TCP ? 64u : so.credits));
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(a);
+	for (int i = 0; i < N; i++)
+		CHECK(done[i]);
+	svc_forget_pending();
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(calls);
+	free(done);
+}
