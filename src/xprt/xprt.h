@@ -191,6 +191,7 @@ struct rpcrdma__xconn {
 	struct rpcrdma_prov_conn *pc;
 	enum rpcrdma__xconn_state state;
 	uint64_t gen; /* changes with every provider connection */
+	uint32_t id;  /* trace id of the current provider connection (trace.h) */
 	/* RPC-over-RDMA version spoken on this connection: the requester's
 	 * negotiation (proto/version.h) sets it; a responder takes it from
 	 * the first call it accepts, and answers each call in its own. */
