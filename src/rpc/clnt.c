@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -335,8 +336,12 @@ static int transmit(struct rpcrdma_client *c, struct ccall *cc)
 	clist_remove(&c->queued, cc);
 	clist_append(&c->sent, cc);
 	cc->state = CC_SENT;
-	if (cc->sent_once)
+	if (cc->sent_once) {
 		c->retransmits++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_RETRANSMIT, cc->req.conn_id,
+			       cc->req.xid, cc->losses, 0,
+			       "call sent again after %u lost connections", cc->losses);
+	}
 	cc->sent_once = true;
 	if (++c->nsent > c->nsent_max)
 		c->nsent_max = c->nsent;
@@ -416,6 +421,10 @@ static void on_timeout(struct rpcrdma__timer *tm)
 
 	enter(c);
 	c->timeouts++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_TIMEOUT, cc->req.conn_id, cc->req.xid,
+		       cc->call->timeout_ms ? cc->call->timeout_ms : c->opts.timeout_ms, 0,
+		       "call timed out (procedure %u, %s)", cc->call->proc,
+		       cc->state == CC_SENT ? "sent, no reply" : "never sent");
 	fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
 	leave(c);
 }

@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -497,6 +498,7 @@ struct rpcrdma__clnt_transport {
 	struct conn c;
 	enum clnt_state state;
 	unsigned int gen; /* bumped by every teardown */
+	uint32_t conn_id; /* trace id of the current connection (trace.h) */
 	bool want_writable;
 	struct rpcrdma__timer report; /* deferred cb->disconnected */
 	int report_err;
@@ -513,6 +515,11 @@ static void clnt_report(struct rpcrdma__timer *tm)
 /* Tear the connection down now; the core hears of it from a timer. */
 static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 {
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
+		       t->state == C_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL : RPCRDMA_TEV_DISCONNECT,
+		       t->conn_id, 0, err, 0, "TCP: %s: %s (%d)",
+		       t->state == C_CONNECTING ? "connection attempt failed" : "connection lost",
+		       rpcrdma_strerror(err), err);
 	conn_teardown(&t->c);
 	t->state = C_IDLE;
 	t->want_writable = false;
@@ -583,6 +590,8 @@ static void clnt_on_event(struct rpcrdma__watch *w, uint32_t events)
 		}
 		t->state = C_CONNECTED;
 		conn_update(&t->c);
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
+			       "TCP: connected");
 		t->cb->connected(t->cb_ctx);
 		return;
 	}
@@ -648,6 +657,7 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 		return -errno;
 	(void)set_nodelay(fd);
 	t->c.fd = fd;
+	t->conn_id = rpcrdma__trace_conn_id();
 	rc = rpcrdma__watch_start(t->loop, &t->c.watch, fd, EPOLLOUT, clnt_on_event, t);
 	if (rc) {
 		close(fd);
@@ -697,6 +707,7 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 		return -ENOTCONN;
 	}
 	buf_seal(b, rpcrdma_xdr_pos(&req->send));
+	req->conn_id = t->conn_id;
 	idle = t->c.q.head == NULL;
 	q_push(&t->c.q, b);
 	t->st.calls_sent++;

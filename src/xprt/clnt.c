@@ -1656,6 +1656,7 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	if (!t->partner)
 		rpcrdma__vneg_sent(&t->vneg);
 	req_posted(t, x);
+	creq->conn_id = t->conn.id;
 	if (RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
 		trace_call_chunks(t, x, h);
 
@@ -1771,6 +1772,9 @@ static void x_destroy(struct rpcrdma__clnt_transport *tt)
 	rpcrdma__timer_stop(&t->later);
 	/* Closing the instance destroys every grant with it (the fence of
 	 * last resort), and no event follows. */
+	if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, t->conn.id, 0, -ESHUTDOWN,
+			       0, "closed: the client was destroyed");
 	if (t->conn.pc)
 		rpcrdma__provider_conn_destroy(t->conn.pc);
 	t->conn.pc = NULL;

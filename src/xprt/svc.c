@@ -1584,6 +1584,16 @@ static int s_reply_send(struct rpcrdma__sreq *sreq)
 	}
 	if (s->rddp.nresults)
 		v->st.write_chunk_msgs++;
+	if (s->rddp.nresults && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK)) {
+		uint64_t n = 0;
+
+		for (uint32_t i = 0; i < s->rddp.nresults; i++)
+			n += s->rddp.results[i].len;
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_WRITE_CHUNK, sc->c.id,
+				    s->hdr.xid, s->rddp.nresults, (int64_t)n,
+				    "reply fills %u Write chunks, %llu bytes", s->rddp.nresults,
+				    (unsigned long long)n);
+	}
 	queue_tx(s);
 	return 0;
 }
