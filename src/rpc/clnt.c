@@ -425,7 +425,13 @@ static void on_timeout(struct rpcrdma__timer *tm)
 		       cc->call->timeout_ms ? cc->call->timeout_ms : c->opts.timeout_ms, 0,
 		       "call timed out (procedure %u, %s)", cc->call->proc,
 		       cc->state == CC_SENT ? "sent, no reply" : "never sent");
-	fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
+	/* Never sent because the peer is not the kind of server this client
+	 * speaks to: that is the cause to report, not the time. */
+	if (!cc->sent_once &&
+	    (c->last_err == RPCRDMA_ERR_NOT_RDMA_PEER || c->last_err == RPCRDMA_ERR_NOT_TCP_PEER))
+		fail_call(c, cc, c->last_err);
+	else
+		fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
 	leave(c);
 }
 

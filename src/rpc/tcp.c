@@ -499,6 +499,7 @@ struct rpcrdma__clnt_transport {
 	enum clnt_state state;
 	unsigned int gen; /* bumped by every teardown */
 	uint32_t conn_id; /* trace id of the current connection (trace.h) */
+	bool sent_any, replied_any; /* on the current connection */
 	bool want_writable;
 	struct rpcrdma__timer report; /* deferred cb->disconnected */
 	int report_err;
@@ -515,6 +516,11 @@ static void clnt_report(struct rpcrdma__timer *tm)
 /* Tear the connection down now; the core hears of it from a timer. */
 static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 {
+	/* Our first call was answered by a reset: an RPC-over-RDMA server
+	 * (the software provider's TCP) refuses what is not its handshake. */
+	if (t->state == C_CONNECTED && t->sent_any && !t->replied_any &&
+	    (err == -ECONNRESET || err == -EPIPE))
+		err = RPCRDMA_ERR_NOT_TCP_PEER;
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
 		       t->state == C_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL : RPCRDMA_TEV_DISCONNECT,
 		       t->conn_id, 0, err, 0, "TCP: %s: %s (%d)",
@@ -557,6 +563,7 @@ static int clnt_deliver(void *arg, uint8_t *rec, size_t len)
 		req->tpriv = NULL;
 	}
 	t->st.calls_received++;
+	t->replied_any = true;
 	rpcrdma_xdr_init_const(&xdr, rec, len);
 	t->cb->reply(t->cb_ctx, req, &xdr);
 	free(rec);
@@ -658,6 +665,7 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 	(void)set_nodelay(fd);
 	t->c.fd = fd;
 	t->conn_id = rpcrdma__trace_conn_id();
+	t->sent_any = t->replied_any = false;
 	rc = rpcrdma__watch_start(t->loop, &t->c.watch, fd, EPOLLOUT, clnt_on_event, t);
 	if (rc) {
 		close(fd);
@@ -708,6 +716,7 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	}
 	buf_seal(b, rpcrdma_xdr_pos(&req->send));
 	req->conn_id = t->conn_id;
+	t->sent_any = true;
 	idle = t->c.q.head == NULL;
 	q_push(&t->c.q, b);
 	t->st.calls_sent++;

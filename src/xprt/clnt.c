@@ -171,6 +171,7 @@ struct xclnt {
 	 * @later, so the core is never re-entered from its own call. */
 	unsigned int api_depth;
 	struct rpcrdma__timer later;
+	struct rpcrdma__timer handshake; /* bounds CONNECTING */
 
 	struct rpcrdma_hdr hdr; /* scratch: one header at a time */
 	struct rpcrdma_xprt_stats st;
@@ -489,6 +490,13 @@ static void start_down(struct xclnt *t, int err)
 		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? "connection attempt failed"
 								  : "connection lost",
 		       rpcrdma_strerror(err), err);
+	rpcrdma__timer_stop(&t->handshake);
+	/* A peer that took the transport's TCP connection and then dropped
+	 * it, or never answered, in the handshake is no RDMA endpoint. */
+	if (t->conn.state == RPCRDMA__XCONN_CONNECTING &&
+	    (err == -ECONNRESET || err == -EPIPE || err == -EINPROGRESS || err == -EPROTO ||
+	     err == -ECONNABORTED))
+		err = RPCRDMA_ERR_NOT_RDMA_PEER;
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
 	/* Draft 5.2: a probe lost with its connection counts as a Version
@@ -520,6 +528,19 @@ static void start_down(struct xclnt *t, int err)
 	}
 	t->fences_live--;
 	finish_down(t);
+}
+
+uint32_t rpcrdma__xclnt_handshake_ms = 10000;
+
+/* The RDMA handshake did not finish: the software provider's TCP
+ * connection was taken by something that is not an RDMA endpoint (it
+ * waits for ever there), or the peer is far too slow. */
+static void on_handshake(struct rpcrdma__timer *tm)
+{
+	struct xclnt *t = tm->ctx;
+
+	if (t->conn.state == RPCRDMA__XCONN_CONNECTING)
+		start_down(t, RPCRDMA_ERR_NOT_RDMA_PEER);
 }
 
 /* Thresholds for the version negotiation has reached: that version's
@@ -565,6 +586,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 			t->conn.sq_depth -= t->conn.bc_sq_share;
 		}
 		rpcrdma__credits_init(&t->cr, t->credits);
+		rpcrdma__timer_stop(&t->handshake);
 		t->conn.state = RPCRDMA__XCONN_UP;
 		if (t->bc_host)
 			rpcrdma__xsvc_partner_attach(t->bc_host, &t->conn);
@@ -1243,6 +1265,8 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 		t->conn.recv_posted = 0;
 		return rc;
 	}
+	rpcrdma__timer_start(t->dev.loop, &t->handshake, rpcrdma__xclnt_handshake_ms, on_handshake,
+			     t);
 	return 0;
 }
 
@@ -1770,6 +1794,7 @@ static void x_destroy(struct rpcrdma__clnt_transport *tt)
 		return;
 	}
 	rpcrdma__timer_stop(&t->later);
+	rpcrdma__timer_stop(&t->handshake);
 	/* Closing the instance destroys every grant with it (the fence of
 	 * last resort), and no event follows. */
 	if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)
