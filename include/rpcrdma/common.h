@@ -54,10 +54,11 @@ enum rpcrdma_errcode {
 	 *  TCP server's: use opts.transport = RPCRDMA_TRANSPORT_TCP, or the
 	 *  server's RDMA port. */
 	RPCRDMA_ERR_NOT_RDMA_PEER = -5010,
-	/** A TCP connection was closed by the peer before any reply came,
-	 *  right after our first call: most likely the port is an
-	 *  RPC-over-RDMA server's.  Use opts.transport =
-	 *  RPCRDMA_TRANSPORT_RDMA, or the server's TCP port. */
+	/** A TCP connection was reset by the peer after our first call, before
+	 *  any reply came: most likely the port is an RPC-over-RDMA server's
+	 *  (use opts.transport = RPCRDMA_TRANSPORT_RDMA, or the server's TCP
+	 *  port); the other cause is a call larger than the server's record
+	 *  limit.  (Before this code such calls failed with -ECONNRESET.) */
 	RPCRDMA_ERR_NOT_TCP_PEER = -5011,
 	/** The provider named in the options is not built into this library
 	 *  (rpcrdma_strerror() lists those that are). */

@@ -67,8 +67,9 @@ const char *rpcrdma_strerror(int err)
 		       "finished (is this a TCP port? use the TCP transport or the server's RDMA "
 		       "port)";
 	case RPCRDMA_ERR_NOT_TCP_PEER:
-		return "the peer closed the TCP connection before any reply (is this an "
-		       "RPC-over-RDMA port? use the RDMA transport or the server's TCP port)";
+		return "the server reset the TCP connection at the first call, before any reply: "
+		       "is this an RPC-over-RDMA port? (use the RDMA transport or the server's TCP "
+		       "port; else the call exceeded the server's record size)";
 	case RPCRDMA_ERR_NO_PROVIDER:
 		pthread_once(&no_provider_once, no_provider_init);
 		return no_provider_msg;

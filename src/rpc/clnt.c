@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/trace.h"
+#include "rpcrdma/debug.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -69,6 +70,7 @@ struct ccall {
 	enum ccall_state state;
 	unsigned int losses; /* connections lost while in flight */
 	bool sent_once;
+	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint; /* room the last encode needed */
 };
 
@@ -760,6 +762,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 		return -ENOMEM;
 	cc->call = call;
 	cc->clnt = c;
+	cc->start_ns = rpcrdma__trace_now_ns();
 	cc->req.xid = new_xid(c);
 	cc->req.ddp_buf = call->ddp_buf;
 	cc->req.ddp_len = call->ddp_buf ? call->ddp_len : 0;
@@ -927,4 +930,39 @@ void rpcrdma__client_set_next_xid(struct rpcrdma_client *c, uint32_t xid)
 {
 	if (c)
 		c->next_xid = xid;
+}
+
+/* Debugging (rpcrdma/debug.h): reads the lists without changing anything,
+ * and calls nothing but clock_gettime, so a signal handler may use it. */
+static unsigned int inflight_list(const struct clist *l, enum rpcrdma_call_state st,
+				  uint64_t now, struct rpcrdma_call_info *out, unsigned int max,
+				  unsigned int n)
+{
+	for (const struct ccall *cc = l->head; cc; cc = cc->next, n++) {
+		if (n >= max)
+			continue;
+		out[n] = (struct rpcrdma_call_info){
+		    .xid = cc->req.xid,
+		    .proc = cc->call ? cc->call->proc : 0,
+		    .age_ms = now > cc->start_ns ? (now - cc->start_ns) / 1000000u : 0,
+		    .state = st,
+		    .losses = cc->losses,
+		    .write_chunks = cc->req.ddp_count ? cc->req.ddp_count : cc->req.ddp_buf != NULL,
+		    .conn_id = cc->sent_once ? cc->req.conn_id : 0,
+		};
+	}
+	return n;
+}
+
+int rpcrdma_client_inflight(struct rpcrdma_client *c, struct rpcrdma_call_info *out,
+			    unsigned int max)
+{
+	uint64_t now = rpcrdma__trace_now_ns();
+	unsigned int n;
+
+	if (!c || (!out && max))
+		return -EINVAL;
+	n = inflight_list(&c->sent, RPCRDMA_CALL_SENT, now, out, max, 0);
+	n = inflight_list(&c->queued, RPCRDMA_CALL_QUEUED, now, out, max, n);
+	return n > INT32_MAX ? INT32_MAX : (int)n;
 }

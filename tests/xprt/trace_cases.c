@@ -343,3 +343,110 @@ static int case_trace_v2_fallback(void)
 	CHECK_RC(trec.lost, 0);
 	return 0;
 }
+
+/* In flight (rpcrdma/debug.h): calls held by a procedure that answers
+ * later are listed as sent, on the connection they left on, with the
+ * chunks they offer; then as nothing once answered. */
+#include "rpcrdma/debug.h"
+
+/* proc_hold and held[] are bidir_cases.c's. */
+
+static void count_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	++*(int *)ctx;
+}
+
+static int case_inflight(void)
+{
+	static const struct rpcrdma_svc_proc hold_procs[] = {{proc_hold, NULL, 0, NULL, 0, NULL},
+							     {proc_null, NULL, 0, NULL, 0, NULL}};
+	enum { N = 5 };
+	struct rpcrdma_call_info info[N + 1];
+	struct rpcrdma_call calls[N];
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	uint8_t chunk[4096];
+	char port[16], text[4096];
+	int fds[2], done = 0, n;
+	uint32_t cid, sid;
+	ssize_t len;
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	nheld = 0;
+	trec_start();
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG + 5, VERS, hold_procs, 2), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.timeout_ms = 60000;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG + 5, VERS, &co, &e.clnt), 0);
+	CHECK_RC(rpcrdma_client_connect(e.clnt), 0);
+	/* The first reply brings the credits for the rest. */
+	memset(calls, 0, sizeof(calls));
+	calls[0].proc = 1;
+	CHECK_RC(rpcrdma_client_call(e.clnt, &calls[0]), 0);
+
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < N; i++) {
+		calls[i].done = count_done;
+		calls[i].ctx = &done;
+	}
+	calls[2].ddp_buf = chunk;
+	calls[2].ddp_len = sizeof(chunk);
+	for (int i = 0; i < N; i++)
+		CHECK_RC(rpcrdma_client_call_async(e.clnt, &calls[i]), 0);
+	/* Not sent before the loop runs. */
+	CHECK_RC(rpcrdma_client_inflight(e.clnt, NULL, 0), N);
+	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, N + 1), N);
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(info[i].state, RPCRDMA_CALL_QUEUED);
+		CHECK_RC(info[i].xid, calls[i].xid);
+		CHECK_RC(info[i].conn_id, 0);
+	}
+	while (nheld < N)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_RC(trec_conn_ids(&cid, &sid), 0);
+	/* A short @max still counts them all. */
+	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, 2), N);
+	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, N + 1), N);
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(info[i].state, RPCRDMA_CALL_SENT);
+		CHECK_RC(info[i].conn_id, cid);
+		CHECK_RC(info[i].losses, 0);
+		CHECK_RC(info[i].write_chunks, info[i].xid == calls[2].xid);
+	}
+	/* The signal-safe text form, through a pipe. */
+	CHECK(pipe(fds) == 0);
+	CHECK_RC(rpcrdma_client_inflight_write(e.clnt, fds[1]), N);
+	close(fds[1]);
+	len = read(fds[0], text, sizeof(text) - 1);
+	close(fds[0]);
+	CHECK(len > 0);
+	text[len] = 0;
+	fprintf(stderr, "%s", text);
+	CHECK(strncmp(text, "rpcrdma: 5 calls in flight\n", 27) == 0);
+	n = 0;
+	for (const char *p = text; (p = strstr(p, "  sent ")); p++)
+		n++;
+	CHECK_RC(n, N);
+	snprintf(port, sizeof(port), "0x%08x", calls[2].xid);
+	CHECK(strstr(text, port));
+
+	for (unsigned int i = 0; i < nheld; i++)
+		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
+	while (done < N)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	for (int i = 0; i < N; i++)
+		CHECK_RC(calls[i].status, 0);
+	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, N + 1), 0);
+	CHECK_RC(rpcrdma_client_inflight(NULL, info, 1), -EINVAL);
+	CHECK_RC(env_down(&e), 0);
+	trec_stop();
+	return 0;
+}
