@@ -43,14 +43,15 @@ extern "C" {
 enum rpcrdma_trace_kind {
 	RPCRDMA_TEV_CONNECT = 1,   /* CONN: requester connected; a = RPC-over-RDMA version (0: TCP) */
 	RPCRDMA_TEV_ACCEPT,        /* CONN: responder accepted a connection */
-	RPCRDMA_TEV_DISCONNECT,    /* CONN: connection gone; a = reason (negative errno) */
-	RPCRDMA_TEV_CONNECT_FAIL,  /* CONN: a connection attempt failed; a = error */
+	RPCRDMA_TEV_DISCONNECT,    /* CONN: connection gone; a = reason, b = the provider's */
+	RPCRDMA_TEV_CONNECT_FAIL,  /* CONN: connecting failed; a = reason, b = the provider's */
 	RPCRDMA_TEV_RETRANSMIT,    /* CALL: a call sent again; a = connections it lost */
 	RPCRDMA_TEV_TIMEOUT,       /* CALL: a call timed out; a = its time-out in ms */
-	RPCRDMA_TEV_LONG_CALL,     /* CHUNK: RDMA_NOMSG call through a Position-Zero Read chunk; a = bytes */
+	RPCRDMA_TEV_LONG_CALL,     /* CHUNK: a Long Call sent or received; a = bytes */
 	RPCRDMA_TEV_READ_CHUNK,    /* CHUNK: a call carries Read chunks; a = bytes */
-	RPCRDMA_TEV_WRITE_CHUNK,   /* CHUNK: requester offers / responder fills a Write list; a = chunks, b = bytes */
-	RPCRDMA_TEV_REPLY_CHUNK,   /* CHUNK: requester offers / responder uses the Reply chunk; a = bytes */
+	/* CHUNK: requester offers / responder fills a Write list; a = chunks, b = bytes */
+	RPCRDMA_TEV_WRITE_CHUNK,
+	RPCRDMA_TEV_REPLY_CHUNK,   /* CHUNK: requester offers a Reply chunk; a = bytes */
 	RPCRDMA_TEV_GRANT,         /* CHUNK: remote access granted for a call; a = grants */
 	RPCRDMA_TEV_REVOKE,        /* CHUNK: a call's grants fenced; a = grants, b = fence time in us */
 	RPCRDMA_TEV_CREDIT_STALL,  /* CREDIT: a call waits for a credit; a = credits in use, b = granted */

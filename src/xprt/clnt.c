@@ -483,13 +483,8 @@ static void start_down(struct xclnt *t, int err)
 {
 	if (t->conn.state == RPCRDMA__XCONN_IDLE || t->conn.state == RPCRDMA__XCONN_DOWN)
 		return;
-	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
-		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL
-								  : RPCRDMA_TEV_DISCONNECT,
-		       t->conn.id, 0, err, 0, "%s: %s (%d)",
-		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? "connection attempt failed"
-								  : "connection lost",
-		       rpcrdma_strerror(err), err);
+	int raw = err;
+
 	rpcrdma__timer_stop(&t->handshake);
 	/* A peer that took the transport's TCP connection and then dropped
 	 * it, or never answered, in the handshake is no RDMA endpoint. */
@@ -497,6 +492,13 @@ static void start_down(struct xclnt *t, int err)
 	    (err == -ECONNRESET || err == -EPIPE || err == -EINPROGRESS || err == -EPROTO ||
 	     err == -ECONNABORTED))
 		err = RPCRDMA_ERR_NOT_RDMA_PEER;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
+		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL
+								  : RPCRDMA_TEV_DISCONNECT,
+		       t->conn.id, 0, err, raw, "%s: %s (%d, from %d)",
+		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? "connection attempt failed"
+								  : "connection lost",
+		       rpcrdma_strerror(err), err, raw);
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
 	/* Draft 5.2: a probe lost with its connection counts as a Version
