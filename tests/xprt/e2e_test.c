@@ -786,6 +786,7 @@ static const struct test_case cases[] = {
     {"e2e_trace_reconnect", case_trace_reconnect},
     {"e2e_trace_v2_fallback", case_trace_v2_fallback},
     {"e2e_inflight", case_inflight},
+    {"e2e_trace_credits", case_trace_credits},
 };
 
 int main(int argc, char **argv)

@@ -450,3 +450,50 @@ static int case_inflight(void)
 	trec_stop();
 	return 0;
 }
+
+/* Credits: a server granting 4 while 24 calls wait.  The first reply
+ * moves the grant from the initial 1 to 4; then calls stall for credits,
+ * and each stall is on the client's connection with the grant it hit. */
+static int case_trace_credits(void)
+{
+	enum { N = 24 };
+	struct rpcrdma_call calls[N];
+	unsigned int stalls = 0;
+	uint32_t cid, sid;
+	int g, done = 0;
+	struct env e;
+
+	trec_start();
+	CHECK_RC(env_up(&e, 4, 0), 0);
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < N; i++) {
+		call_init(&calls[i], P_NULL, NULL, NULL, NULL, NULL);
+		calls[i].done = count_done;
+		calls[i].ctx = &done;
+		CHECK_RC(rpcrdma_client_call_async(e.clnt, &calls[i]), 0);
+	}
+	while (done < N)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	for (int i = 0; i < N; i++)
+		CHECK_RC(calls[i].status, 0);
+	CHECK_RC(env_down(&e), 0);
+	trec_stop();
+	CHECK_RC(trec_conn_ids(&cid, &sid), 0);
+	g = trec_find(0, RPCRDMA_TEV_CREDIT_GRANT, 0);
+	CHECK(g >= 0);
+	CHECK_RC(trec.ev[g].conn, cid);
+	CHECK_RC(trec.ev[g].a, 4);
+	CHECK(trec.ev[g].xid != 0); /* the reply that carried it */
+	for (unsigned int i = 0; i < trec.n; i++) {
+		if (trec.ev[i].kind != RPCRDMA_TEV_CREDIT_STALL)
+			continue;
+		CHECK_RC(trec.ev[i].conn, cid);
+		CHECK(trec.ev[i].a >= trec.ev[i].b); /* in flight >= granted */
+		stalls++;
+	}
+	CHECK(stalls > 0);
+	/* Never more than one grant change: the server keeps granting 4. */
+	CHECK(trec_find((unsigned int)g + 1, RPCRDMA_TEV_CREDIT_GRANT, 0) < 0);
+	CHECK_RC(trec.lost, 0);
+	return 0;
+}
