@@ -467,6 +467,15 @@ static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_st
 		else if (call->decode_res)
 			rc = call->decode_res(msg, call->res);
 	}
+	call->status = rc; /* finish() sets it too; rpcrdma_call_strerror() reads it */
+	if (rc == RPCRDMA_ERR_RPC_REJECTED)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
+			       rc, m.u.reply.stat, "call refused: %s",
+			       rpcrdma_call_strerror(call));
+	else if (rc)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
+			       rc, rpcrdma_xdr_pos(msg), "reply refused at byte %zu of the RPC message: %s",
+			       rpcrdma_xdr_pos(msg), rpcrdma_strerror(rc));
 	finish(cc, rc);
 	leave(c);
 }

@@ -14,6 +14,7 @@
 #include "rpcrdma/loop.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpc_msg.h"
+#include "rpcrdma/trace.h"
 #include "xprt/xprt.h"
 
 #define PROG 0x20000778u
@@ -137,8 +138,21 @@ static int case_tcp_client_rdma_port(void)
 	return 0;
 }
 
+/* The last ERROR event, as the trace callback saw it. */
+static struct {
+	uint32_t xid;
+	char msg[256];
+} last_err;
+
+static void on_trace(const struct rpcrdma_trace_event *ev, void *arg)
+{
+	(void)arg;
+	last_err.xid = ev->xid;
+	snprintf(last_err.msg, sizeof(last_err.msg), "%s", ev->msg);
+}
+
 /* A call the server refused: the reply status by name, on both
- * transports. */
+ * transports, and in the trace. */
 static int refused(enum rpcrdma_transport tr)
 {
 	struct rpcrdma_call call;
@@ -147,9 +161,14 @@ static int refused(enum rpcrdma_transport tr)
 	CHECK_RC(server_up(&e, tr), 0);
 	CHECK_RC(client_of(&e, tr, PROG + 1), 0);
 	memset(&call, 0, sizeof(call));
+	memset(&last_err, 0, sizeof(last_err));
+	CHECK_RC(rpcrdma_trace_set(RPCRDMA_TRACE_ERROR, on_trace, NULL), 0);
 	CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_RPC_REJECTED);
+	CHECK_RC(rpcrdma_trace_set(0, NULL, NULL), 0);
 	CHECK_RC(call.reply.accept_stat, RPCRDMA_RPC_PROG_UNAVAIL);
 	CHECK_RC(says(rpcrdma_call_strerror(&call), "PROG_UNAVAIL", "program"), 0);
+	CHECK_RC(last_err.xid, call.xid);
+	CHECK_RC(says(last_err.msg, "call refused", "PROG_UNAVAIL"), 0);
 	rpcrdma_client_destroy(e.clnt);
 	CHECK_RC(client_of(&e, tr, PROG), 0);
 	memset(&call, 0, sizeof(call));
