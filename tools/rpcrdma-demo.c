@@ -17,11 +17,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "rpcrdma/debug.h"
+#include "rpcrdma/loop.h"
 #include "rpcrdma/rpc.h"
 
 #define DEMO_PROG 0x20000101u
@@ -338,7 +341,57 @@ static void usage(FILE *f)
 		   "  --provider  RDMA provider (default ofi: libfabric tcp, no RDMA hardware)\n"
 		   "  --addr      address to listen on and connect to (default 127.0.0.1;\n"
 		   "              for verbs, an address of an RDMA device)\n"
-		   "  --port      port (default: any free one)\n");
+		   "  --port      port (default: any free one)\n"
+		   "  --inflight  at the end, show the client's calls in flight during a burst\n"
+		   "              (SIGUSR1 shows them at any time, on stderr)\n");
+}
+
+/* SIGUSR1: the client's calls in flight, on stderr (rpcrdma/debug.h). */
+static struct rpcrdma_client *volatile shown_client;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	if (shown_client)
+		(void)rpcrdma_client_inflight_write(shown_client, 2);
+}
+
+static void burst_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	++*(int *)ctx;
+}
+
+/* --inflight: a burst of calls, the table before they leave, once some
+ * are out, and after. */
+static int show_inflight(struct rpcrdma_loop *loop, struct rpcrdma_client *clnt)
+{
+	enum { N = 12 };
+	struct rpcrdma_call calls[N];
+	int done = 0, rc;
+
+	memset(calls, 0, sizeof(calls));
+	for (int i = 0; i < N; i++) {
+		calls[i].proc = P_NULL;
+		calls[i].done = burst_done;
+		calls[i].ctx = &done;
+		rc = rpcrdma_client_call_async(clnt, &calls[i]);
+		if (rc)
+			return rc;
+	}
+	printf("\n%d calls started, none sent yet:\n", N);
+	fflush(stdout);
+	(void)rpcrdma_client_inflight_write(clnt, 1);
+	rc = rpcrdma_loop_run_once(loop, 0);
+	printf("one loop iteration later:\n");
+	fflush(stdout);
+	(void)rpcrdma_client_inflight_write(clnt, 1);
+	while (rc >= 0 && done < N)
+		rc = rpcrdma_loop_run_once(loop, 1000);
+	printf("all answered:\n");
+	fflush(stdout);
+	(void)rpcrdma_client_inflight_write(clnt, 1);
+	return rc < 0 ? rc : 0;
 }
 
 int main(int argc, char **argv)
@@ -347,6 +400,7 @@ int main(int argc, char **argv)
 		{"provider", required_argument, NULL, 'p'},
 		{"addr", required_argument, NULL, 'a'},
 		{"port", required_argument, NULL, 'P'},
+		{"inflight", no_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -359,7 +413,7 @@ int main(int argc, char **argv)
 	struct bytes buf = {0, NULL}, back = {0, NULL};
 	struct rpcrdma_xprt_stats before, after;
 	char portbuf[16];
-	int opt, rc, failures = 0;
+	int opt, rc, failures = 0, inflight = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -371,6 +425,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			port = optarg;
+			break;
+		case 'i':
+			inflight = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -415,6 +472,8 @@ int main(int argc, char **argv)
 	rc = rpcrdma_client_connect(clnt);
 	if (rc)
 		goto out_err;
+	shown_client = clnt;
+	signal(SIGUSR1, on_sigusr1);
 
 	/* The first reply tells the client its real credit grant. */
 	{
@@ -483,6 +542,11 @@ int main(int argc, char **argv)
 	       (unsigned long long)after.inline_send_bytes,
 	       (unsigned long long)after.inline_recv_bytes,
 	       (unsigned long long)after.credits_in_use_max);
+	if (inflight) {
+		rc = show_inflight(loop, clnt);
+		if (rc)
+			goto out_err;
+	}
 	rc = 0;
 	goto out;
 
@@ -490,6 +554,8 @@ out_err:
 	fprintf(stderr, "rpcrdma-demo: %s\n", rpcrdma_strerror(rc));
 	failures++;
 out:
+	signal(SIGUSR1, SIG_IGN);
+	shown_client = NULL;
 	if (clnt)
 		rpcrdma_client_destroy(clnt);
 	if (srv)

@@ -48,6 +48,26 @@ enum rpcrdma_errcode {
 	RPCRDMA_ERR_BAD_OPTION = -5008,
 	/** An RPC message is malformed. */
 	RPCRDMA_ERR_BAD_RPC = -5009,
+	/** An RDMA connection failed during its handshake: the peer accepted
+	 *  the TCP connection the software provider rides on but never
+	 *  answered as an RDMA endpoint.  Most likely the port is an RPC over
+	 *  TCP server's: use opts.transport = RPCRDMA_TRANSPORT_TCP, or the
+	 *  server's RDMA port. */
+	RPCRDMA_ERR_NOT_RDMA_PEER = -5010,
+	/** A TCP connection was reset by the peer after our first call, before
+	 *  any reply came: most likely the port is an RPC-over-RDMA server's
+	 *  (use opts.transport = RPCRDMA_TRANSPORT_RDMA, or the server's TCP
+	 *  port); the other cause is a call larger than the server's record
+	 *  limit.  (Before this code such calls failed with -ECONNRESET.) */
+	RPCRDMA_ERR_NOT_TCP_PEER = -5011,
+	/** The provider named in the options is not built into this library
+	 *  (rpcrdma_strerror() lists those that are). */
+	RPCRDMA_ERR_NO_PROVIDER = -5012,
+	/** The verbs provider found no RDMA device for the address: there is
+	 *  none on this machine, or the address is not an RDMA device's (a
+	 *  wildcard or loopback address never is).  Pass the address of an
+	 *  RDMA device's interface, or use the software provider (ofi). */
+	RPCRDMA_ERR_NO_RDMA_DEVICE = -5013,
 };
 
 /**

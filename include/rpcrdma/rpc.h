@@ -101,10 +101,11 @@ struct rpcrdma_client;
  *	running @loop.
  *
  * The connection is made on the first call (or now: see
- * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM, -ENOENT for an
- * unknown provider or, with @service NULL, a program rpcbind does not
- * know, a name-resolution failure as -EHOSTUNREACH, or with @service NULL
- * the errors of rpcrdma_rpcbind_getaddr().
+ * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM,
+ * RPCRDMA_ERR_NO_PROVIDER for an unknown provider (before: -ENOENT), a
+ * name-resolution failure as -EHOSTUNREACH, or with @service NULL -ENOENT
+ * for a program rpcbind does not know and the errors of
+ * rpcrdma_rpcbind_getaddr().
  */
 RPCRDMA_EXTERN int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service, uint32_t prog, uint32_t vers,
@@ -207,6 +208,15 @@ struct rpcrdma_call {
  * a decode error for results that do not parse, or -errno.
  */
 RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrdma_call *call);
+
+/**
+ * rpcrdma_call_strerror - why a completed call failed, in words
+ *
+ * As rpcrdma_strerror(@call->status), except for RPCRDMA_ERR_RPC_REJECTED:
+ * then the server's answer by name (PROG_UNAVAIL, PROC_UNAVAIL, AUTH_ERROR
+ * AUTH_TOOWEAK...) and what it means.  Returns a static string.
+ */
+RPCRDMA_EXTERN const char *rpcrdma_call_strerror(const struct rpcrdma_call *call);
 
 /**
  * rpcrdma_client_call_async - start a call; @call->done runs on the loop
@@ -393,7 +403,10 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
  * Create a server listening on @host:@service ("0" for any free port; @host
  * NULL for every local address).  Returns 0, -EINVAL, -ENOMEM,
  * -EHOSTUNREACH when @host does not resolve, -EPROTONOSUPPORT for a
- * transport this build lacks, or -errno from the socket (-EADDRINUSE, ...).
+ * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
+ * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
+ * device with @host's address (a wildcard or loopback @host has none), or
+ * -errno from the socket (-EADDRINUSE, ...).
  */
 RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service,

@@ -2,10 +2,40 @@
  * Error descriptions for the library's own codes and for negated errno
  * values, so a caller needs one function whatever the layer that failed.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rpcrdma/common.h"
 #include "rpcrdma/rpc.h"
+#include "rpcrdma/rpc_msg.h"
+#ifdef RPCRDMA_HAVE_RDMA_XPRT
+#include "provider/provider.h"
+#endif
+
+/* "unknown RDMA provider (built in: ofi, verbs)", made once. */
+static char no_provider_msg[160];
+static pthread_once_t no_provider_once = PTHREAD_ONCE_INIT;
+
+static void no_provider_init(void)
+{
+	size_t n = (size_t)snprintf(no_provider_msg, sizeof(no_provider_msg),
+				    "unknown RDMA provider (built into this library:");
+	const char *sep = " ";
+
+#ifdef RPCRDMA_HAVE_RDMA_XPRT
+	for (const char *const *p = rpcrdma__provider_names(); *p && n < sizeof(no_provider_msg);
+	     p++) {
+		n += (size_t)snprintf(no_provider_msg + n, sizeof(no_provider_msg) - n, "%s%s", sep,
+				      *p);
+		sep = ", ";
+	}
+#endif
+	if (n < sizeof(no_provider_msg))
+		snprintf(no_provider_msg + n, sizeof(no_provider_msg) - n, "%s)",
+			 *sep == ' ' ? " none" : "");
+}
 
 const char *rpcrdma_strerror(int err)
 {
@@ -32,8 +62,23 @@ const char *rpcrdma_strerror(int err)
 		return "unknown RPC-over-RDMA optional feature";
 	case RPCRDMA_ERR_BAD_RPC:
 		return "malformed RPC message";
+	case RPCRDMA_ERR_NOT_RDMA_PEER:
+		return "the peer is not an RPC-over-RDMA server: the RDMA handshake failed or never "
+		       "finished (is this a TCP port? use the TCP transport or the server's RDMA "
+		       "port)";
+	case RPCRDMA_ERR_NOT_TCP_PEER:
+		return "the server reset the TCP connection at the first call, before any reply: "
+		       "is this an RPC-over-RDMA port? (use the RDMA transport or the server's TCP "
+		       "port; else the call exceeded the server's record size)";
+	case RPCRDMA_ERR_NO_PROVIDER:
+		pthread_once(&no_provider_once, no_provider_init);
+		return no_provider_msg;
+	case RPCRDMA_ERR_NO_RDMA_DEVICE:
+		return "no RDMA device has this address (none on this machine, or a wildcard, "
+		       "loopback or other interface's address): the verbs provider needs the "
+		       "address of an RDMA device's interface (--addr, or the host argument)";
 	case RPCRDMA_ERR_RPC_REJECTED:
-		return "the server refused the call (see the reply status)";
+		return "the server refused the call (rpcrdma_call_strerror() names its reply status)";
 	case RPCRDMA_ERR_TRANSPORT_ERROR:
 		return "the peer answered with RDMA_ERROR";
 	case RPCRDMA_ERR_TIMEDOUT:
@@ -46,4 +91,64 @@ const char *rpcrdma_strerror(int err)
 	if (err < 0 && err > -4096)
 		return strerror(-err);
 	return "unknown error";
+}
+
+/* Why the server refused a call, by its reply status (RFC 5531 9). */
+static const char *rejected_msg(const struct rpcrdma_rpc_reply *r)
+{
+	if (r->stat == RPCRDMA_RPC_MSG_DENIED) {
+		if (r->reject_stat == RPCRDMA_RPC_MISMATCH)
+			return "the server refused the call: RPC_MISMATCH (it does not speak RPC "
+			       "version 2)";
+		if (r->reject_stat != RPCRDMA_RPC_AUTH_ERROR)
+			return "the server refused the call (MSG_DENIED, unknown reject_stat)";
+		switch (r->auth_stat) {
+		case RPCRDMA_AUTH_BADCRED:
+			return "the server refused the call: AUTH_ERROR AUTH_BADCRED (bad "
+			       "credentials: seal broken)";
+		case RPCRDMA_AUTH_REJECTEDCRED:
+			return "the server refused the call: AUTH_ERROR AUTH_REJECTEDCRED (the "
+			       "client must begin a new session)";
+		case RPCRDMA_AUTH_BADVERF:
+			return "the server refused the call: AUTH_ERROR AUTH_BADVERF (bad verifier)";
+		case RPCRDMA_AUTH_REJECTEDVERF:
+			return "the server refused the call: AUTH_ERROR AUTH_REJECTEDVERF (verifier "
+			       "expired or replayed)";
+		case RPCRDMA_AUTH_TOOWEAK:
+			return "the server refused the call: AUTH_ERROR AUTH_TOOWEAK (this flavor, "
+			       "e.g. AUTH_NONE, is not accepted: use AUTH_SYS or stronger)";
+		case RPCRDMA_AUTH_INVALIDRESP:
+			return "the server refused the call: AUTH_ERROR AUTH_INVALIDRESP";
+		case RPCRDMA_AUTH_FAILED:
+			return "the server refused the call: AUTH_ERROR AUTH_FAILED (reason unknown)";
+		default:
+			return "the server refused the call: AUTH_ERROR (see reply.auth_stat, "
+			       "rpcrdma_auth_stat_name())";
+		}
+	}
+	switch (r->accept_stat) {
+	case RPCRDMA_RPC_PROG_UNAVAIL:
+		return "the server answered PROG_UNAVAIL: it does not serve this program number";
+	case RPCRDMA_RPC_PROG_MISMATCH:
+		return "the server answered PROG_MISMATCH: it does not serve this version of the "
+		       "program (reply.mismatch_low..high are the versions it serves)";
+	case RPCRDMA_RPC_PROC_UNAVAIL:
+		return "the server answered PROC_UNAVAIL: the program has no such procedure";
+	case RPCRDMA_RPC_GARBAGE_ARGS:
+		return "the server answered GARBAGE_ARGS: it could not decode the arguments";
+	case RPCRDMA_RPC_SYSTEM_ERR:
+		return "the server answered SYSTEM_ERR: it failed to run the procedure (memory, "
+		       "...)";
+	default:
+		return "the server refused the call with an unknown accept_stat";
+	}
+}
+
+const char *rpcrdma_call_strerror(const struct rpcrdma_call *call)
+{
+	if (!call)
+		return "no call";
+	if (call->status == RPCRDMA_ERR_RPC_REJECTED)
+		return rejected_msg(&call->reply);
+	return rpcrdma_strerror(call->status);
 }

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/trace.h"
+#include "rpcrdma/debug.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -69,6 +71,7 @@ struct ccall {
 	enum ccall_state state;
 	unsigned int losses; /* connections lost while in flight */
 	bool sent_once;
+	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint; /* room the last encode needed */
 	int fence_status; /* CC_FENCING: what the caller gets once revoked */
 };
@@ -365,8 +368,12 @@ static int transmit(struct rpcrdma_client *c, struct ccall *cc)
 	clist_remove(&c->queued, cc);
 	clist_append(&c->sent, cc);
 	cc->state = CC_SENT;
-	if (cc->sent_once)
+	if (cc->sent_once) {
 		c->retransmits++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_RETRANSMIT, cc->req.conn_id,
+			       cc->req.xid, cc->losses, 0,
+			       "call sent again after %u lost connections", cc->losses);
+	}
 	cc->sent_once = true;
 	if (++c->nsent > c->nsent_max)
 		c->nsent_max = c->nsent;
@@ -446,7 +453,17 @@ static void on_timeout(struct rpcrdma__timer *tm)
 
 	enter(c);
 	c->timeouts++;
-	fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_TIMEOUT, cc->req.conn_id, cc->req.xid,
+		       cc->call->timeout_ms ? cc->call->timeout_ms : c->opts.timeout_ms, 0,
+		       "call timed out (procedure %u, %s)", cc->call->proc,
+		       cc->state == CC_SENT ? "sent, no reply" : "never sent");
+	/* Never sent because the peer is not the kind of server this client
+	 * speaks to: that is the cause to report, not the time. */
+	if (!cc->sent_once &&
+	    (c->last_err == RPCRDMA_ERR_NOT_RDMA_PEER || c->last_err == RPCRDMA_ERR_NOT_TCP_PEER))
+		fail_call(c, cc, c->last_err);
+	else
+		fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
 	leave(c);
 }
 
@@ -480,6 +497,15 @@ static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_st
 		else if (call->decode_res)
 			rc = call->decode_res(msg, call->res);
 	}
+	call->status = rc; /* finish() sets it too; rpcrdma_call_strerror() reads it */
+	if (rc == RPCRDMA_ERR_RPC_REJECTED)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
+			       rc, m.u.reply.stat, "call refused: %s",
+			       rpcrdma_call_strerror(call));
+	else if (rc)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
+			       rc, rpcrdma_xdr_pos(msg), "reply refused at byte %zu of the RPC message: %s",
+			       rpcrdma_xdr_pos(msg), rpcrdma_strerror(rc));
 	finish(cc, rc);
 	leave(c);
 }
@@ -794,6 +820,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 		return -ENOMEM;
 	cc->call = call;
 	cc->clnt = c;
+	cc->start_ns = rpcrdma__trace_now_ns();
 	cc->req.xid = new_xid(c);
 	cc->req.ddp_buf = call->ddp_buf;
 	cc->req.ddp_len = call->ddp_buf ? call->ddp_len : 0;
@@ -961,4 +988,39 @@ void rpcrdma__client_set_next_xid(struct rpcrdma_client *c, uint32_t xid)
 {
 	if (c)
 		c->next_xid = xid;
+}
+
+/* Debugging (rpcrdma/debug.h): reads the lists without changing anything,
+ * and calls nothing but clock_gettime, so a signal handler may use it. */
+static unsigned int inflight_list(const struct clist *l, enum rpcrdma_call_state st,
+				  uint64_t now, struct rpcrdma_call_info *out, unsigned int max,
+				  unsigned int n)
+{
+	for (const struct ccall *cc = l->head; cc; cc = cc->next, n++) {
+		if (n >= max)
+			continue;
+		out[n] = (struct rpcrdma_call_info){
+		    .xid = cc->req.xid,
+		    .proc = cc->call ? cc->call->proc : 0,
+		    .age_ms = now > cc->start_ns ? (now - cc->start_ns) / 1000000u : 0,
+		    .state = st,
+		    .losses = cc->losses,
+		    .write_chunks = cc->req.ddp_count ? cc->req.ddp_count : cc->req.ddp_buf != NULL,
+		    .conn_id = cc->sent_once ? cc->req.conn_id : 0,
+		};
+	}
+	return n;
+}
+
+int rpcrdma_client_inflight(struct rpcrdma_client *c, struct rpcrdma_call_info *out,
+			    unsigned int max)
+{
+	uint64_t now = rpcrdma__trace_now_ns();
+	unsigned int n;
+
+	if (!c || (!out && max))
+		return -EINVAL;
+	n = inflight_list(&c->sent, RPCRDMA_CALL_SENT, now, out, max, 0);
+	n = inflight_list(&c->queued, RPCRDMA_CALL_QUEUED, now, out, max, n);
+	return n > INT32_MAX ? INT32_MAX : (int)n;
 }

@@ -54,6 +54,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -513,6 +514,8 @@ struct rpcrdma__clnt_transport {
 	struct conn c;
 	enum clnt_state state;
 	unsigned int gen; /* bumped by every teardown */
+	uint32_t conn_id; /* trace id of the current connection (trace.h) */
+	bool sent_any, replied_any; /* on the current connection */
 	bool want_writable;
 	struct rpcrdma__timer report; /* deferred cb->disconnected */
 	int report_err;
@@ -546,6 +549,16 @@ static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 
 		(void)setsockopt(t->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
+	/* Our first call was answered by a reset: an RPC-over-RDMA server
+	 * (the software provider's TCP) refuses what is not its handshake. */
+	if (t->state == C_CONNECTED && t->sent_any && !t->replied_any &&
+	    (err == -ECONNRESET || err == -EPIPE))
+		err = RPCRDMA_ERR_NOT_TCP_PEER;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
+		       t->state == C_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL : RPCRDMA_TEV_DISCONNECT,
+		       t->conn_id, 0, err, 0, "TCP: %s: %s (%d)",
+		       t->state == C_CONNECTING ? "connection attempt failed" : "connection lost",
+		       rpcrdma_strerror(err), err);
 	conn_teardown(&t->c);
 	t->state = C_IDLE;
 	t->want_writable = false;
@@ -583,6 +596,7 @@ static int clnt_deliver(void *arg, uint8_t *rec, size_t len)
 		req->tpriv = NULL;
 	}
 	t->st.calls_received++;
+	t->replied_any = true;
 	rpcrdma_xdr_init_const(&xdr, rec, len);
 	t->cb->reply(t->cb_ctx, req, &xdr);
 	free(rec);
@@ -620,6 +634,8 @@ static void clnt_on_event(struct rpcrdma__watch *w, uint32_t events)
 		if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
 			t->local_len = 0;
 		conn_update(&t->c);
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
+			       "TCP: connected");
 		t->cb->connected(t->cb_ctx);
 		return;
 	}
@@ -698,6 +714,8 @@ again:
 		t->local_tried = true;
 	}
 	t->c.fd = fd;
+	t->conn_id = rpcrdma__trace_conn_id();
+	t->sent_any = t->replied_any = false;
 	rc = rpcrdma__watch_start(t->loop, &t->c.watch, fd, EPOLLOUT, clnt_on_event, t);
 	if (rc) {
 		close(fd);
@@ -757,6 +775,8 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 		return -ENOTCONN;
 	}
 	buf_seal(b, rpcrdma_xdr_pos(&req->send));
+	req->conn_id = t->conn_id;
+	t->sent_any = true;
 	idle = t->c.q.head == NULL;
 	q_push(&t->c, b);
 	t->st.calls_sent++;

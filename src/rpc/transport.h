@@ -80,6 +80,7 @@ struct rpcrdma__creq {
 	struct rpcrdma_xdr_stream send; /* set by call_begin */
 	void *core;          /* the core's call */
 	void *tpriv;         /* the transport's per-call state */
+	uint32_t conn_id;    /* set by call_send: the connection it left on (trace.h) */
 };
 
 struct rpcrdma__clnt_cb {

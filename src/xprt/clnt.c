@@ -61,6 +61,7 @@
 #include <string.h>
 
 #include "proto/version.h"
+#include "common/trace.h"
 #include "xprt/xprt.h"
 
 enum xreq_state {
@@ -102,6 +103,7 @@ struct xreq {
 	/* The core gave up on the call while its grants were still being
 	 * revoked: told (cb->aborted) once they are. */
 	struct rpcrdma__creq *abort_creq;
+	uint64_t fence_t0; /* tracing CHUNK: when its fence started */
 
 	struct rpcrdma__xbuf msg;  /* the call as the core encodes it */
 	struct rpcrdma__xbuf sbuf; /* the Send: transport header, maybe the message */
@@ -174,6 +176,7 @@ struct xclnt {
 	 * @later, so the core is never re-entered from its own call. */
 	unsigned int api_depth;
 	struct rpcrdma__timer later;
+	struct rpcrdma__timer handshake; /* bounds CONNECTING */
 
 	struct rpcrdma_hdr hdr; /* scratch: one header at a time */
 	struct rpcrdma_xprt_stats st;
@@ -395,6 +398,13 @@ static void req_fenced(struct rpcrdma__xfence *f)
 	struct rpcrdma__creq *creq = x->creq;
 
 	t->fences_live--;
+	if (x->fence_t0) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_REVOKE, t->conn.id, x->xid, x->ngrants,
+			       (rpcrdma__trace_now_ns() - x->fence_t0) / 1000,
+			       "%u grants revoked, fence took %llu us", x->ngrants,
+			       (unsigned long long)(rpcrdma__trace_now_ns() - x->fence_t0) / 1000);
+		x->fence_t0 = 0;
+	}
 	/* ORDER: every grant of the call is revoked; the responder can no
 	 * longer reach the caller's memory, so it may be handed back. */
 	req_drop_own(x);
@@ -442,6 +452,8 @@ static void req_fence(struct xclnt *t, struct xreq *x)
 
 	if (!x->fence.pending)
 		t->fences_live++;
+	if (!x->fence.pending && x->ngrants && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
+		x->fence_t0 = rpcrdma__trace_now_ns();
 	rpcrdma__xfence_start(&x->fence, t->conn.dev, x->grants, x->ngrants, req_fenced, &failed);
 	if (failed) {
 		/* RFC 8166 5.5.4: memory we could not fence is fenced by
@@ -485,6 +497,22 @@ static void start_down(struct xclnt *t, int err)
 {
 	if (t->conn.state == RPCRDMA__XCONN_IDLE || t->conn.state == RPCRDMA__XCONN_DOWN)
 		return;
+	int raw = err;
+
+	rpcrdma__timer_stop(&t->handshake);
+	/* A peer that took the transport's TCP connection and then dropped
+	 * it, or never answered, in the handshake is no RDMA endpoint. */
+	if (t->conn.state == RPCRDMA__XCONN_CONNECTING &&
+	    (err == -ECONNRESET || err == -EPIPE || err == -EINPROGRESS || err == -EPROTO ||
+	     err == -ECONNABORTED))
+		err = RPCRDMA_ERR_NOT_RDMA_PEER;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
+		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL
+								  : RPCRDMA_TEV_DISCONNECT,
+		       t->conn.id, 0, err, raw, "%s: %s (%d, from %d)",
+		       t->conn.state == RPCRDMA__XCONN_CONNECTING ? "connection attempt failed"
+								  : "connection lost",
+		       rpcrdma_strerror(err), err, raw);
 	t->conn.state = RPCRDMA__XCONN_DOWN;
 	t->down_err = err;
 	/* Draft 5.2: a probe lost with its connection counts as a Version
@@ -492,6 +520,9 @@ static void start_down(struct xclnt *t, int err)
 	if (!t->partner && rpcrdma__vneg_on_lost(&t->vneg)) {
 		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
 		t->st.vers_fallbacks++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_VERS, RPCRDMA_TEV_VERS_FALLBACK, t->conn.id, 0, 0, 1,
+			       "the Version Two probe was lost with its connection: the peer is "
+			       "taken to be Version One");
 	}
 	if (t->bc_host)
 		rpcrdma__xsvc_partner_detach(t->bc_host);
@@ -513,6 +544,19 @@ static void start_down(struct xclnt *t, int err)
 	}
 	t->fences_live--;
 	finish_down(t);
+}
+
+uint32_t rpcrdma__xclnt_handshake_ms = 10000;
+
+/* The RDMA handshake did not finish: the software provider's TCP
+ * connection was taken by something that is not an RDMA endpoint (it
+ * waits for ever there), or the peer is far too slow. */
+static void on_handshake(struct rpcrdma__timer *tm)
+{
+	struct xclnt *t = tm->ctx;
+
+	if (t->conn.state == RPCRDMA__XCONN_CONNECTING)
+		start_down(t, RPCRDMA_ERR_NOT_RDMA_PEER);
 }
 
 /* Thresholds for the version negotiation has reached: that version's
@@ -558,9 +602,13 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 			t->conn.sq_depth -= t->conn.bc_sq_share;
 		}
 		rpcrdma__credits_init(&t->cr, t->credits);
+		rpcrdma__timer_stop(&t->handshake);
 		t->conn.state = RPCRDMA__XCONN_UP;
 		if (t->bc_host)
 			rpcrdma__xsvc_partner_attach(t->bc_host, &t->conn);
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn.id, 0, t->conn.vers, 0,
+			       "connected, version %u, inline send %u recv %u, credits asked %u",
+			       t->conn.vers, t->conn.thr.send_max, t->conn.thr.recv_max, t->credits);
 		t->cb->connected(t->cb_ctx);
 		maybe_writable(t);
 		return;
@@ -574,6 +622,43 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 	default:
 		return;
 	}
+}
+
+/* Tracing CHUNK: what a call that just left carries. */
+static void trace_call_chunks(const struct xclnt *t, const struct xreq *x,
+			      const struct rpcrdma_hdr *h)
+{
+	uint64_t rbytes = 0, wbytes = 0;
+
+	for (uint32_t i = 0; i < h->nreads; i++)
+		rbytes += h->reads[i].target.length;
+	for (uint32_t i = 0; i < x->wsegs; i++)
+		wbytes += x->wseg[i].length;
+	if (x->chunks & XREQ_CH_LONG)
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_LONG_CALL, t->conn.id, x->xid,
+				    (int64_t)rbytes, 0, "Long Call: %llu bytes in a Position-Zero Read chunk",
+				    (unsigned long long)rbytes);
+	else if (x->chunks & XREQ_CH_READ)
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_READ_CHUNK, t->conn.id, x->xid,
+				    (int64_t)rbytes, 0, "%u Read segments, %llu bytes", h->nreads,
+				    (unsigned long long)rbytes);
+	if (x->chunks & XREQ_CH_WRITE)
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_WRITE_CHUNK, t->conn.id, x->xid,
+				    x->nwch, (int64_t)wbytes, "offers %u Write chunks, %llu bytes",
+				    x->nwch, (unsigned long long)wbytes);
+	if (x->chunks & XREQ_CH_REPLY) {
+		uint64_t n = 0;
+
+		for (uint32_t i = 0; i < x->rsegs; i++)
+			n += x->rseg[i].length;
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_REPLY_CHUNK, t->conn.id, x->xid,
+				    (int64_t)n, 0, "offers a Reply chunk of %llu bytes",
+				    (unsigned long long)n);
+	}
+	if (x->ngrants)
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_GRANT, t->conn.id, x->xid,
+				    x->ngrants, 0, "%u memory grants for the responder",
+				    x->ngrants);
 }
 
 /*
@@ -701,6 +786,10 @@ static void reply_arrived(struct xclnt *t, struct xreq *x, const struct rpcrdma_
 		t->norphans++;
 	}
 	rpcrdma__credits_reply(&t->cr, h->credit);
+	if (t->st.credits_granted != t->cr.granted)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CREDIT, RPCRDMA_TEV_CREDIT_GRANT, t->conn.id, h->xid,
+			       t->cr.granted, t->st.credits_granted, "grant %u (was %llu)",
+			       t->cr.granted, (unsigned long long)t->st.credits_granted);
 	t->st.credits_granted = t->cr.granted;
 }
 
@@ -723,12 +812,18 @@ static void handle_err_vers(struct xclnt *t, struct rpcrdma__xrecv *r, const str
 	}
 	reply_arrived(t, x, h);
 	t->st.rdma_errors_received++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_ERR_RECEIVED, t->conn.id, h->xid,
+		       RPCRDMA_ERR_VERS, 0, "RDMA_ERROR ERR_VERS: the responder speaks versions %u..%u",
+		       h->vers_low, h->vers_high);
 	req_repost(t, r);
 	verdict = rpcrdma__vneg_on_err_vers(&t->vneg, h->vers_low, h->vers_high, &peer_is_v1);
 	if (peer_is_v1)
 		rpcrdma__vmemo_mark_v1((const struct sockaddr *)&t->dst, t->dstlen);
 	if (verdict == RPCRDMA__VNEG_RETRY) {
 		t->st.vers_fallbacks++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_VERS, RPCRDMA_TEV_VERS_FALLBACK, t->conn.id, h->xid, 1,
+			       t->vneg.vers, "the probe was refused (ERR_VERS): call sent again in Version %u",
+			       t->vneg.vers);
 		t->conn.vers = t->vneg.vers;
 		apply_version(t);
 		if (!x->creq) {
@@ -874,6 +969,11 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 	if (rpcrdma_hdr_decode(r->buf, r->len, &t->lim, h, &fault)) {
 		/* A requester never answers with RDMA_ERROR: two peers must
 		 * not trade errors.  The call, if any, times out. */
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, t->conn.id,
+			       rpcrdma__trace_xid_of(r->buf, r->len),
+			       RPCRDMA_ERR_BAD_HEADER, fault.offset,
+			       "reply header refused at byte %zu: %s", fault.offset,
+			       fault.reason ? fault.reason : "malformed");
 		goto out_bad;
 	}
 	if (ev->flags & RPCRDMA_PEVF_INVALIDATED)
@@ -905,6 +1005,8 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 	/* The first answer in Version Two settles it: its 4096-byte
 	 * defaults apply from the next call on, on this connection. */
 	if (!t->partner && rpcrdma__vneg_on_reply(&t->vneg, h->vers) == RPCRDMA__VNEG_SETTLED) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_VERS, RPCRDMA_TEV_VERS_SETTLED, t->conn.id, h->xid,
+			       h->vers, 0, "settled on Version %u", h->vers);
 		apply_version(t);
 		t->props_due = true;
 	}
@@ -931,6 +1033,9 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 	}
 	if (h->proc == RPCRDMA_PROC_ERROR) {
 		t->st.rdma_errors_received++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_ERR_RECEIVED, t->conn.id, h->xid,
+			       h->err, 0, "RDMA_ERROR %s: the responder refused the call",
+			       h->err == RPCRDMA_ERR_CHUNK ? "ERR_CHUNK" : "(unknown code)");
 		x->state = XREQ_FAILED;
 		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
 		req_repost(t, r);
@@ -938,6 +1043,9 @@ static void handle_reply(struct xclnt *t, struct rpcrdma__xrecv *r,
 		return;
 	}
 	if (check_reply(x, h)) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, t->conn.id, h->xid,
+			       RPCRDMA_ERR_BAD_HEADER, 0,
+			       "reply refused: its chunks do not match those the call offered");
 		t->st.bad_msgs++;
 		x->state = XREQ_FAILED;
 		x->fail_err = RPCRDMA_ERR_BAD_HEADER;
@@ -1149,6 +1257,7 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 	if (rc)
 		return rc;
 	t->conn.gen++;
+	t->conn.id = rpcrdma__trace_conn_id();
 	t->conn.state = RPCRDMA__XCONN_CONNECTING;
 	t->conn.sq_used = 0;
 	t->conn.recv_posted = 0;
@@ -1172,6 +1281,8 @@ static int x_connect(struct rpcrdma__clnt_transport *tt)
 		t->conn.recv_posted = 0;
 		return rc;
 	}
+	rpcrdma__timer_start(t->dev.loop, &t->handshake, rpcrdma__xclnt_handshake_ms, on_handshake,
+			     t);
 	return 0;
 }
 
@@ -1187,6 +1298,11 @@ static int x_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq
 	if (t->conn.state != RPCRDMA__XCONN_UP)
 		return -ENOTCONN;
 	if (!can_send(t)) {
+		if (!t->want_writable && !rpcrdma__credits_available(&t->cr))
+			RPCRDMA__TRACE(RPCRDMA_TRACE_CREDIT, RPCRDMA_TEV_CREDIT_STALL, t->conn.id, 0,
+				       t->cr.in_flight, t->cr.granted,
+				       "calls wait for a credit: %u in flight, %u granted",
+				       t->cr.in_flight, t->cr.granted);
 		t->want_writable = true;
 		return -EAGAIN;
 	}
@@ -1574,9 +1690,15 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	memcpy(x->sge, sge, sizeof(sge));
 	x->nsge = nsge;
 	x->resend_pending = false;
+	if (!t->partner && t->vneg.probing && !t->vneg.probe_sent)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_VERS, RPCRDMA_TEV_VERS_PROBE, t->conn.id, x->xid, 2, 0,
+			       "Version Two probe sent; other calls wait for its answer");
 	if (!t->partner)
 		rpcrdma__vneg_sent(&t->vneg);
 	req_posted(t, x);
+	creq->conn_id = t->conn.id;
+	if (RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
+		trace_call_chunks(t, x, h);
 
 	t->st.calls_sent++;
 	if (t->conn.vers == RPCRDMA_VERSION_TWO)
@@ -1709,8 +1831,12 @@ static void x_destroy(struct rpcrdma__clnt_transport *tt)
 		return;
 	}
 	rpcrdma__timer_stop(&t->later);
+	rpcrdma__timer_stop(&t->handshake);
 	/* Closing the instance destroys every grant with it (the fence of
 	 * last resort), and no event follows. */
+	if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, t->conn.id, 0, -ESHUTDOWN,
+			       0, "closed: the client was destroyed");
 	if (t->conn.pc)
 		rpcrdma__provider_conn_destroy(t->conn.pc);
 	t->conn.pc = NULL;
@@ -1876,6 +2002,7 @@ void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *tt,
 		return;
 	t->conn.pc = owner->pc;
 	t->conn.gen++;
+	t->conn.id = owner->id;
 	t->conn.vers = owner->vers; /* RFC 8167 5.1: the forward direction's */
 	t->conn.peer = owner->peer;
 	t->conn.thr = owner->thr; /* 4.2: the same thresholds, same buffers */

@@ -145,6 +145,10 @@ int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, con
 	dev->on_event = on_event;
 	dev->ctx = ctx;
 	rc = rpcrdma__provider_open(name, &attr, &dev->prov);
+	if (rc == -ENOENT && !rpcrdma__provider_lookup(name))
+		return RPCRDMA_ERR_NO_PROVIDER; /* its text lists those built in */
+	if (rc == -ENODEV)
+		return RPCRDMA_ERR_NO_RDMA_DEVICE; /* none, or none with this address */
 	if (rc)
 		return rc;
 	fd = rpcrdma__provider_fd(dev->prov);

@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "rpc/core.h"
+#include "common/trace.h"
 #include "xprt/xprt.h"
 
 enum xsreq_state {
@@ -829,8 +830,17 @@ static void send_error(struct xsreq *s, enum rpcrdma_hdr_action action)
 		sreq_release(s);
 		return;
 	}
-	if (send_header_only(s, h) == 0)
+	if (send_header_only(s, h) == 0) {
 		v->st.rdma_errors_sent++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_ERR_SENT, sc->c.id, s->hdr.xid,
+			       action == RPCRDMA_HDR_REPLY_ERR_VERS	   ? RPCRDMA_ERR_VERS
+			       : action == RPCRDMA_HDR_REPLY_ERR_CHUNK ? RPCRDMA_ERR_CHUNK
+								       : 0,
+			       0, "RDMA_ERROR %s sent",
+			       action == RPCRDMA_HDR_REPLY_ERR_VERS	   ? "ERR_VERS"
+			       : action == RPCRDMA_HDR_REPLY_ERR_CHUNK ? "ERR_CHUNK"
+								       : "ERR_INVAL_OPTION");
+	}
 }
 
 /*
@@ -1140,6 +1150,10 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 
 	rc = rpcrdma_hdr_decode(r->buf, r->len, &v->lim, &s->hdr, &fault);
 	if (rc) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id,
+			       rpcrdma__trace_xid_of(r->buf, r->len), rc, fault.offset,
+			       "call header refused at byte %zu: %s", fault.offset,
+			       fault.reason ? fault.reason : "malformed");
 		v->st.bad_msgs++;
 		if (fault.action == RPCRDMA_HDR_REPLY_ERR_VERS ||
 		    fault.action == RPCRDMA_HDR_REPLY_ERR_CHUNK ||
@@ -1163,6 +1177,9 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		 */
 		if (!v->accept_msgp || s->hdr.nreads || !s->hdr.align ||
 		    s->hdr.align % RPCRDMA_XDR_UNIT || s->hdr.align > v->inline_recv) {
+			RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id,
+				       s->hdr.xid, RPCRDMA_ERR_BAD_HEADER, 0,
+				       "RDMA_MSGP refused (RFC 8166 5.6.1)");
 			v->st.bad_msgs++;
 			send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 			return;
@@ -1198,6 +1215,9 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 	if (v->refuse_chunks && (s->hdr.nreads || s->hdr.nwrites || s->hdr.has_reply)) {
 		/* RFC 8167 5.3: a responder that takes no chunks in the
 		 * reverse direction MUST answer ERR_CHUNK. */
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+			       RPCRDMA_ERR_BAD_HEADER, 0,
+			       "reverse call with chunks refused (RFC 8167 5.3)");
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
 	}
@@ -1213,6 +1233,9 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
 		/* Chunks that do not fit the message, or a call too large:
 		 * the header is what is wrong (RFC 8166 5.5.2). */
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+			       RPCRDMA_ERR_BAD_HEADER, 0,
+			       "Read chunks do not fit the message, or the call is too large");
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
@@ -1220,6 +1243,8 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 	s->npieces = (unsigned int)n;
 	rc = plan_reads(s, (unsigned int)n);
 	if (rc) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid, rc, 0,
+			       "Read chunks refused: %s", rpcrdma_strerror(rc));
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
@@ -1234,6 +1259,10 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		v->st.write_chunk_msgs++;
 	if (s->hdr.has_reply)
 		v->st.reply_chunk_msgs++;
+	if (s->hdr.proc == RPCRDMA_PROC_NOMSG)
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_LONG_CALL, sc->c.id, s->hdr.xid,
+			       s->hdr.payload_len, 0, "Long Call received: %u Read segments",
+			       s->hdr.nreads);
 	if (!s->nrops) {
 		deliver(s);
 		return;
@@ -1473,6 +1502,7 @@ static void on_connect_request(struct xsvc *v, const struct rpcrdma_prov_event *
 	sc->c.dev = &v->dev;
 	sc->c.pc = pc;
 	sc->c.gen = 1;
+	sc->c.id = rpcrdma__trace_conn_id();
 	sc->c.vers = RPCRDMA_VERSION_ONE;
 	sc->c.pool = &v->pool;
 	sc->c.on_recv = on_recv;
@@ -1540,11 +1570,18 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 			sc->last_rx = rpcrdma_loop_now(v->dev.loop);
 			rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
 		}
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, sc->c.id, 0, 0, 0,
+			       "accepted, inline send %u recv %u", sc->c.thr.send_max,
+			       sc->c.thr.recv_max);
 		return;
 	case RPCRDMA_PEV_DISCONNECTED:
 	case RPCRDMA_PEV_CONNECT_ERROR:
 	case RPCRDMA_PEV_REJECTED:
 		sc = ev->conn ? ev->conn->ctx : NULL;
+		if (sc && sc->c.state != RPCRDMA__XCONN_DOWN)
+			RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->c.id, 0,
+				       ev->error, 0, "connection lost: %s (%d)",
+				       rpcrdma_strerror(ev->error ? ev->error : -ECONNRESET), ev->error);
 		if (sc)
 			conn_down(sc);
 		return;
@@ -1837,6 +1874,10 @@ static int s_reply_send(struct rpcrdma__sreq *sreq)
 		 *    Reply chunk was offered): no RPC reply is possible for
 		 *    this XID (RFC 8166 5.5.3).
 		 */
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+			       RPCRDMA_ERR_NOSPACE, s->reply_len,
+			       "reply of %zu bytes fits neither inline nor a Reply chunk",
+			       (size_t)s->reply_len);
 		rpcrdma__ddp_resp_release(&s->rddp);
 		s->state = SREQ_IDLE;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
@@ -1856,6 +1897,16 @@ static int s_reply_send(struct rpcrdma__sreq *sreq)
 	}
 	if (s->rddp.nresults)
 		v->st.write_chunk_msgs++;
+	if (s->rddp.nresults && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK)) {
+		uint64_t n = 0;
+
+		for (uint32_t i = 0; i < s->rddp.nresults; i++)
+			n += s->rddp.results[i].len;
+		rpcrdma__trace_emit(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_WRITE_CHUNK, sc->c.id,
+				    s->hdr.xid, s->rddp.nresults, (int64_t)n,
+				    "reply fills %u Write chunks, %llu bytes", s->rddp.nresults,
+				    (unsigned long long)n);
+	}
 	queue_tx(s);
 	return 0;
 }
@@ -2040,6 +2091,7 @@ void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 	sc->c.dev = owner->dev;
 	sc->c.pc = owner->pc;
 	sc->c.gen = 1;
+	sc->c.id = owner->id;
 	sc->c.vers = owner->vers;
 	sc->c.pool = &v->pool;
 	sc->c.on_recv = on_recv;

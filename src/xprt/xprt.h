@@ -191,6 +191,7 @@ struct rpcrdma__xconn {
 	struct rpcrdma_prov_conn *pc;
 	enum rpcrdma__xconn_state state;
 	uint64_t gen; /* changes with every provider connection */
+	uint32_t id;  /* trace id of the current provider connection (trace.h) */
 	/* RPC-over-RDMA version spoken on this connection: the requester's
 	 * negotiation (proto/version.h) sets it; a responder takes it from
 	 * the first call it accepts, and answers each call in its own. */
@@ -241,6 +242,9 @@ void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_
 /* Tests: send no RFC 8797 private data (both roles), so that the
  * versions' default thresholds apply. */
 extern bool rpcrdma__xprt_omit_private;
+/* How long a requester's connection may stay in the RDMA handshake
+ * (ms; tests shorten it). */
+extern uint32_t rpcrdma__xclnt_handshake_ms;
 
 /* Normalise a configured inline size: 0 means the default; clamped to
  * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can

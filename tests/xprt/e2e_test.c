@@ -761,6 +761,7 @@ static int case_reconnect(void)
 
 #include "bidir_cases.c"
 #include "v2_cases.c"
+#include "trace_cases.c"
 
 /*
  * RFC 8166 5.4.1 and issue section 5: a call that times out against a
@@ -901,6 +902,14 @@ static const struct test_case cases[] = {
     {"e2e_v2_bidir", case_v2_bidir},
     {"e2e_v2_properties", case_v2_properties},
     {"e2e_v2_bidir_inline", case_v2_bidir_inline},
+    {"e2e_trace_api", case_trace_api},
+    {"e2e_trace_long_call", case_trace_long_call},
+    {"e2e_trace_write_chunk", case_trace_write_chunk},
+    {"e2e_trace_err_chunk", case_trace_err_chunk},
+    {"e2e_trace_reconnect", case_trace_reconnect},
+    {"e2e_trace_v2_fallback", case_trace_v2_fallback},
+    {"e2e_inflight", case_inflight},
+    {"e2e_trace_credits", case_trace_credits},
 };
 
 int main(int argc, char **argv)

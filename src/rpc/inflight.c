@@ -1,0 +1,102 @@
+/*
+ * rpcrdma_client_inflight_write(): the in-flight table as text, built on
+ * the stack with a hand-made number formatter and written with write(2),
+ * so that it stays async-signal-safe (rpcrdma/debug.h).
+ */
+#include <errno.h>
+#include <unistd.h>
+
+#include "rpcrdma/debug.h"
+
+#define SHOWN 64
+
+struct line {
+	char buf[160];
+	size_t len;
+};
+
+static void put_str(struct line *l, const char *s)
+{
+	while (*s && l->len < sizeof(l->buf))
+		l->buf[l->len++] = *s++;
+}
+
+/* @v in @base, right-aligned in @width columns, then a space. */
+static void put_num(struct line *l, uint64_t v, unsigned int base, unsigned int width)
+{
+	char tmp[24];
+	unsigned int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v && n < sizeof(tmp));
+	if (base == 16)
+		for (; n < 8; n++)
+			tmp[n] = '0';
+	for (unsigned int pad = n; pad < width && l->len < sizeof(l->buf); pad++)
+		l->buf[l->len++] = ' ';
+	while (n && l->len < sizeof(l->buf))
+		l->buf[l->len++] = tmp[--n];
+	put_str(l, " ");
+}
+
+static int put_line(int fd, struct line *l)
+{
+	const char *p = l->buf;
+	size_t left;
+
+	if (l->len < sizeof(l->buf))
+		l->buf[l->len++] = '\n';
+	left = l->len;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		left -= (size_t)n;
+	}
+	l->len = 0;
+	return 0;
+}
+
+int rpcrdma_client_inflight_write(struct rpcrdma_client *clnt, int fd)
+{
+	struct rpcrdma_call_info info[SHOWN];
+	struct line l = {.len = 0};
+	int saved = errno; /* a signal handler must leave errno as it was */
+	int total, rc;
+
+	total = rpcrdma_client_inflight(clnt, info, SHOWN);
+	if (total < 0 || fd < 0)
+		return -EINVAL;
+	put_str(&l, "rpcrdma: ");
+	put_num(&l, (uint64_t)total, 10, 0);
+	put_str(&l, "calls in flight\n");
+	put_str(&l, "       xid   proc     age_ms  state  losses wchunks   conn");
+	rc = put_line(fd, &l);
+	for (int i = 0; !rc && i < total && i < SHOWN; i++) {
+		const struct rpcrdma_call_info *c = &info[i];
+
+		put_str(&l, "0x");
+		put_num(&l, c->xid, 16, 8);
+		put_num(&l, c->proc, 10, 6);
+		put_num(&l, c->age_ms, 10, 10);
+		put_str(&l, c->state == RPCRDMA_CALL_SENT ? "  sent " : "queued ");
+		put_num(&l, c->losses, 10, 6);
+		put_num(&l, c->write_chunks, 10, 7);
+		put_num(&l, c->conn_id, 10, 6);
+		rc = put_line(fd, &l);
+	}
+	if (!rc && total > SHOWN) {
+		put_str(&l, "... and ");
+		put_num(&l, (uint64_t)(total - SHOWN), 10, 0);
+		put_str(&l, "more");
+		rc = put_line(fd, &l);
+	}
+	errno = saved;
+	return rc ? rc : total;
+}
