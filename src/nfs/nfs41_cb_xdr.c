@@ -4,8 +4,8 @@
  * nfs4_xdr.c.
  *
  * Decoding the arguments is hostile-input work on the client: the
- * operation count is bounded by RPCRDMA_NFS41_CB_MAX_OPS (those beyond are
- * not read; the service answers NFS4ERR_TOO_MANY_OPS), and at the first
+ * operation count is bounded by RPCRDMA_NFS41_CB_MAX_OPS (above it only the
+ * first operation is read; the service answers NFS4ERR_TOO_MANY_OPS), and at the first
  * operation this codec cannot frame it stops, keeping that operation's
  * number, since its arguments' length is unknown and the evaluation
  * stops at its error anyway (RFC 8881 16.2.3, 20.1).  CB_SEQUENCE's
@@ -99,7 +99,9 @@ static int x_args(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 	c->count = count;
 	c->nops = 0;
 	c->stopped = false;
-	want = count < RPCRDMA_NFS41_CB_MAX_OPS ? count : RPCRDMA_NFS41_CB_MAX_OPS;
+	/* Too many: only CB_SEQUENCE is read, to answer NFS4ERR_TOO_MANY_OPS
+	 * on its slot (RFC 8881 20.9.3). */
+	want = count <= RPCRDMA_NFS41_CB_MAX_OPS ? count : 1;
 	for (uint32_t i = 0; i < want; i++) {
 		struct rpcrdma_nfs41_cb_op *op = &c->ops[i];
 
