@@ -33,11 +33,11 @@
  *
  * Usage: nfs41_interop --server HOST --path /EXPORT --local DIR
  *                      [--provider NAME] [--port N] [--max-vers 2]
- *                      [--cb-credits N] [--netdev DEV] [CASE...]
+ *                      [--cb-credits N] [--netdev DEV] [--dir NAME] [CASE...]
  *        nfs41_interop --self [--provider NAME] [--max-vers 2] [CASE...]
  * With --server, DIR is the export's directory on this machine (the lab
  * runs client and server in one guest): the files are made and written
- * there.
+ * there, in DIR/NAME (default nfs41-interop).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +58,6 @@
 
 #include "check.h"
 
-#define DIR_NAME "nfs41-interop"
 #define NFILES 8u
 #define FILE_LEN 6000u
 
@@ -66,7 +65,7 @@ static struct rpcrdma_loop *loop;
 static struct rpcrdma_client *clnt;
 static struct rpcrdma_nfs41_session *sess;
 static struct rpcrdma_nfs4_fh dir_fh;
-static const char *export_path = "/export", *local_dir, *netdev;
+static const char *export_path = "/export", *local_dir, *netdev, *dir_name = "nfs41-interop";
 static bool self;
 static uint32_t max_vers = 1, cb_credits = 4;
 
@@ -304,7 +303,7 @@ static uint32_t self_op(struct rpcrdma_svc_req *req, struct rpcrdma_nfs4_compoun
 	case RPCRDMA_NFS4_OP_LOOKUP:
 		if (*cur == 1 && strcmp(op->arg.lookup.name, "export") == 0)
 			*cur = 2;
-		else if (*cur == 2 && strcmp(op->arg.lookup.name, DIR_NAME) == 0)
+		else if (*cur == 2 && strcmp(op->arg.lookup.name, dir_name) == 0)
 			*cur = 3;
 		else
 			return RPCRDMA_NFS4ERR_NOENT;
@@ -424,7 +423,7 @@ static const struct rpcrdma_svc_proc self_procs[] = {
  */
 static void local_path(unsigned int i, char *p, size_t n)
 {
-	snprintf(p, n, "%s/" DIR_NAME "/f%u", local_dir, i);
+	snprintf(p, n, "%s/%s/f%u", local_dir, dir_name, i);
 }
 
 static void write_local(unsigned int i, unsigned int g)
@@ -635,21 +634,30 @@ static void case_many(void)
 	       (unsigned long long)st1.rev_credits_in_use_max);
 }
 
-/* Lab: the link goes down and up; the client reconnects and binds. */
+/*
+ * Lab: the link goes down under a READ and comes back; the client
+ * reconnects (the READ is sent again on the new connection), the session
+ * binds the new connection for both directions, and the recall that
+ * follows arrives there.
+ */
 static void case_relink(void)
 {
 	struct rpcrdma_nfs41_session_info before, after;
-	struct rpcrdma_xprt_stats st0, st1;
+	struct rpcrdma_xprt_stats st0, st1, st2;
 	struct rpcrdma_nfs41_file f;
+	unsigned int idx[1] = {0};
 	char cmd[256];
-	double t0;
+	pid_t up, writer;
+	double t0, ms;
+	int st;
 
 	if (self) {
-		/* no link to take down: the explicit bind must give BOTH */
-		info(&before);
+		/* no link to take down: an explicit bind must give BOTH, and
+		 * callbacks go on */
 		CHECK_OK(rpcrdma_nfs41_session_bind(sess));
 		info(&after);
 		CHECK_RC(after.last_bind_dir, RPCRDMA_CDFS4_BOTH);
+		CHECK_RC(sv.binds, 1);
 		recall_one(0, "relink");
 		return;
 	}
@@ -657,45 +665,43 @@ static void case_relink(void)
 	open_deleg(0, &f);
 	info(&before);
 	stats(&st0);
+	up = fork();
+	CHECK(up >= 0);
+	if (up == 0) {
+		sleep(6);
+		snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
+		_exit(system(cmd) == 0 ? 0 : 1);
+	}
 	snprintf(cmd, sizeof(cmd), "ip link set %s down", netdev);
 	CHECK(system(cmd) == 0);
-	/* a call while the link is down: its connection fails, so the client
-	 * must reconnect once the link is back */
 	t0 = now_ms();
-	while (now_ms() - t0 < 3000)
-		(void)rpcrdma_nfs41_session_run(sess, 100);
-	snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
-	CHECK(system(cmd) == 0);
-	sleep(2);
-	/* this READ goes on a new connection (or the old one, if it lived) */
-	check_read(0, &f);
-	t0 = now_ms();
+	check_read(0, &f); /* waits for the link, the reconnection and the answer */
+	CHECK(waitpid(up, &st, 0) == up && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	stats(&st1);
+	CHECK(st1.reconnects > st0.reconnects);
 	do {
-		(void)rpcrdma_nfs41_session_run(sess, 100);
+		CHECK(now_ms() - t0 < 60000);
+		(void)rpcrdma_nfs41_session_run(sess, 50);
 		info(&after);
-		stats(&st1);
-	} while (st1.reconnects == st0.reconnects && now_ms() - t0 < 1000);
-	if (st1.reconnects == st0.reconnects) {
-		/* the connection lived through the link's absence: force a new one
-		 * is not ours to do; say so and still prove the bind works */
-		printf("# relink: the connection outlived the link going down\n");
-	}
-	t0 = now_ms();
-	while (after.stats.binds == before.stats.binds && now_ms() - t0 < 30000) {
-		if (st1.reconnects == st0.reconnects)
-			CHECK_OK(rpcrdma_nfs41_session_bind(sess));
-		(void)rpcrdma_nfs41_session_run(sess, 100);
-		info(&after);
-	}
-	CHECK(after.stats.binds > before.stats.binds);
+	} while (after.stats.binds == before.stats.binds);
 	CHECK_RC(after.last_bind_dir, RPCRDMA_CDFS4_BOTH);
-	CHECK_OK(rpcrdma_nfs41_delegreturn(sess, &f));
+	printf("# relink: READ across the link's absence in %.0f ms, reconnects %llu -> %llu, "
+	       "BIND_CONN_TO_SESSION(CDFC4_FORE_OR_BOTH) answered CDFS4_BOTH\n",
+	       now_ms() - t0, (unsigned long long)st0.reconnects,
+	       (unsigned long long)st1.reconnects);
+	/* the delegation from before the loss is recalled on the new connection */
+	CHECK_RC(rpcrdma_nfs41_deleg_state(sess, &f), RPCRDMA_NFS41_DELEG_HELD);
+	break_deleg(0, &writer);
+	ms = wait_returns(&f, idx, 1, &writer);
+	stats(&st2);
+	CHECK(st2.rev_calls > st1.rev_calls);
+	CHECK_RC(st2.reconnects, st1.reconnects);
+	CHECK(ms < lease_break_ms() / 2);
+	check_read(0, &f);
 	CHECK_OK(rpcrdma_nfs41_close(sess, &f));
-	recall_one(0, "relink");
-	printf("# relink: reconnects %llu -> %llu, BIND_CONN_TO_SESSION answered CDFS4_BOTH "
-	       "(%llu binds), then the recall arrived on the new connection\n",
-	       (unsigned long long)st0.reconnects, (unsigned long long)st1.reconnects,
-	       (unsigned long long)after.stats.binds);
+	printf("# relink: f0 recalled on the new connection (reverse calls %llu -> %llu), "
+	       "returned; the server-side write completed in %.0f ms\n",
+	       (unsigned long long)st1.rev_calls, (unsigned long long)st2.rev_calls, ms);
 }
 
 /* --self: what nfsd never sends, each answered as RFC 8881 says. */
@@ -817,7 +823,7 @@ static void find_dir(void)
 	snprintf(path, sizeof(path), "%s", export_path);
 	for (char *p = strtok_r(path, "/", &save); p; p = strtok_r(NULL, "/", &save))
 		CHECK(rpcrdma_nfs4_lookup(&c, p));
-	CHECK(rpcrdma_nfs4_lookup(&c, DIR_NAME));
+	CHECK(rpcrdma_nfs4_lookup(&c, dir_name));
 	CHECK(getfh = rpcrdma_nfs4_getfh(&c));
 	CHECK_RC(rpcrdma_nfs41_compound_call(sess, &c), 0);
 	CHECK_RC(c.status, RPCRDMA_NFS4_OK);
@@ -831,7 +837,8 @@ int main(int argc, char **argv)
 	    {"local", required_argument, NULL, 'l'},    {"provider", required_argument, NULL, 'p'},
 	    {"port", required_argument, NULL, 'P'},     {"self", no_argument, NULL, 'S'},
 	    {"max-vers", required_argument, NULL, 'v'}, {"cb-credits", required_argument, NULL, 'c'},
-	    {"netdev", required_argument, NULL, 'n'},   {NULL, 0, NULL, 0},
+	    {"netdev", required_argument, NULL, 'n'},   {"dir", required_argument, NULL, 'd'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *provider = "ofi", *port = "20049";
 	struct rpcrdma_nfs41_session_opts so;
@@ -855,6 +862,7 @@ int main(int argc, char **argv)
 		case 'v': max_vers = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'c': cb_credits = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'n': netdev = optarg; break;
+		case 'd': dir_name = optarg; break;
 		default: return 2;
 		}
 	}
@@ -890,7 +898,7 @@ int main(int argc, char **argv)
 	} else {
 		char p[4096];
 
-		snprintf(p, sizeof(p), "%s/" DIR_NAME, local_dir);
+		snprintf(p, sizeof(p), "%s/%s", local_dir, dir_name);
 		(void)mkdir(p, 0755);
 		for (unsigned int i = 0; i < NFILES; i++)
 			write_local(i, 1);
