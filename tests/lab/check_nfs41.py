@@ -70,7 +70,7 @@ def main():
     if invalid:
         print(f"{len(invalid)} of {len(records)} records invalid, first: {invalid[0]}")
         return 1
-    calls, replies, nulls = {}, {}, 0
+    calls, replies, nulls = [], [], 0
     fore_call_qps, fore_reply_qps = set(), set()
     ask, grant = set(), set()
     for r in records:
@@ -83,19 +83,28 @@ def main():
         elif rpc["msg_type"] == "CALL" and src == server and rpc.get("prog") == CB_PROG:
             ask.add(r.get("credit"))
             if rpc.get("proc") == 1:
-                calls.setdefault(rpc["xid"], (r, dqp))
+                calls.append((rpc["xid"], r, dqp))
             else:
                 nulls += 1
         elif rpc["msg_type"] == "REPLY" and src == server and dst == client:
             fore_reply_qps.add(dqp)
         elif rpc["msg_type"] == "REPLY" and src == client and dst == server:
-            replies.setdefault(rpc["xid"], (r, dqp))
-    pairs = [(calls[x], replies[x]) for x in calls if x in replies]
+            replies.append((rpc["xid"], r, dqp))
+    # XIDs repeat across connections and sessions: each CALL pairs with the
+    # first unused REPLY of its XID after it, in capture order
+    pairs, used, unmatched = [], set(), []
+    for xid, r, dqp in calls:
+        for k, (rx, rr, rdqp) in enumerate(replies):
+            if k not in used and rx == xid and rr["frame"] > r["frame"]:
+                used.add(k)
+                pairs.append(((r, dqp), (rr, rdqp)))
+                break
+        else:
+            unmatched.append(xid)
     if not pairs:
         print(f"no CB_COMPOUND CALL {server} -> {client} with its REPLY among "
               f"{len(records)} records ({len(calls)} CB_COMPOUND calls seen)")
         return 1
-    unmatched = [x for x in calls if x not in replies]
     off_conn = [(c, rp) for (c, rp) in pairs
                 if c[1] not in fore_reply_qps or rp[1] not in fore_call_qps]
     for (_, _), (rr, _) in pairs:
