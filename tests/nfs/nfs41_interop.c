@@ -33,7 +33,10 @@
  *
  * Usage: nfs41_interop --server HOST --path /EXPORT --local DIR
  *                      [--provider NAME] [--port N] [--max-vers 2]
- *                      [--cb-credits N] [--netdev DEV] [--dir NAME] [CASE...]
+ *                      [--cb-credits N] [--netdev DEV] [--up-cmd CMD] [--dir NAME]
+ *                      [CASE...]
+ * relink takes DEV down with `ip link set DEV down` and brings it back with
+ * CMD (default `ip link set DEV up`).
  *        nfs41_interop --self [--provider NAME] [--max-vers 2] [CASE...]
  * With --server, DIR is the export's directory on this machine (the lab
  * runs client and server in one guest): the files are made and written
@@ -65,7 +68,8 @@ static struct rpcrdma_loop *loop;
 static struct rpcrdma_client *clnt;
 static struct rpcrdma_nfs41_session *sess;
 static struct rpcrdma_nfs4_fh dir_fh;
-static const char *export_path = "/export", *local_dir, *netdev, *dir_name = "nfs41-interop";
+static const char *export_path = "/export", *local_dir, *netdev, *dir_name = "nfs41-interop",
+		  *up_cmd;
 static bool self;
 static uint32_t max_vers = 1, cb_credits = 4;
 
@@ -697,7 +701,11 @@ static void case_relink(void)
 		printf("# relink: READ with the link down: %s after %.0f ms\n",
 		       rc ? rpcrdma_nfs41_strerror(rc) : "answered", now_ms() - t0);
 	}
-	snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
+	/* the link back, and what its going down took away (routes, neighbours) */
+	if (up_cmd)
+		snprintf(cmd, sizeof(cmd), "%s", up_cmd);
+	else
+		snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
 	CHECK(system(cmd) == 0);
 	/* READs until one is answered: on a new connection */
 	for (;;) {
@@ -872,7 +880,7 @@ int main(int argc, char **argv)
 	    {"port", required_argument, NULL, 'P'},     {"self", no_argument, NULL, 'S'},
 	    {"max-vers", required_argument, NULL, 'v'}, {"cb-credits", required_argument, NULL, 'c'},
 	    {"netdev", required_argument, NULL, 'n'},   {"dir", required_argument, NULL, 'd'},
-	    {NULL, 0, NULL, 0},
+	    {"up-cmd", required_argument, NULL, 'u'},   {NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *provider = "ofi", *port = "20049";
 	struct rpcrdma_nfs41_session_opts so;
@@ -897,6 +905,7 @@ int main(int argc, char **argv)
 		case 'c': cb_credits = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'n': netdev = optarg; break;
 		case 'd': dir_name = optarg; break;
+		case 'u': up_cmd = optarg; break;
 		default: return 2;
 		}
 	}
