@@ -98,7 +98,9 @@ static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_c
 	}
 	if (seq != slot->seqid + 1)
 		return RPCRDMA_NFS4ERR_SEQ_MISORDERED;
-	if (c->count > RPCRDMA_NFS41_CB_MAX_OPS || c->count > s->info.back.maxoperations)
+	/* a server that granted no operations at all has our own limit */
+	if (c->count > RPCRDMA_NFS41_CB_MAX_OPS ||
+	    (s->info.back.maxoperations && c->count > s->info.back.maxoperations))
 		return RPCRDMA_NFS4ERR_TOO_MANY_OPS;
 	memcpy(op->res.sessionid, s->info.sessionid, RPCRDMA_NFS4_SESSIONID_SIZE);
 	op->res.seqid = seq;

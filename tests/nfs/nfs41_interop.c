@@ -670,7 +670,7 @@ static void case_relink(void)
 	struct rpcrdma_xprt_stats st0, st1, st2;
 	struct rpcrdma_nfs41_file f;
 	unsigned int idx[1] = {0};
-	char cmd[256];
+	char cmd[4096];
 	pid_t writer;
 	double t0, ms;
 
@@ -703,7 +703,7 @@ static void case_relink(void)
 	}
 	/* the link back, and what its going down took away (routes, neighbours) */
 	if (up_cmd)
-		snprintf(cmd, sizeof(cmd), "%s", up_cmd);
+		CHECK((size_t)snprintf(cmd, sizeof(cmd), "%s", up_cmd) < sizeof(cmd));
 	else
 		snprintf(cmd, sizeof(cmd), "ip link set %s up", netdev);
 	CHECK(system(cmd) == 0);
