@@ -33,10 +33,11 @@
  *
  * Usage: nfs41_interop --server HOST --path /EXPORT --local DIR
  *                      [--provider NAME] [--port N] [--max-vers 2]
- *                      [--cb-credits N] [--netdev DEV] [--up-cmd CMD] [--dir NAME]
- *                      [CASE...]
- * relink takes DEV down with `ip link set DEV down` and brings it back with
- * CMD (default `ip link set DEV up`).
+ *                      [--cb-credits N] [--netdev DEV] [--down-cmd CMD]
+ *                      [--up-cmd CMD] [--dir NAME] [CASE...]
+ * relink takes the path down with the down command (default `ip link set
+ * DEV down`) and brings it back with the up command (default `ip link set
+ * DEV up`).
  *        nfs41_interop --self [--provider NAME] [--max-vers 2] [CASE...]
  * With --server, DIR is the export's directory on this machine (the lab
  * runs client and server in one guest): the files are made and written
@@ -69,7 +70,7 @@ static struct rpcrdma_client *clnt;
 static struct rpcrdma_nfs41_session *sess;
 static struct rpcrdma_nfs4_fh dir_fh;
 static const char *export_path = "/export", *local_dir, *netdev, *dir_name = "nfs41-interop",
-		  *up_cmd;
+		  *up_cmd, *down_cmd;
 static bool self;
 static uint32_t max_vers = 1, cb_credits = 4;
 
@@ -644,17 +645,18 @@ static void case_many(void)
 	CHECK_RC(after.stats.cb_recalls - before.stats.cb_recalls, NFILES - 1);
 	CHECK_RC(after.stats.delegs_returned - before.stats.delegs_returned, NFILES - 1);
 	CHECK(NFILES - 1 > cb_credits);
+	CHECK(NFILES - 1 > st1.rev_credits_granted);
 	CHECK(st1.rev_calls - st0.rev_calls >= NFILES - 1);
 	CHECK(st1.rev_credits_in_use_max <= cb_credits);
 	for (unsigned int k = 0; k < NFILES - 1; k++) {
 		check_read(idx[k], &f[idx[k]]);
 		CHECK_OK(rpcrdma_nfs41_close(sess, &f[idx[k]]));
 	}
-	printf("# many: %u recalls (CB_COMPOUNDs %llu) against %u reverse credits and %u "
-	       "back-channel slot(s), all answered and returned in %.0f ms; most reverse calls "
-	       "at once %llu\n",
+	printf("# many: %u recalls (CB_COMPOUNDs %llu) against %llu reverse credits (the "
+	       "server's ask; we offer %u) and %u back-channel slot(s), all answered and returned "
+	       "in %.0f ms; most reverse calls at once %llu\n",
 	       NFILES - 1, (unsigned long long)(after.stats.cb_compounds - before.stats.cb_compounds),
-	       cb_credits, after.back.maxrequests, ms,
+	       (unsigned long long)st1.rev_credits_granted, cb_credits, after.back.maxrequests, ms,
 	       (unsigned long long)st1.rev_credits_in_use_max);
 }
 
@@ -688,7 +690,10 @@ static void case_relink(void)
 	open_deleg(0, &f);
 	info(&before);
 	stats(&st0);
-	snprintf(cmd, sizeof(cmd), "ip link set %s down", netdev);
+	if (down_cmd)
+		CHECK((size_t)snprintf(cmd, sizeof(cmd), "%s", down_cmd) < sizeof(cmd));
+	else
+		snprintf(cmd, sizeof(cmd), "ip link set %s down", netdev);
 	CHECK(system(cmd) == 0);
 	t0 = now_ms();
 	/* a READ with the link down: the connection fails under it (RC retries
@@ -715,7 +720,15 @@ static void case_relink(void)
 
 		if (!rc)
 			break;
-		CHECK(now_ms() - t0 < 90000);
+		stats(&st1);
+		printf("# relink: READ after the link came back: %s (%.0f ms, %llu reconnects)\n",
+		       rpcrdma_nfs41_strerror(rc), now_ms() - t0, (unsigned long long)st1.reconnects);
+		fflush(stdout);
+		if (now_ms() - t0 > 90000) {
+			(void)system("ip -4 addr; ip route show table 101; ip route get 10.77.0.2; "
+				     "ip neigh; ip rule; rdma link");
+			CHECK(now_ms() - t0 < 90000);
+		}
 		for (double t1 = now_ms(); now_ms() - t1 < 1000;)
 			(void)rpcrdma_nfs41_session_run(sess, 100);
 	}
@@ -880,7 +893,8 @@ int main(int argc, char **argv)
 	    {"port", required_argument, NULL, 'P'},     {"self", no_argument, NULL, 'S'},
 	    {"max-vers", required_argument, NULL, 'v'}, {"cb-credits", required_argument, NULL, 'c'},
 	    {"netdev", required_argument, NULL, 'n'},   {"dir", required_argument, NULL, 'd'},
-	    {"up-cmd", required_argument, NULL, 'u'},   {NULL, 0, NULL, 0},
+	    {"up-cmd", required_argument, NULL, 'u'},   {"down-cmd", required_argument, NULL, 'D'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *provider = "ofi", *port = "20049";
 	struct rpcrdma_nfs41_session_opts so;
@@ -906,6 +920,7 @@ int main(int argc, char **argv)
 		case 'n': netdev = optarg; break;
 		case 'd': dir_name = optarg; break;
 		case 'u': up_cmd = optarg; break;
+		case 'D': down_cmd = optarg; break;
 		default: return 2;
 		}
 	}
