@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host-side check of nfsd's NFSv4.1 callbacks to our client (nfs41.pcap).
 
-Usage: check_nfs41.py PCAP DUMP_JSONL SERVER_IP CLIENT_IP
+Usage: check_nfs41.py [--new-conn] PCAP DUMP_JSONL SERVER_IP CLIENT_IP
 
 DUMP_JSONL is rpcrdma-dump's output for PCAP.  Passes (exit 0, one summary
 line) when no record is invalid and there are CB_COMPOUND CALLs (program
@@ -61,9 +61,13 @@ def frames(path):
 
 
 def main():
-    if len(sys.argv) != 5:
+    args = sys.argv[1:]
+    new_conn = bool(args) and args[0] == "--new-conn"
+    if new_conn:
+        args = args[1:]
+    if len(args) != 4:
         raise SystemExit(__doc__)
-    pcap, jsonl, server, client = sys.argv[1:]
+    pcap, jsonl, server, client = args
     fr = frames(pcap)
     records = [json.loads(line) for line in open(jsonl) if line.strip()]
     invalid = [r for r in records if "invalid" in r]
@@ -73,6 +77,7 @@ def main():
     calls, replies, nulls = [], [], 0
     fore_call_qps, fore_reply_qps = set(), set()
     ask, grant = set(), set()
+    first_client_qp = None
     for r in records:
         rpc = r.get("rpc")
         if not rpc or r.get("frame") not in fr:
@@ -88,6 +93,8 @@ def main():
                 nulls += 1
         elif rpc["msg_type"] == "REPLY" and src == server and dst == client:
             fore_reply_qps.add(dqp)
+            if first_client_qp is None:
+                first_client_qp = dqp
         elif rpc["msg_type"] == "REPLY" and src == client and dst == server:
             replies.append((rpc["xid"], r, dqp))
     # XIDs repeat across connections and sessions: each CALL pairs with the
@@ -115,6 +122,12 @@ def main():
             f"on {len(qps)} QP pair(s) of the forward connection(s) "
             f"{', '.join(f'0x{a:x}/0x{b:x}' for a, b in qps)}; {nulls} CB_NULL; "
             f"credit values in nfsd's reverse calls {sorted(ask)}, in our replies {sorted(grant)}")
+    if new_conn:
+        old = [c for c, _ in pairs if c[1] == first_client_qp]
+        line += f"; the first connection's client QP 0x{first_client_qp or 0:x}, {len(old)} exchange(s) on it"
+        if old:
+            print(f"FAIL: {line}")
+            return 1
     if unmatched or off_conn:
         print(f"FAIL: {line}; {len(off_conn)} exchange(s) off the forward connection's QPs")
         return 1
