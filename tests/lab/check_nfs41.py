@@ -22,7 +22,7 @@ NFS_PROG = 100003
 
 
 def frames(path):
-    """Frame number -> (src, dst, destination QP) for RoCEv2 frames."""
+    """Frame number -> (src, dst, destination QP, PSN) for RoCEv2 frames."""
     out = {}
     with open(path, "rb") as f:
         head = f.read(24)
@@ -56,7 +56,8 @@ def frames(path):
                 continue
             bth = udp[8:20]
             dqp = int.from_bytes(bth[5:8], "big")
-            out[n] = (".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])), dqp)
+            psn = int.from_bytes(bth[9:12], "big")
+            out[n] = (".".join(map(str, ip[12:16])), ".".join(map(str, ip[16:20])), dqp, psn)
     return out
 
 
@@ -78,11 +79,18 @@ def main():
     fore_call_qps, fore_reply_qps = set(), set()
     ask, grant = set(), set()
     first_client_qp = None
+    seen_psn, rc_dups = set(), 0
     for r in records:
         rpc = r.get("rpc")
         if not rpc or r.get("frame") not in fr:
             continue
-        src, dst, dqp = fr[r["frame"]]
+        src, dst, dqp, psn = fr[r["frame"]]
+        # The same packet again (same QP, same PSN) is the RC layer's
+        # retransmission, not a second message: seen on a loaded TCG guest.
+        if (src, dqp, psn) in seen_psn:
+            rc_dups += 1
+            continue
+        seen_psn.add((src, dqp, psn))
         if rpc["msg_type"] == "CALL" and src == client and rpc.get("prog") == NFS_PROG:
             fore_call_qps.add(dqp)
         elif rpc["msg_type"] == "CALL" and src == server and rpc.get("prog") == CB_PROG:
@@ -121,7 +129,8 @@ def main():
             f"{server} -> {client}, each REPLY with its CALL's XID ({len(unmatched)} unanswered), "
             f"on {len(qps)} QP pair(s) of the forward connection(s) "
             f"{', '.join(f'0x{a:x}/0x{b:x}' for a, b in qps)}; {nulls} CB_NULL; "
-            f"credit values in nfsd's reverse calls {sorted(ask)}, in our replies {sorted(grant)}")
+            f"credit values in nfsd's reverse calls {sorted(ask)}, in our replies {sorted(grant)}"
+            + (f"; {rc_dups} RC retransmission(s) of a packet (same QP and PSN) not counted" if rc_dups else ""))
     if new_conn:
         old = [c for c, _ in pairs if c[1] == first_client_qp]
         line += f"; the first connection's client QP 0x{first_client_qp or 0:x}, {len(old)} exchange(s) on it"
