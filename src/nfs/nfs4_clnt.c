@@ -12,6 +12,8 @@
 
 #include "rpcrdma/nfs4.h"
 
+#include "nfs4_codec.h"
+
 /* xid, msg type, reply stat, verifier (flavor, length, 400 bytes), accept stat */
 #define RPC_REPLY_HDR_MAX (4u * 5u + 400u)
 
@@ -159,19 +161,19 @@ size_t rpcrdma_nfs4_compound_max_reply(const struct rpcrdma_nfs4_compound *c)
 							 : RPCRDMA_NFS4_LINK_MAX);
 			break;
 		default:
+			max += rpcrdma__nfs41_res_max(op);
 			break;
 		}
 	}
 	return max;
 }
 
-int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt, struct rpcrdma_nfs4_compound *c)
+int rpcrdma__nfs4_compound_prepare(struct rpcrdma_nfs4_compound *c, struct rpcrdma_call *call,
+				   struct rpcrdma_ddp_buf chunks[RPCRDMA_CALL_MAX_WRITE_CHUNKS])
 {
-	struct rpcrdma_ddp_buf chunks[RPCRDMA_CALL_MAX_WRITE_CHUNKS];
 	unsigned int nchunks = 0, limit;
-	struct rpcrdma_call call;
 
-	if (!clnt || !c || !c->nops || c->nops > RPCRDMA_NFS4_MAX_OPS ||
+	if (!c || !c->nops || c->nops > RPCRDMA_NFS4_MAX_OPS ||
 	    c->tag_len > RPCRDMA_NFS4_TAG_MAX || c->write_chunks < -1)
 		return -EINVAL;
 	/*
@@ -210,14 +212,26 @@ int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt, struct rpcrdma_nfs4_
 		c->ops[i].status = 0;
 	c->status = 0;
 	c->nres = 0;
-	memset(&call, 0, sizeof(call));
-	call.proc = RPCRDMA_NFS4_PROC_COMPOUND;
-	call.encode_args = rpcrdma_nfs4_compound_args_enc;
-	call.args = c;
-	call.decode_res = rpcrdma_nfs4_compound_res_dec;
-	call.res = c;
-	call.ddp_list = nchunks ? chunks : NULL;
-	call.ddp_count = nchunks;
-	call.max_reply = rpcrdma_nfs4_compound_max_reply(c);
-	return rpcrdma_client_call(clnt, &call);
+	memset(call, 0, sizeof(*call));
+	call->proc = RPCRDMA_NFS4_PROC_COMPOUND;
+	call->encode_args = rpcrdma_nfs4_compound_args_enc;
+	call->args = c;
+	call->decode_res = rpcrdma_nfs4_compound_res_dec;
+	call->res = c;
+	call->ddp_list = nchunks ? chunks : NULL;
+	call->ddp_count = nchunks;
+	call->max_reply = rpcrdma_nfs4_compound_max_reply(c);
+	return 0;
+}
+
+int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt, struct rpcrdma_nfs4_compound *c)
+{
+	struct rpcrdma_ddp_buf chunks[RPCRDMA_CALL_MAX_WRITE_CHUNKS];
+	struct rpcrdma_call call;
+	int rc;
+
+	if (!clnt)
+		return -EINVAL;
+	rc = rpcrdma__nfs4_compound_prepare(c, &call, chunks);
+	return rc ? rc : rpcrdma_client_call(clnt, &call);
 }

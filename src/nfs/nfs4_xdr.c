@@ -15,9 +15,14 @@
 
 #include "rpcrdma/nfs4.h"
 
-#include "codec.h"
+#include "nfs4_codec.h"
 
-static int x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max)
+#define x_opaque rpcrdma__nfs4_x_opaque
+#define x_fh rpcrdma__nfs4_x_fh
+#define x_bitmap rpcrdma__nfs4_x_bitmap
+#define x_stateid rpcrdma__nfs4_x_stateid
+
+int rpcrdma__nfs4_x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max)
 {
 	if (n->enc) {
 		if (*len > max)
@@ -27,12 +32,12 @@ static int x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max)
 	return rpcrdma_xdr_decode_opaque(n->x, data, max, len);
 }
 
-static int x_fh(struct nx *n, struct rpcrdma_nfs4_fh *fh)
+int rpcrdma__nfs4_x_fh(struct nx *n, struct rpcrdma_nfs4_fh *fh)
 {
-	return x_opaque(n, fh->data, &fh->len, RPCRDMA_NFS4_FHSIZE);
+	return rpcrdma__nfs4_x_opaque(n, fh->data, &fh->len, RPCRDMA_NFS4_FHSIZE);
 }
 
-static int x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b)
+int rpcrdma__nfs4_x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b)
 {
 	uint32_t count = b->n;
 
@@ -58,7 +63,7 @@ static int x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b)
 	return 0;
 }
 
-static int x_stateid(struct nx *n, struct rpcrdma_nfs4_stateid *s)
+int rpcrdma__nfs4_x_stateid(struct nx *n, struct rpcrdma_nfs4_stateid *s)
 {
 	TRY(x_u32(n, &s->seqid));
 	return n->enc ? rpcrdma_xdr_encode_fixed_opaque(n->x, s->other, sizeof(s->other))
@@ -100,9 +105,10 @@ static int x_op_args(struct nx *n, struct rpcrdma_nfs4_op *op)
 	case RPCRDMA_NFS4_OP_READLINK:
 		return 0;
 	default:
-		/* An operation this codec cannot frame: the rest of the
-		 * stream would be garbage. */
-		return RPCRDMA_ERR_BAD_VALUE;
+		/* NFSv4.1's operations, or one this codec cannot frame
+		 * (RPCRDMA_ERR_BAD_VALUE: the rest of the stream would be
+		 * garbage). */
+		return rpcrdma__nfs41_op_args(n, op);
 	}
 }
 
@@ -134,12 +140,16 @@ static int x_op_res(struct nx *n, struct rpcrdma_nfs4_op *op)
 				memchr(op->buf, 0, op->res.readlink.len)))
 			return RPCRDMA_ERR_BAD_VALUE;
 		return 0;
-	default:
+	case RPCRDMA_NFS4_OP_PUTFH:
+	case RPCRDMA_NFS4_OP_PUTROOTFH:
+	case RPCRDMA_NFS4_OP_LOOKUP:
 		return 0;
+	default:
+		return rpcrdma__nfs41_op_res(n, op);
 	}
 }
 
-static int x_tag(struct nx *n, struct rpcrdma_nfs4_compound *c)
+int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *tag_len)
 {
 	/* A tag longer than we keep is skipped, not refused: it only echoes
 	 * what we sent, and its content means nothing to the protocol. */
@@ -148,16 +158,21 @@ static int x_tag(struct nx *n, struct rpcrdma_nfs4_compound *c)
 
 		TRY(rpcrdma_xdr_decode_opaque_len(n->x, UINT32_MAX, &len));
 		if (len <= RPCRDMA_NFS4_TAG_MAX) {
-			TRY(rpcrdma_xdr_decode_fixed_opaque(n->x, c->tag, len));
-			c->tag_len = len;
+			TRY(rpcrdma_xdr_decode_fixed_opaque(n->x, tag, len));
+			*tag_len = len;
 		} else {
 			TRY(rpcrdma_xdr_skip(n->x, rpcrdma_xdr_align(len)));
-			c->tag_len = 0;
+			*tag_len = 0;
 		}
-		c->tag[c->tag_len] = '\0';
+		tag[*tag_len] = '\0';
 		return 0;
 	}
-	return x_opaque(n, c->tag, &c->tag_len, RPCRDMA_NFS4_TAG_MAX);
+	return x_opaque(n, tag, tag_len, RPCRDMA_NFS4_TAG_MAX);
+}
+
+static int x_tag(struct nx *n, struct rpcrdma_nfs4_compound *c)
+{
+	return rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len);
 }
 
 static int x_args(struct nx *n, struct rpcrdma_nfs4_compound *c)
