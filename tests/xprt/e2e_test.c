@@ -180,12 +180,25 @@ static int proc_null(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
+/* When set, the echo that brings executions to cut_after cuts this
+ * client's connection from inside the server's procedure: the calls not
+ * yet executed then certainly have no reply on the old connection,
+ * however fast the provider delivered them (on verbs a whole burst may be
+ * executed and answered before the test's loop looks again). */
+static struct rpcrdma_client *cut_after_clnt;
+static unsigned int cut_after;
+
 static int proc_echo(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	struct echo *in = args, *out = res;
 
 	(void)req;
-	executions++;
+	if (++executions == cut_after && cut_after_clnt) {
+		struct rpcrdma_client *c = cut_after_clnt;
+
+		cut_after_clnt = NULL;
+		rpcrdma__client_disconnect(c);
+	}
 	out->len = in->len;
 	out->data = in->data; /* freed by free_echo on the args side */
 	in->data = NULL;

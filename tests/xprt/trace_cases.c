@@ -243,6 +243,8 @@ static int case_trace_reconnect(void)
 	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
 	CHECK_RC(rpcrdma_client_call(e.clnt, &call), 0);
 	executions = 0;
+	cut_after = 3;
+	cut_after_clnt = e.clnt;
 	for (int i = 0; i < N; i++) {
 		uint32_t len = 100 + (uint32_t)i * 97;
 
@@ -262,7 +264,7 @@ static int case_trace_reconnect(void)
 	}
 	while (executions < 3)
 		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
-	rpcrdma__client_disconnect(e.clnt);
+	CHECK(!cut_after_clnt);
 	do {
 		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
 		done = 0;
