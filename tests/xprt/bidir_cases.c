@@ -619,10 +619,7 @@ static int case_bidir_load(void)
 	}
 	CHECK_RC(pump_until(&e, f, NF), 0);
 	CHECK_RC(pump_until(&e, r, NR), 0);
-	for (int i = 0; i < NF; i++)
-		CHECK_RC(f[i].call.status, 0);
-	for (int i = 0; i < NR; i++)
-		CHECK_RC(r[i].call.status, 0);
+	/* The counters first, so that a failed run says where calls stuck. */
 	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
 	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
 	CHECK_RC(rpcrdma_backchannel_stats(g_bc, &bs), 0);
@@ -639,6 +636,18 @@ static int case_bidir_load(void)
 	RPCRDMA_XPRT_STATS(SHOW)
 #undef SHOW
 	fprintf(stderr, "\n");
+	for (int i = 0; i < NF; i++)
+		if (f[i].call.status)
+			fprintf(stderr, "forward call %d (xid %08x): %d\n", i, f[i].call.xid,
+				f[i].call.status);
+	for (int i = 0; i < NR; i++)
+		if (r[i].call.status)
+			fprintf(stderr, "reverse call %d (xid %08x): %d\n", i, r[i].call.xid,
+				r[i].call.status);
+	for (int i = 0; i < NF; i++)
+		CHECK_RC(f[i].call.status, 0);
+	for (int i = 0; i < NR; i++)
+		CHECK_RC(r[i].call.status, 0);
 	CHECK_RC(cs.credits_in_use_max, FWD_CREDITS);
 	CHECK_RC(ss.rev_credits_in_use_max, CB_CREDITS);
 	CHECK_RC(cs.rev_calls, NR);
