@@ -86,6 +86,17 @@ static inline struct rpcrdma__list *rpcrdma__list_first(const struct rpcrdma__li
 	return h->next == h ? NULL : h->next;
 }
 
+/**
+ * rpcrdma__list_last - the last node of @h
+ * @h: the list
+ *
+ * Return: the last node, or NULL when @h is empty.
+ */
+static inline struct rpcrdma__list *rpcrdma__list_last(const struct rpcrdma__list *h)
+{
+	return h->prev == h ? NULL : h->prev;
+}
+
 /* Visit each node @it of @h; the body must not unlink @it. */
 #define rpcrdma__list_foreach(it, h) for ((it) = (h)->next; (it) != (h); (it) = (it)->next)
 

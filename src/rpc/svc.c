@@ -738,52 +738,26 @@ static void watch_look(struct rpcrdma__timer *tm)
 	leave(s);
 }
 
-static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
+/*
+ * The checks between a decoded call header and its procedure, in the order
+ * RFC 5531's reply forms imply.  Returns the program with r->proc set, or
+ * NULL once @r has been answered with the error.
+ */
+static const struct svc_prog *route_call(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
-	struct rpcrdma_server *s = ctx;
-	struct rpcrdma_server *root = s->root;
-	const struct rpcrdma_rpc_call *call;
+	const struct rpcrdma_rpc_call *call = &r->msg.u.call;
 	const struct svc_prog *prog;
-	struct rpcrdma__drc_entry *e;
-	struct rpcrdma__drc_key key;
-	struct rpcrdma_svc_req *r;
 	uint32_t low = 0, high = 0, auth;
-	bool known, idempotent;
-	int rc;
+	bool known;
 
-	enter(s);
-	if (s->destroying)
-		goto out_drop;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		goto out_drop;
-	r->srv = s;
-	r->t = t;
-	t->core = r;
-	r->state = R_RUNNING;
-
-	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
-	if (rc) {
-		if (header_refused(r, msg, rc)) {
-			reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, RPCRDMA_AUTH_BADCRED);
-			goto out;
-		}
-		free(r);
-		goto out_drop;
-	}
-	if (r->msg.type != RPCRDMA_RPC_CALL) {
-		free(r);
-		goto out_drop;
-	}
-	call = &r->msg.u.call;
 	if (call->rpcvers != RPCRDMA_RPC_VERSION) {
 		reply_denied(s, r, RPCRDMA_RPC_MISMATCH, 0);
-		goto out;
+		return NULL;
 	}
 	auth = check_auth(call);
 	if (auth) {
 		reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, auth);
-		goto out;
+		return NULL;
 	}
 	/* Registered programs are never removed while the server lives, so
 	 * what the lookup returns stays valid after the lock. */
@@ -792,26 +766,35 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	pthread_rwlock_unlock(&s->root->reg_lock);
 	if (!known) {
 		reply_accepted(s, r, RPCRDMA_RPC_PROG_UNAVAIL, 0, 0);
-		goto out;
+		return NULL;
 	}
 	if (!prog) {
 		reply_accepted(s, r, RPCRDMA_RPC_PROG_MISMATCH, low, high);
-		goto out;
+		return NULL;
 	}
 	if (call->proc >= prog->nprocs || !prog->procs[call->proc].fn) {
 		reply_accepted(s, r, RPCRDMA_RPC_PROC_UNAVAIL, 0, 0);
-		goto out;
+		return NULL;
 	}
 	r->proc = &prog->procs[call->proc];
-	idempotent = atomic_load_explicit(&prog->idempotent[call->proc], memory_order_relaxed);
+	return prog;
+}
 
-	if (idempotent) {
-		/* Running it again is as good as a cached reply, and much
-		 * cheaper than copying every reply into the cache: no entry,
-		 * a retransmission runs it again. */
-		run_proc(s, r, msg);
-		goto out;
-	}
+/*
+ * A call that is not idempotent, through the duplicate request cache: a new
+ * one runs, a duplicate of an answered one gets the cached reply, and a
+ * duplicate of one still running waits for its reply (parked here, or
+ * watching the shared cache when the original runs on another worker).
+ */
+static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
+		       struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_server *root = s->root;
+	const struct rpcrdma_rpc_call *call = &r->msg.u.call;
+	struct rpcrdma__sreq *t = r->t;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key key;
+
 	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
 	/* drc.h: the port counts over TCP only, where clients keep it. */
 	rpcrdma__drc_key_bind(&key, t->peer, s->opts.transport == RPCRDMA_TRANSPORT_TCP,
@@ -866,6 +849,50 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		break;
 	}
 	}
+}
+
+static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_server *s = ctx;
+	const struct svc_prog *prog;
+	struct rpcrdma_svc_req *r;
+	int rc;
+
+	enter(s);
+	if (s->destroying)
+		goto out_drop;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out_drop;
+	r->srv = s;
+	r->t = t;
+	t->core = r;
+	r->state = R_RUNNING;
+
+	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
+	if (rc) {
+		if (header_refused(r, msg, rc)) {
+			reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, RPCRDMA_AUTH_BADCRED);
+			goto out;
+		}
+		free(r);
+		goto out_drop;
+	}
+	if (r->msg.type != RPCRDMA_RPC_CALL) {
+		free(r);
+		goto out_drop;
+	}
+	prog = route_call(s, r);
+	if (!prog)
+		goto out;
+	if (atomic_load_explicit(&prog->idempotent[r->msg.u.call.proc], memory_order_relaxed)) {
+		/* Running it again is as good as a cached reply, and much
+		 * cheaper than copying every reply into the cache: no entry,
+		 * a retransmission runs it again. */
+		run_proc(s, r, msg);
+		goto out;
+	}
+	run_cached(s, r, msg);
 out:
 	leave(s);
 	return;
