@@ -1,34 +1,15 @@
 /*
- * The RPC client, transport-neutral: XIDs, the table of calls in flight,
- * credentials, time-outs, reconnection and retransmission, and decoding of
- * reply headers and results.  A transport (transport.h) moves the bytes.
+ * clnt.c - the RPC client, transport-neutral: XIDs, the table of calls in
+ * flight, credentials, time-outs, reconnection and retransmission, and
+ * decoding of reply headers and results.  A transport (transport.h) moves
+ * the bytes.
  *
- * Normal operation.  rpcrdma_client_call_async() gives the call an XID
- * (random start per client, then +1), files it in the table, arms its
- * time-out and queues it; a zero-delay "kick" timer then connects if need
- * be and sends everything queued in one go, so calls started together
- * leave together and no completion ever runs inside the call that started
- * it.  Sending is call_begin, encode (header, then arguments), call_send.
- * A reply is matched by XID (find), its header and results decoded while
- * the transport holds the stream (reply), and the call completes: removed
- * from the table, its timer stopped, its memory freed, then done() runs,
- * so done() may reuse or free its struct rpcrdma_call.
- *
- * Recovery.  When the connection is lost every call in flight goes back to
- * the head of the queue, in order, and one more loss is counted against
- * it; a call that has lost more than opts.retries connections fails with
- * the transport's error.  The rest are sent again with the same XID on a
- * new connection (a server's duplicate request cache then answers those it
- * already executed).  After an established connection breaks the client
- * reconnects at once; after a failed attempt it waits, doubling the delay
- * from RECONNECT_MIN_MS up to RECONNECT_MAX_MS.  A time-out is final: over
- * a stream transport a call is never resent on the same connection.
- *
- * Destruction.  rpcrdma_client_destroy() fails every call in flight with
- * RPCRDMA_ERR_CANCELLED.  Called from inside one of the client's own
- * callbacks (a done() or anything below the transport), the memory is
- * released from a timer at the loop's next iteration, because the
- * transport may still be on the stack.
+ * Calls leave from a zero-delay "kick" timer, so no completion runs inside
+ * the call that started it; a lost connection puts the calls in flight back
+ * in front of the queue, to go again with their XIDs, until opts.retries
+ * losses; a time-out is final.  Destroyed from inside one of its own
+ * callbacks, the client is freed from a timer.  The whole story is in
+ * docs/architecture.md ("The RPC client").
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,46 +1,14 @@
 /*
- * The RPC server, transport-neutral: the program/version/procedure
- * registry, call dispatch and every reply form of RFC 5531, credential
- * checks, deferred replies, and the duplicate request cache (drc.h).  A
+ * svc.c - the RPC server, transport-neutral: the program registry, call
+ * dispatch and every reply form of RFC 5531, credential checks, deferred
+ * replies, the duplicate request cache (drc.h) and worker loops.  A
  * transport (transport.h) accepts connections and moves the bytes.
  *
- * Normal operation.  For each call the transport hands over, the header is
- * decoded and checked in the order the RFC's reply forms imply:
- *   - not a parsable call header: dropped (there is nothing to answer to;
- *     counted in bad_msgs), except an over-long credential, which gets
- *     AUTH_ERROR / AUTH_BADCRED since the XID is known;
- *   - rpcvers other than 2: MSG_DENIED / RPC_MISMATCH (2, 2);
- *   - credential: AUTH_NONE with an empty body, or AUTH_SYS whose body
- *     parses, else AUTH_BADCRED; a verifier other than an empty AUTH_NONE
- *     is AUTH_BADVERF;
- *   - program unknown: PROG_UNAVAIL; known but not this version:
- *     PROG_MISMATCH with the lowest and highest registered versions;
- *     procedure number or slot empty: PROC_UNAVAIL;
- *   - the duplicate request cache (below); then the arguments are decoded
- *     into a zeroed buffer of args_size bytes (failure: GARBAGE_ARGS) and
- *     the procedure runs with a zeroed res_size buffer for its results.
- * The procedure returns 0 (SUCCESS with the encoded results), a negative
- * accept_stat, or RPCRDMA_SVC_DEFERRED to answer later through
- * rpcrdma_svc_reply().  Results that fail to encode turn into SYSTEM_ERR.
- * free_res runs once the transport no longer reads the results (only when
- * the procedure ran): over RDMA, DDP-eligible results of 32 KiB or more are
- * written into the client's Write chunk straight from the memory encode_res
- * pointed at, so that memory must stay put until then.
- *
- * Duplicates.  Only calls that reach a procedure go through the cache;
- * the error replies above cost nothing to produce again.  A duplicate of an
- * answered call gets the cached reply bytes, its DDP-eligible results
- * handed to the transport again so that over RDMA they land in the new
- * call's Write chunk as the original's did.  A duplicate of a call still
- * executing is not executed; the newest such duplicate is parked on the
- * entry (an older parked one is dropped) and gets the original's reply
- * when it is produced: the client usually sends a duplicate because the
- * connection the original came on is gone, so that reply would otherwise
- * reach nobody.  Duplicates caught count as the server's "retransmits".
- *
- * Shutdown.  rpcrdma_server_destroy() answers every deferred call with
- * SYSTEM_ERR (the application must not touch those requests afterwards),
- * drops parked duplicates, then lets the transport flush and close.
+ * A call is checked in the order the reply forms imply (route_call), then
+ * runs, through the cache unless its procedure is idempotent (run_cached).
+ * free_res runs only once the transport no longer reads the results (over
+ * RDMA they may be written straight from the procedure's memory).  The
+ * whole story is in docs/architecture.md ("The RPC server").
  */
 #include <errno.h>
 #include <pthread.h>

@@ -133,34 +133,40 @@ out_bad:
 	return 0;
 }
 
+/* The socket of a connection under way reported @events: done, or failed. */
+static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(t->c.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+		return;
+	if (err == 0 && (events & (EPOLLERR | EPOLLHUP)))
+		err = ECONNREFUSED;
+	if (err) {
+		clnt_fail(t, -err);
+		return;
+	}
+	t->state = C_CONNECTED;
+	t->local_tried = false;
+	t->local_len = sizeof(t->local);
+	if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
+		t->local_len = 0;
+	rpcrdma__sock_conn_update(&t->c);
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
+		       "TCP: connected");
+	t->cb->connected(t->cb_ctx);
+}
+
 static void clnt_on_event(struct rpcrdma__watch *w, uint32_t events)
 {
 	struct rpcrdma__clnt_transport *t = w->ctx;
 	int rc;
 
 	if (t->state == C_CONNECTING) {
-		int err = 0;
-		socklen_t len = sizeof(err);
-
-		if (getsockopt(t->c.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-			err = errno;
-		if (err == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
-			return;
-		if (err == 0 && (events & (EPOLLERR | EPOLLHUP)))
-			err = ECONNREFUSED;
-		if (err) {
-			clnt_fail(t, -err);
-			return;
-		}
-		t->state = C_CONNECTED;
-		t->local_tried = false;
-		t->local_len = sizeof(t->local);
-		if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
-			t->local_len = 0;
-		rpcrdma__sock_conn_update(&t->c);
-		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
-			       "TCP: connected");
-		t->cb->connected(t->cb_ctx);
+		finish_connect(t, events);
 		return;
 	}
 	if (t->state != C_CONNECTED)
