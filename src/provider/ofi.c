@@ -53,6 +53,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "common/list.h"
 #include "provider/provider.h"
 
 /* The oldest libfabric whose tcp behaviour LIBFABRIC.md describes. */
@@ -71,35 +72,6 @@
 #define OFI_CM_DATA_MAX 256u
 /* Registrations tried before giving up on finding a free key. */
 #define OFI_KEY_TRIES 64
-
-/* libfabric's headers bring a container_of of their own. */
-#ifndef container_of
-#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
-#endif
-
-struct link {
-	struct link *prev, *next;
-};
-
-static void list_init(struct link *h)
-{
-	h->prev = h->next = h;
-}
-
-static void list_add(struct link *h, struct link *n)
-{
-	n->next = h->next;
-	n->prev = h;
-	h->next->prev = n;
-	h->next = n;
-}
-
-static void list_del(struct link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = n;
-}
 
 /* The first member of objects whose address is a libfabric fid context, so
  * an EQ entry tells which kind of object it concerns. */
@@ -124,7 +96,7 @@ struct ofi_prov {
 	int failed; /* 0, or why the instance is dead */
 	bool failed_reported;
 	struct rpcrdma_prov_evq q;
-	struct link conns, listeners, mrs, grants;
+	struct rpcrdma__list conns, listeners, mrs, grants;
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
 	struct rpcrdma_prov_inbox inbox; /* connections handed over to us */
@@ -146,7 +118,7 @@ struct ofi_listener {
 	enum ofi_kind kind;
 	struct rpcrdma_prov_listener base;
 	struct ofi_prov *p;
-	struct link node;
+	struct rpcrdma__list node;
 	struct fid_pep *pep;
 	struct rpcrdma_prov_conn_attr attr;
 };
@@ -173,7 +145,7 @@ struct ofi_conn {
 	enum ofi_kind kind;
 	struct rpcrdma_prov_conn base;
 	struct ofi_prov *p;
-	struct link node;
+	struct rpcrdma__list node;
 	struct fid_ep *ep;
 	struct fi_info *req_info;      /* REQUESTED: libfabric's request */
 	struct ofi_listener *listener; /* REQUESTED: where it arrived */
@@ -194,25 +166,25 @@ struct ofi_conn {
 
 struct ofi_mr {
 	struct rpcrdma_prov_mr base;
-	struct link node;
+	struct rpcrdma__list node;
 	struct fid_mr *mr;
 	void *desc;
 };
 
 struct ofi_grant {
 	struct rpcrdma_prov_grant base;
-	struct link node;
+	struct rpcrdma__list node;
 	struct fid_mr *mr;
 };
 
 static struct ofi_prov *prov_of(struct rpcrdma_provider *b)
 {
-	return container_of(b, struct ofi_prov, base);
+	return rpcrdma__container_of(b, struct ofi_prov, base);
 }
 
 static struct ofi_conn *conn_of(struct rpcrdma_prov_conn *b)
 {
-	return container_of(b, struct ofi_conn, base);
+	return rpcrdma__container_of(b, struct ofi_conn, base);
 }
 
 /*
@@ -640,8 +612,8 @@ static struct ofi_conn *conn_alloc(struct ofi_prov *p, const struct rpcrdma_prov
 	}
 	c->tx_credits = c->base.attr.send_depth * p->split;
 	c->queued_tail = &c->queued;
-	list_init(&c->node);
-	list_add(&p->conns, &c->node);
+	rpcrdma__list_init(&c->node);
+	rpcrdma__list_add_head(&p->conns, &c->node);
 	p->st.conns_live++;
 	p->st.conns_created++;
 	return c;
@@ -679,7 +651,7 @@ static void conn_free(struct ofi_conn *c)
 		conn_teardown(c, NULL);
 	else
 		unpark(c);
-	list_del(&c->node);
+	rpcrdma__list_del(&c->node);
 	p->st.conns_live--;
 	free(c->parked);
 	free(c->ops);
@@ -774,11 +746,11 @@ static void on_eq_error(struct ofi_prov *p)
 	}
 	kind = err.fid ? err.fid->context : NULL;
 	if (kind && *kind == OFI_KIND_CONN) {
-		struct ofi_conn *c = container_of(kind, struct ofi_conn, kind);
+		struct ofi_conn *c = rpcrdma__container_of(kind, struct ofi_conn, kind);
 
 		on_conn_error(c, err.err, err.err_data, err.err_data_size);
 	} else if (kind && *kind == OFI_KIND_LISTENER) {
-		struct ofi_listener *l = container_of(kind, struct ofi_listener, kind);
+		struct ofi_listener *l = rpcrdma__container_of(kind, struct ofi_listener, kind);
 		struct rpcrdma_prov_event ev;
 
 		memset(&ev, 0, sizeof(ev));
@@ -825,8 +797,8 @@ static int eq_read_one(struct ofi_prov *p)
 		return 1;
 	if (event == FI_CONNREQ) {
 		if (*kind == OFI_KIND_LISTENER && cm->info)
-			on_connreq(p, container_of(kind, struct ofi_listener, kind), cm->info,
-			           cm->data, dlen);
+			on_connreq(p, rpcrdma__container_of(kind, struct ofi_listener, kind),
+				   cm->info, cm->data, dlen);
 		else if (cm->info)
 			fi_freeinfo(cm->info);
 		return 1;
@@ -834,9 +806,9 @@ static int eq_read_one(struct ofi_prov *p)
 	if (*kind != OFI_KIND_CONN)
 		return 1;
 	if (event == FI_CONNECTED)
-		on_connected(container_of(kind, struct ofi_conn, kind), cm->data, dlen);
+		on_connected(rpcrdma__container_of(kind, struct ofi_conn, kind), cm->data, dlen);
 	else
-		on_conn_error(container_of(kind, struct ofi_conn, kind), 0, NULL, 0);
+		on_conn_error(rpcrdma__container_of(kind, struct ofi_conn, kind), 0, NULL, 0);
 	return 1;
 }
 
@@ -855,7 +827,7 @@ static bool inbox_drain(struct ofi_prov *p)
 	bool any = it != NULL;
 
 	while (it) {
-		struct ofi_handoff *h = container_of(it, struct ofi_handoff, item);
+		struct ofi_handoff *h = rpcrdma__container_of(it, struct ofi_handoff, item);
 		struct rpcrdma_prov_event ev;
 		struct ofi_conn *c;
 
@@ -958,7 +930,7 @@ static int ofi_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 	m->base.prov = b;
 	m->base.addr = addr;
 	m->base.length = length;
-	list_add(&p->mrs, &m->node);
+	rpcrdma__list_add_head(&p->mrs, &m->node);
 	p->st.mrs_live++;
 	*out = &m->base;
 	return 0;
@@ -966,11 +938,11 @@ static int ofi_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 
 static void ofi_dereg_mr(struct rpcrdma_prov_mr *bm)
 {
-	struct ofi_mr *m = container_of(bm, struct ofi_mr, base);
+	struct ofi_mr *m = rpcrdma__container_of(bm, struct ofi_mr, base);
 	struct ofi_prov *p = prov_of(bm->prov);
 
 	fi_close(&m->mr->fid);
-	list_del(&m->node);
+	rpcrdma__list_del(&m->node);
 	p->st.mrs_live--;
 	free(m);
 }
@@ -1005,7 +977,7 @@ static int ofi_grant(struct rpcrdma_prov_conn *bc, struct rpcrdma_prov_mr *mr, v
 	}
 	g->base.prov = bc->prov;
 	g->base.handle = key;
-	list_add(&p->grants, &g->node);
+	rpcrdma__list_add_head(&p->grants, &g->node);
 	p->st.grants++;
 	p->st.grants_live++;
 	seg->handle = key;
@@ -1019,7 +991,7 @@ static int ofi_grant(struct rpcrdma_prov_conn *bc, struct rpcrdma_prov_mr *mr, v
 
 static int ofi_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 {
-	struct ofi_grant *g = container_of(bg, struct ofi_grant, base);
+	struct ofi_grant *g = rpcrdma__container_of(bg, struct ofi_grant, base);
 	struct ofi_prov *p = prov_of(bg->prov);
 	struct rpcrdma_prov_event ev;
 	int ret;
@@ -1030,7 +1002,7 @@ static int ofi_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 	if (ret)
 		return errmap(ret);
 	rpcrdma__provider_key_retire(&p->keys, bg->handle);
-	list_del(&g->node);
+	rpcrdma__list_del(&g->node);
 	p->st.grants_live--;
 	p->st.revokes++;
 	memset(&ev, 0, sizeof(ev));
@@ -1112,8 +1084,8 @@ static int ofi_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, s
 		free(l);
 		return errmap(ret);
 	}
-	list_init(&l->node);
-	list_add(&p->listeners, &l->node);
+	rpcrdma__list_init(&l->node);
+	rpcrdma__list_add_head(&p->listeners, &l->node);
 	p->st.listeners_live++;
 	*out = &l->base;
 	return 0;
@@ -1122,7 +1094,7 @@ static int ofi_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, s
 static int ofi_listener_addr(struct rpcrdma_prov_listener *bl, struct sockaddr_storage *ss,
                              socklen_t *len)
 {
-	struct ofi_listener *l = container_of(bl, struct ofi_listener, base);
+	struct ofi_listener *l = rpcrdma__container_of(bl, struct ofi_listener, base);
 	size_t sz = sizeof(*ss);
 	int ret;
 
@@ -1138,14 +1110,14 @@ static int ofi_listener_addr(struct rpcrdma_prov_listener *bl, struct sockaddr_s
 
 static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 {
-	struct ofi_listener *l = container_of(bl, struct ofi_listener, base);
+	struct ofi_listener *l = rpcrdma__container_of(bl, struct ofi_listener, base);
 	struct ofi_prov *p = l->p;
-	struct link *it, *next;
+	struct rpcrdma__list *it, *next;
 
-	for (it = p->conns.next; it != &p->conns; it = next) {
-		struct ofi_conn *c = container_of(it, struct ofi_conn, node);
+	rpcrdma__list_foreach_safe(it, next, &p->conns)
+	{
+		struct ofi_conn *c = rpcrdma__container_of(it, struct ofi_conn, node);
 
-		next = it->next;
 		if (c->listener != l)
 			continue;
 		if (!c->announced) {
@@ -1157,7 +1129,7 @@ static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 	}
 	rpcrdma__provider_evq_scrub(&p->q, NULL, bl);
 	fi_close(&l->pep->fid);
-	list_del(&l->node);
+	rpcrdma__list_del(&l->node);
 	p->st.listeners_live--;
 	free(l);
 }
@@ -1360,7 +1332,7 @@ static void ofi_conn_destroy(struct rpcrdma_prov_conn *bc)
 
 static void *sge_desc(const struct rpcrdma_prov_sge *s)
 {
-	return s->mr ? container_of(s->mr, struct ofi_mr, base)->desc : NULL;
+	return s->mr ? rpcrdma__container_of(s->mr, struct ofi_mr, base)->desc : NULL;
 }
 
 static bool can_send(const struct ofi_conn *c)
@@ -1583,23 +1555,23 @@ static void ofi_close(struct rpcrdma_provider *b)
 {
 	struct ofi_prov *p = prov_of(b);
 
-	while (p->conns.next != &p->conns)
-		conn_free(container_of(p->conns.next, struct ofi_conn, node));
-	while (p->listeners.next != &p->listeners)
+	while (!rpcrdma__list_empty(&p->conns))
+		conn_free(rpcrdma__container_of(p->conns.next, struct ofi_conn, node));
+	while (!rpcrdma__list_empty(&p->listeners))
 		ofi_listener_close(
-		    &container_of(p->listeners.next, struct ofi_listener, node)->base);
-	while (p->grants.next != &p->grants) {
-		struct ofi_grant *g = container_of(p->grants.next, struct ofi_grant, node);
+		    &rpcrdma__container_of(p->listeners.next, struct ofi_listener, node)->base);
+	while (!rpcrdma__list_empty(&p->grants)) {
+		struct ofi_grant *g = rpcrdma__container_of(p->grants.next, struct ofi_grant, node);
 
 		fi_close(&g->mr->fid);
-		list_del(&g->node);
+		rpcrdma__list_del(&g->node);
 		free(g);
 	}
-	while (p->mrs.next != &p->mrs)
-		ofi_dereg_mr(&container_of(p->mrs.next, struct ofi_mr, node)->base);
+	while (!rpcrdma__list_empty(&p->mrs))
+		ofi_dereg_mr(&rpcrdma__container_of(p->mrs.next, struct ofi_mr, node)->base);
 	for (struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox), *n; it;
 	     it = n) {
-		struct ofi_handoff *h = container_of(it, struct ofi_handoff, item);
+		struct ofi_handoff *h = rpcrdma__container_of(it, struct ofi_handoff, item);
 
 		n = it->next;
 		fi_freeinfo(h->info);
@@ -1719,10 +1691,10 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 	p->base.ops = &rpcrdma__provider_ofi_ops;
 	p->epfd = -1;
 	p->inbox.efd = -1;
-	list_init(&p->conns);
-	list_init(&p->listeners);
-	list_init(&p->mrs);
-	list_init(&p->grants);
+	rpcrdma__list_init(&p->conns);
+	rpcrdma__list_init(&p->listeners);
+	rpcrdma__list_init(&p->mrs);
+	rpcrdma__list_init(&p->grants);
 
 	ret = pick_info(attr, &p->info);
 	psm_signals_reset(); /* fi_getinfo loads the providers' libraries */

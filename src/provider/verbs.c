@@ -273,7 +273,7 @@ static int cq_drain(struct vb_conn *c)
 static void hot_add(struct vb_conn *c)
 {
 	if (!c->hot && c->cq) {
-		list_add_tail(&c->p->hot, &c->hot_node);
+		rpcrdma__list_add_tail(&c->p->hot, &c->hot_node);
 		c->hot = true;
 	}
 }
@@ -281,7 +281,7 @@ static void hot_add(struct vb_conn *c)
 static void hot_del(struct vb_conn *c)
 {
 	if (c->hot) {
-		list_del(&c->hot_node);
+		rpcrdma__list_del(&c->hot_node);
 		c->hot = false;
 	}
 }
@@ -439,10 +439,10 @@ struct vb_conn *rpcrdma__vb_conn_alloc(struct vb_prov *p, const struct rpcrdma_p
 		o->pool = i < ns ? VB_POOL_SEND : i < ns + nr ? VB_POOL_RECV : VB_POOL_MEM;
 		rpcrdma__vb_op_put(c, o);
 	}
-	list_init(&c->node);
-	list_init(&c->hot_node);
-	list_init(&c->grants);
-	list_add_tail(&p->conns, &c->node);
+	rpcrdma__list_init(&c->node);
+	rpcrdma__list_init(&c->hot_node);
+	rpcrdma__list_init(&c->grants);
+	rpcrdma__list_add_tail(&p->conns, &c->node);
 	p->st.conns_live++;
 	p->st.conns_created++;
 	return c;
@@ -549,7 +549,7 @@ void rpcrdma__vb_conn_free(struct vb_conn *c)
 	if (c->id)
 		(void)rdma_destroy_id(c->id);
 	hot_del(c);
-	list_del(&c->node);
+	rpcrdma__list_del(&c->node);
 	p->st.conns_live--;
 	free(c->ops);
 	free(c);
@@ -610,9 +610,9 @@ static int hot_poll_one(struct vb_prov *p)
 	struct vb_conn *c;
 	int n;
 
-	if (list_empty(&p->hot))
+	if (rpcrdma__list_empty(&p->hot))
 		return 0;
-	c = container_of(p->hot.next, struct vb_conn, hot_node);
+	c = rpcrdma__container_of(p->hot.next, struct vb_conn, hot_node);
 	n = ibv_poll_cq(c->cq, VB_CQ_BATCH, wc);
 	if (n < 0) {
 		rpcrdma__vb_fail(p, -EIO);
@@ -622,8 +622,8 @@ static int hot_poll_one(struct vb_prov *p)
 		for (int i = 0; i < n; i++)
 			wc_handle(c, &wc[i]);
 		/* Round robin between busy connections. */
-		list_del(&c->hot_node);
-		list_add_tail(&p->hot, &c->hot_node);
+		rpcrdma__list_del(&c->hot_node);
+		rpcrdma__list_add_tail(&p->hot, &c->hot_node);
 		if (c->qp_failed)
 			conn_fail(c, c->fail_err);
 		return 1;
@@ -735,7 +735,7 @@ static int vb_trywait(struct rpcrdma_provider *b)
 		return p->failed_reported && !p->q.count ? -EIO : -EAGAIN;
 	/* Everything else wakes the fd: CM and async events are queued on
 	 * their fds, and a CQ off the hot list is armed. */
-	return p->q.count || !list_empty(&p->hot) ? -EAGAIN : 0;
+	return p->q.count || !rpcrdma__list_empty(&p->hot) ? -EAGAIN : 0;
 }
 
 static void vb_stats(struct rpcrdma_provider *b, struct rpcrdma_prov_stats *out)
@@ -760,7 +760,7 @@ static void to_sge(struct ibv_sge *out, const struct rpcrdma_prov_sge *s)
 {
 	out->addr = (uintptr_t)s->addr;
 	out->length = s->length;
-	out->lkey = s->mr ? container_of(s->mr, struct vb_mr, base)->mr->lkey : 0;
+	out->lkey = s->mr ? rpcrdma__container_of(s->mr, struct vb_mr, base)->mr->lkey : 0;
 }
 
 static int vb_post_recv(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_sge *sgl,
@@ -891,7 +891,8 @@ static int post_rma(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_sge 
 			sge[n][i].addr = (uintptr_t)piece.local[i].iov_base;
 			sge[n][i].length = (uint32_t)piece.local[i].iov_len;
 			sge[n][i].lkey =
-			    container_of(piece.local_sge[i]->mr, struct vb_mr, base)->mr->lkey;
+			    rpcrdma__container_of(piece.local_sge[i]->mr, struct vb_mr, base)
+				->mr->lkey;
 		}
 		wr[n].wr_id = (uintptr_t)o;
 		wr[n].sg_list = sge[n];
@@ -949,11 +950,11 @@ static void vb_close(struct rpcrdma_provider *b)
 {
 	struct vb_prov *p = prov_of(b);
 
-	while (!list_empty(&p->conns))
-		rpcrdma__vb_conn_free(container_of(p->conns.next, struct vb_conn, node));
-	while (!list_empty(&p->listeners))
+	while (!rpcrdma__list_empty(&p->conns))
+		rpcrdma__vb_conn_free(rpcrdma__container_of(p->conns.next, struct vb_conn, node));
+	while (!rpcrdma__list_empty(&p->listeners))
 		rpcrdma__vb_listener_close(
-		    &container_of(p->listeners.next, struct vb_listener, node)->base);
+		    &rpcrdma__container_of(p->listeners.next, struct vb_listener, node)->base);
 	rpcrdma__vb_inbox_close(p);
 	rpcrdma__vb_mem_close(p);
 	if (p->epfd >= 0)
@@ -1081,11 +1082,11 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 	p->base.ops = &rpcrdma__provider_verbs_ops;
 	p->epfd = -1;
 	p->inbox.efd = -1;
-	list_init(&p->conns);
-	list_init(&p->listeners);
-	list_init(&p->mrs);
-	list_init(&p->grants);
-	list_init(&p->hot);
+	rpcrdma__list_init(&p->conns);
+	rpcrdma__list_init(&p->listeners);
+	rpcrdma__list_init(&p->mrs);
+	rpcrdma__list_init(&p->grants);
+	rpcrdma__list_init(&p->hot);
 	memcpy(&p->addr, attr->addr, sockaddr_size(attr->addr));
 	if (p->addr.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&p->addr)->sin6_port = 0;

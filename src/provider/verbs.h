@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "common/list.h"
 #include "provider/provider.h"
 
 /* Verbs has no remote scatter list: one work request per remote segment. */
@@ -24,14 +25,6 @@
 #define VB_MEM_OPS 128u
 /* A slot that is not one of the owner's operations. */
 #define VB_OP_BIND 0x100u
-
-#ifndef container_of
-#define container_of(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
-#endif
-
-struct link {
-	struct link *prev, *next;
-};
 
 /* How a grant opens memory to the peer (verbs_mem.c). */
 enum vb_grant_mode {
@@ -69,7 +62,7 @@ struct vb_prov {
 	int failed;
 	bool failed_reported;
 	struct rpcrdma_prov_evq q;
-	struct link conns, listeners, mrs, grants, hot;
+	struct rpcrdma__list conns, listeners, mrs, grants, hot;
 	struct ibv_mw **mw_free; /* oldest first */
 	size_t nfree, capfree;
 	struct rpcrdma_prov_keys keys;
@@ -95,7 +88,7 @@ struct vb_listener {
 	enum vb_kind kind;
 	struct rpcrdma_prov_listener base;
 	struct vb_prov *p;
-	struct link node;
+	struct rpcrdma__list node;
 	struct rdma_cm_id *id;
 	struct rpcrdma_prov_conn_attr attr;
 };
@@ -123,8 +116,8 @@ struct vb_conn {
 	enum vb_kind kind;
 	struct rpcrdma_prov_conn base;
 	struct vb_prov *p;
-	struct link node, hot_node;
-	struct link grants; /* window grants bound on this QP */
+	struct rpcrdma__list node, hot_node;
+	struct rpcrdma__list grants; /* window grants bound on this QP */
 	struct rdma_cm_id *id;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
@@ -142,14 +135,14 @@ struct vb_conn {
 
 struct vb_mr {
 	struct rpcrdma_prov_mr base;
-	struct link node;
+	struct rpcrdma__list node;
 	struct ibv_mr *mr;
 };
 
 struct vb_grant {
 	struct rpcrdma_prov_grant base;
-	struct link node;  /* p->grants */
-	struct link cnode; /* conn->grants, window grants while bound */
+	struct rpcrdma__list node;  /* p->grants */
+	struct rpcrdma__list cnode; /* conn->grants, window grants while bound */
 	struct vb_conn *conn;
 	struct vb_mr *mr;
 	struct ibv_mw *mw;  /* NULL once deallocated (its QP is gone) */
@@ -157,39 +150,14 @@ struct vb_grant {
 	bool invalidated;   /* by the peer's Send With Invalidate */
 };
 
-static inline void list_init(struct link *h)
-{
-	h->prev = h->next = h;
-}
-
-static inline void list_add_tail(struct link *h, struct link *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void list_del(struct link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->prev = n->next = n;
-}
-
-static inline bool list_empty(const struct link *h)
-{
-	return h->next == h;
-}
-
 static inline struct vb_prov *prov_of(struct rpcrdma_provider *b)
 {
-	return container_of(b, struct vb_prov, base);
+	return rpcrdma__container_of(b, struct vb_prov, base);
 }
 
 static inline struct vb_conn *conn_of(struct rpcrdma_prov_conn *b)
 {
-	return container_of(b, struct vb_conn, base);
+	return rpcrdma__container_of(b, struct vb_conn, base);
 }
 
 static inline int errno_neg(void)

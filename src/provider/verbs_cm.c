@@ -234,7 +234,7 @@ int rpcrdma__vb_cm_read_one(struct vb_prov *p)
 		kind = lid ? lid->context : NULL;
 		on_connreq(p,
 			   kind && *kind == VB_KIND_LISTENER
-			       ? container_of(kind, struct vb_listener, kind)
+			       ? rpcrdma__container_of(kind, struct vb_listener, kind)
 			       : NULL,
 			   id, &cp, data, len);
 		return 1;
@@ -245,13 +245,15 @@ int rpcrdma__vb_cm_read_one(struct vb_prov *p)
 		 * read: adopt it first (the push is complete once the inbox
 		 * can be taken), then find the connection it became. */
 		struct vb_conn *c = NULL;
+		struct rpcrdma__list *it;
 
 		(void)rpcrdma__vb_inbox_drain(p);
-		for (struct link *it = p->conns.next; it != &p->conns; it = it->next)
-			if (container_of(it, struct vb_conn, node)->id == id) {
-				c = container_of(it, struct vb_conn, node);
-				break;
-			}
+		rpcrdma__list_foreach(
+		    it, &p->conns) if (rpcrdma__container_of(it, struct vb_conn, node)->id == id)
+		{
+			c = rpcrdma__container_of(it, struct vb_conn, node);
+			break;
+		}
 		if (c)
 			on_conn_event(c, type, status, data, len, consumer);
 		return 1;
@@ -259,7 +261,7 @@ int rpcrdma__vb_cm_read_one(struct vb_prov *p)
 	if (!kind)
 		return 1; /* the anchor, or an id being given up */
 	if (*kind == VB_KIND_LISTENER) {
-		struct vb_listener *l = container_of(kind, struct vb_listener, kind);
+		struct vb_listener *l = rpcrdma__container_of(kind, struct vb_listener, kind);
 		struct rpcrdma_prov_event ev;
 
 		if (type != RDMA_CM_EVENT_DEVICE_REMOVAL)
@@ -275,8 +277,8 @@ int rpcrdma__vb_cm_read_one(struct vb_prov *p)
 		return 1;
 	}
 	if (*kind == VB_KIND_CONN)
-		on_conn_event(container_of(kind, struct vb_conn, kind), type, status, data, len,
-			      consumer);
+		on_conn_event(rpcrdma__container_of(kind, struct vb_conn, kind), type, status, data,
+			      len, consumer);
 	return 1;
 }
 
@@ -316,7 +318,7 @@ int rpcrdma__vb_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, 
 		free(l);
 		return ret;
 	}
-	list_add_tail(&p->listeners, &l->node);
+	rpcrdma__list_add_tail(&p->listeners, &l->node);
 	p->st.listeners_live++;
 	*out = &l->base;
 	return 0;
@@ -325,7 +327,7 @@ int rpcrdma__vb_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, 
 int rpcrdma__vb_listener_addr(struct rpcrdma_prov_listener *bl, struct sockaddr_storage *ss,
 			      socklen_t *len)
 {
-	struct vb_listener *l = container_of(bl, struct vb_listener, base);
+	struct vb_listener *l = rpcrdma__container_of(bl, struct vb_listener, base);
 	struct sockaddr *sa;
 
 	if (!ss || !len)
@@ -339,14 +341,14 @@ int rpcrdma__vb_listener_addr(struct rpcrdma_prov_listener *bl, struct sockaddr_
 
 void rpcrdma__vb_listener_close(struct rpcrdma_prov_listener *bl)
 {
-	struct vb_listener *l = container_of(bl, struct vb_listener, base);
+	struct vb_listener *l = rpcrdma__container_of(bl, struct vb_listener, base);
 	struct vb_prov *p = l->p;
-	struct link *it, *next;
+	struct rpcrdma__list *it, *next;
 
-	for (it = p->conns.next; it != &p->conns; it = next) {
-		struct vb_conn *c = container_of(it, struct vb_conn, node);
+	rpcrdma__list_foreach_safe(it, next, &p->conns)
+	{
+		struct vb_conn *c = rpcrdma__container_of(it, struct vb_conn, node);
 
-		next = it->next;
 		if (c->listener != l || c->base.state != RPCRDMA_PCONN_REQUESTED)
 			continue;
 		c->listener = NULL;
@@ -360,7 +362,7 @@ void rpcrdma__vb_listener_close(struct rpcrdma_prov_listener *bl)
 	}
 	rpcrdma__provider_evq_scrub(&p->q, NULL, bl);
 	(void)rdma_destroy_id(l->id);
-	list_del(&l->node);
+	rpcrdma__list_del(&l->node);
 	p->st.listeners_live--;
 	free(l);
 }
@@ -602,7 +604,7 @@ bool rpcrdma__vb_inbox_drain(struct vb_prov *p)
 	bool any = it != NULL;
 
 	while (it) {
-		struct vb_handoff *h = container_of(it, struct vb_handoff, item);
+		struct vb_handoff *h = rpcrdma__container_of(it, struct vb_handoff, item);
 
 		it = it->next;
 		adopt(p, h);
@@ -616,7 +618,7 @@ void rpcrdma__vb_inbox_close(struct vb_prov *p)
 	struct rpcrdma_prov_inbox_item *it = rpcrdma__provider_inbox_take(&p->inbox);
 
 	while (it) {
-		struct vb_handoff *h = container_of(it, struct vb_handoff, item);
+		struct vb_handoff *h = rpcrdma__container_of(it, struct vb_handoff, item);
 
 		it = it->next;
 		h->id->context = NULL;

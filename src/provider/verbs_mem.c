@@ -159,8 +159,11 @@ static void emit_revoke(struct vb_prov *p, void *ctx)
 /* The peer invalidated one of our windows with Send With Invalidate. */
 void rpcrdma__vb_remote_invalidated(struct vb_conn *c, uint32_t rkey)
 {
-	for (struct link *it = c->grants.next; it != &c->grants; it = it->next) {
-		struct vb_grant *g = container_of(it, struct vb_grant, cnode);
+	struct rpcrdma__list *it;
+
+	rpcrdma__list_foreach(it, &c->grants)
+	{
+		struct vb_grant *g = rpcrdma__container_of(it, struct vb_grant, cnode);
 
 		if (g->base.handle == rkey) {
 			g->invalidated = true;
@@ -175,10 +178,10 @@ void rpcrdma__vb_drop_windows(struct vb_conn *c)
 {
 	struct vb_prov *p = c->p;
 
-	while (!list_empty(&c->grants)) {
-		struct vb_grant *g = container_of(c->grants.next, struct vb_grant, cnode);
+	while (!rpcrdma__list_empty(&c->grants)) {
+		struct vb_grant *g = rpcrdma__container_of(c->grants.next, struct vb_grant, cnode);
 
-		list_del(&g->cnode);
+		rpcrdma__list_del(&g->cnode);
 		if (g->mw)
 			mw_destroy(p, g->mw);
 		g->mw = NULL;
@@ -226,7 +229,7 @@ int rpcrdma__vb_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 	m->base.prov = b;
 	m->base.addr = addr;
 	m->base.length = length;
-	list_add_tail(&p->mrs, &m->node);
+	rpcrdma__list_add_tail(&p->mrs, &m->node);
 	p->st.mrs_live++;
 	*out = &m->base;
 	return 0;
@@ -235,21 +238,23 @@ int rpcrdma__vb_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 static void grant_unlink(struct vb_prov *p, struct vb_grant *g)
 {
 	if (g->conn)
-		list_del(&g->cnode);
+		rpcrdma__list_del(&g->cnode);
 	g->conn = NULL;
-	list_del(&g->node);
+	rpcrdma__list_del(&g->node);
 	p->st.grants_live--;
 }
 
 void rpcrdma__vb_dereg_mr(struct rpcrdma_prov_mr *bm)
 {
-	struct vb_mr *m = container_of(bm, struct vb_mr, base);
+	struct vb_mr *m = rpcrdma__container_of(bm, struct vb_mr, base);
 	struct vb_prov *p = prov_of(bm->prov);
+	struct rpcrdma__list *it;
 
 	/* A window bound over the registration keeps it from going: a grant
 	 * the owner did not revoke loses its window here. */
-	for (struct link *it = p->grants.next; it != &p->grants; it = it->next) {
-		struct vb_grant *g = container_of(it, struct vb_grant, node);
+	rpcrdma__list_foreach(it, &p->grants)
+	{
+		struct vb_grant *g = rpcrdma__container_of(it, struct vb_grant, node);
 
 		if (g->mr == m && g->mw && !g->own) {
 			mw_destroy(p, g->mw);
@@ -258,7 +263,7 @@ void rpcrdma__vb_dereg_mr(struct rpcrdma_prov_mr *bm)
 	}
 	if (ibv_dereg_mr(m->mr))
 		p->st.errors++;
-	list_del(&m->node);
+	rpcrdma__list_del(&m->node);
 	p->st.mrs_live--;
 	free(m);
 }
@@ -331,7 +336,7 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 	g->mw = mw;
 	g->conn = c;
 	g->base.handle = rkey;
-	list_add_tail(&c->grants, &g->cnode);
+	rpcrdma__list_add_tail(&c->grants, &g->cnode);
 	p->st.work_requests++;
 	return 0;
 
@@ -388,8 +393,8 @@ int rpcrdma__vb_grant(struct rpcrdma_prov_conn *bc, struct rpcrdma_prov_mr *mr, 
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;
-	g->mr = container_of(mr, struct vb_mr, base);
-	list_init(&g->cnode);
+	g->mr = rpcrdma__container_of(mr, struct vb_mr, base);
+	rpcrdma__list_init(&g->cnode);
 	ret =
 	    p->use_mw ? grant_mw(c, g, addr, length, access) : grant_mr(p, g, addr, length, access);
 	if (ret) {
@@ -397,7 +402,7 @@ int rpcrdma__vb_grant(struct rpcrdma_prov_conn *bc, struct rpcrdma_prov_mr *mr, 
 		return ret;
 	}
 	g->base.prov = bc->prov;
-	list_add_tail(&p->grants, &g->node);
+	rpcrdma__list_add_tail(&p->grants, &g->node);
 	p->st.grants++;
 	p->st.grants_live++;
 	seg->handle = g->base.handle;
@@ -409,7 +414,7 @@ int rpcrdma__vb_grant(struct rpcrdma_prov_conn *bc, struct rpcrdma_prov_mr *mr, 
 
 int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 {
-	struct vb_grant *g = container_of(bg, struct vb_grant, base);
+	struct vb_grant *g = rpcrdma__container_of(bg, struct vb_grant, base);
 	struct vb_prov *p = prov_of(bg->prov);
 	struct vb_conn *c = g->conn;
 	bool later = false;
@@ -538,8 +543,8 @@ void rpcrdma__vb_revoke_done(struct vb_prov *p, struct vb_op *o)
 /* Everything left at close, without events; connections are gone already. */
 void rpcrdma__vb_mem_close(struct vb_prov *p)
 {
-	while (!list_empty(&p->grants)) {
-		struct vb_grant *g = container_of(p->grants.next, struct vb_grant, node);
+	while (!rpcrdma__list_empty(&p->grants)) {
+		struct vb_grant *g = rpcrdma__container_of(p->grants.next, struct vb_grant, node);
 
 		if (g->mw)
 			mw_destroy(p, g->mw);
@@ -551,6 +556,6 @@ void rpcrdma__vb_mem_close(struct vb_prov *p)
 	while (p->nfree)
 		mw_destroy(p, p->mw_free[--p->nfree]);
 	free(p->mw_free);
-	while (!list_empty(&p->mrs))
-		rpcrdma__vb_dereg_mr(&container_of(p->mrs.next, struct vb_mr, node)->base);
+	while (!rpcrdma__list_empty(&p->mrs))
+		rpcrdma__vb_dereg_mr(&rpcrdma__container_of(p->mrs.next, struct vb_mr, node)->base);
 }

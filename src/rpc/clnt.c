@@ -1,34 +1,15 @@
 /*
- * The RPC client, transport-neutral: XIDs, the table of calls in flight,
- * credentials, time-outs, reconnection and retransmission, and decoding of
- * reply headers and results.  A transport (transport.h) moves the bytes.
+ * clnt.c - the RPC client, transport-neutral: XIDs, the table of calls in
+ * flight, credentials, time-outs, reconnection and retransmission, and
+ * decoding of reply headers and results.  A transport (transport.h) moves
+ * the bytes.
  *
- * Normal operation.  rpcrdma_client_call_async() gives the call an XID
- * (random start per client, then +1), files it in the table, arms its
- * time-out and queues it; a zero-delay "kick" timer then connects if need
- * be and sends everything queued in one go, so calls started together
- * leave together and no completion ever runs inside the call that started
- * it.  Sending is call_begin, encode (header, then arguments), call_send.
- * A reply is matched by XID (find), its header and results decoded while
- * the transport holds the stream (reply), and the call completes: removed
- * from the table, its timer stopped, its memory freed, then done() runs,
- * so done() may reuse or free its struct rpcrdma_call.
- *
- * Recovery.  When the connection is lost every call in flight goes back to
- * the head of the queue, in order, and one more loss is counted against
- * it; a call that has lost more than opts.retries connections fails with
- * the transport's error.  The rest are sent again with the same XID on a
- * new connection (a server's duplicate request cache then answers those it
- * already executed).  After an established connection breaks the client
- * reconnects at once; after a failed attempt it waits, doubling the delay
- * from RECONNECT_MIN_MS up to RECONNECT_MAX_MS.  A time-out is final: over
- * a stream transport a call is never resent on the same connection.
- *
- * Destruction.  rpcrdma_client_destroy() fails every call in flight with
- * RPCRDMA_ERR_CANCELLED.  Called from inside one of the client's own
- * callbacks (a done() or anything below the transport), the memory is
- * released from a timer at the loop's next iteration, because the
- * transport may still be on the stack.
+ * Calls leave from a zero-delay "kick" timer, so no completion runs inside
+ * the call that started it; a lost connection puts the calls in flight back
+ * in front of the queue, to go again with their XIDs, until opts.retries
+ * losses; a time-out is final.  Destroyed from inside one of its own
+ * callbacks, the client is freed from a timer.  The whole story is in
+ * docs/architecture.md ("The RPC client").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/list.h"
 #include "common/trace.h"
 #include "rpcrdma/debug.h"
 #include "rpc/core.h"
@@ -55,29 +37,25 @@ enum conn_state {
 	CONN_UP,
 };
 
-enum ccall_state {
-	CC_QUEUED, /* waiting to be sent (again) */
-	CC_SENT,   /* the transport has it; a reply may come */
+enum client_call_state {
+	CC_QUEUED,  /* waiting to be sent (again) */
+	CC_SENT,    /* the transport has it; a reply may come */
 	CC_FENCING, /* given up on; the peer's access to its memory being revoked */
 };
 
-struct ccall {
+struct client_call {
 	struct rpcrdma__creq req;
 	struct rpcrdma_call *call;
 	struct rpcrdma_client *clnt;
 	struct rpcrdma__timer timer;
-	struct ccall *hnext;       /* table chain */
-	struct ccall *prev, *next; /* queue or sent list */
-	enum ccall_state state;
+	struct client_call *table_next; /* table chain */
+	struct rpcrdma__list node;      /* on queued, sent, fencing (or a local list) */
+	enum client_call_state state;
 	unsigned int losses; /* connections lost while in flight */
 	bool sent_once;
 	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint; /* room the last encode needed */
 	int fence_status; /* CC_FENCING: what the caller gets once revoked */
-};
-
-struct clist {
-	struct ccall *head, *tail;
 };
 
 struct rpcrdma_client {
@@ -91,9 +69,9 @@ struct rpcrdma_client {
 	/* Room the last large call of procedure p needed (slot p % HINT_SLOTS),
 	 * so a stream of large writes does not rediscover it each time. */
 	size_t proc_hint[HINT_SLOTS];
-	struct ccall *table[TABLE_SIZE];
-	struct clist queued, sent;
-	struct clist fencing; /* CC_FENCING calls, completed from on_aborted */
+	struct client_call *table[TABLE_SIZE];
+	struct rpcrdma__list queued, sent;
+	struct rpcrdma__list fencing; /* CC_FENCING calls, completed from on_aborted */
 	unsigned int nsent, nsent_max;
 
 	enum conn_state conn;
@@ -138,52 +116,49 @@ void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts)
 
 /* Lists and the table. */
 
-static void clist_append(struct clist *l, struct ccall *cc)
+/* The call linked at @n, or NULL. */
+static struct client_call *call_at(struct rpcrdma__list *n)
 {
-	cc->next = NULL;
-	cc->prev = l->tail;
-	if (l->tail)
-		l->tail->next = cc;
-	else
-		l->head = cc;
-	l->tail = cc;
+	return n ? rpcrdma__container_of(n, struct client_call, node) : NULL;
 }
 
-static void clist_remove(struct clist *l, struct ccall *cc)
+static struct client_call *first_call(const struct rpcrdma__list *l)
 {
-	if (cc->prev)
-		cc->prev->next = cc->next;
-	else
-		l->head = cc->next;
-	if (cc->next)
-		cc->next->prev = cc->prev;
-	else
-		l->tail = cc->prev;
-	cc->prev = cc->next = NULL;
+	return call_at(rpcrdma__list_first(l));
 }
 
-static struct ccall *table_find(struct rpcrdma_client *c, uint32_t xid)
+static void call_list_append(struct rpcrdma__list *l, struct client_call *cc)
 {
-	struct ccall *cc;
+	rpcrdma__list_add_tail(l, &cc->node);
+}
 
-	for (cc = c->table[xid & (TABLE_SIZE - 1)]; cc; cc = cc->hnext) {
+static void call_list_remove(struct client_call *cc)
+{
+	rpcrdma__list_del(&cc->node);
+}
+
+static struct client_call *table_find(struct rpcrdma_client *c, uint32_t xid)
+{
+	struct client_call *cc;
+
+	for (cc = c->table[xid & (TABLE_SIZE - 1)]; cc; cc = cc->table_next) {
 		if (cc->req.xid == xid)
 			return cc;
 	}
 	return NULL;
 }
 
-static void table_remove(struct rpcrdma_client *c, struct ccall *cc)
+static void table_remove(struct rpcrdma_client *c, struct client_call *cc)
 {
-	struct ccall **pp = &c->table[cc->req.xid & (TABLE_SIZE - 1)];
+	struct client_call **pp = &c->table[cc->req.xid & (TABLE_SIZE - 1)];
 
-	for (; *pp; pp = &(*pp)->hnext) {
+	for (; *pp; pp = &(*pp)->table_next) {
 		if (*pp == cc) {
-			*pp = cc->hnext;
+			*pp = cc->table_next;
 			break;
 		}
 	}
-	cc->hnext = NULL;
+	cc->table_next = NULL;
 }
 
 static uint32_t new_xid(struct rpcrdma_client *c)
@@ -197,7 +172,7 @@ static uint32_t new_xid(struct rpcrdma_client *c)
 /* Life cycle helpers. */
 
 static void free_cb(struct rpcrdma__timer *tm);
-static void finish(struct ccall *cc, int status);
+static void finish(struct client_call *cc, int status);
 
 static void finalize(struct rpcrdma_client *c)
 {
@@ -217,10 +192,10 @@ static void finalize(struct rpcrdma_client *c)
 	rpcrdma__timer_stop(&c->disc_timer);
 	c->ops->destroy(c->t);
 	/* The instance is closed: every grant went with it. */
-	while (c->fencing.head) {
-		struct ccall *cc = c->fencing.head;
+	while (!rpcrdma__list_empty(&c->fencing)) {
+		struct client_call *cc = first_call(&c->fencing);
 
-		clist_remove(&c->fencing, cc);
+		call_list_remove(cc);
 		finish(cc, cc->fence_status);
 	}
 	rpcrdma__loop_unref(c->loop);
@@ -251,18 +226,18 @@ static void leave(struct rpcrdma_client *c)
  * transport, which already forgot it when it reported a reply or a failure.
  * The caller then completes it with finish().
  */
-static bool detach(struct rpcrdma_client *c, struct ccall *cc, bool abort)
+static bool detach(struct rpcrdma_client *c, struct client_call *cc, bool abort)
 {
 	bool fencing = false;
 
 	table_remove(c, cc);
 	if (cc->state == CC_SENT) {
-		clist_remove(&c->sent, cc);
+		call_list_remove(cc);
 		c->nsent--;
 		if (abort)
 			fencing = c->ops->call_abort(c->t, &cc->req) > 0;
 	} else {
-		clist_remove(&c->queued, cc);
+		call_list_remove(cc);
 	}
 	rpcrdma__timer_stop(&cc->timer);
 	return fencing;
@@ -273,18 +248,18 @@ static bool detach(struct rpcrdma_client *c, struct ccall *cc, bool abort)
  * only once the peer can no longer reach it.  When the transport is still
  * revoking, the call waits (on_aborted) with the @status it will get.
  */
-static bool park_fencing(struct rpcrdma_client *c, struct ccall *cc, bool fencing, int status)
+static bool park_fencing(struct rpcrdma_client *c, struct client_call *cc, bool fencing, int status)
 {
 	if (!fencing)
 		return false;
 	cc->state = CC_FENCING;
 	cc->fence_status = status;
-	clist_append(&c->fencing, cc);
+	call_list_append(&c->fencing, cc);
 	return true;
 }
 
 /* Fill the outputs, free our state, run done().  @cc is detached. */
-static void finish(struct ccall *cc, int status)
+static void finish(struct client_call *cc, int status)
 {
 	struct rpcrdma_call *call = cc->call;
 
@@ -295,7 +270,7 @@ static void finish(struct ccall *cc, int status)
 	call->done(call, call->ctx);
 }
 
-static void fail_call(struct rpcrdma_client *c, struct ccall *cc, int status)
+static void fail_call(struct rpcrdma_client *c, struct client_call *cc, int status)
 {
 	if (park_fencing(c, cc, detach(c, cc, true), status))
 		return;
@@ -304,7 +279,7 @@ static void fail_call(struct rpcrdma_client *c, struct ccall *cc, int status)
 
 /* Sending. */
 
-static int encode_call(struct rpcrdma_client *c, struct ccall *cc)
+static int encode_call(struct rpcrdma_client *c, struct client_call *cc)
 {
 	struct rpcrdma_call *call = cc->call;
 	struct rpcrdma_rpc_call hdr;
@@ -326,7 +301,7 @@ static int encode_call(struct rpcrdma_client *c, struct ccall *cc)
  * Hand @cc (at the head of the queue) to the transport.  Returns 0 when it
  * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued.
  */
-static int transmit(struct rpcrdma_client *c, struct ccall *cc)
+static int transmit(struct rpcrdma_client *c, struct client_call *cc)
 {
 	size_t prev_room = 0;
 	int rc;
@@ -365,8 +340,8 @@ static int transmit(struct rpcrdma_client *c, struct ccall *cc)
 		goto out_wait;
 	if (rc)
 		goto out_fail;
-	clist_remove(&c->queued, cc);
-	clist_append(&c->sent, cc);
+	call_list_remove(cc);
+	call_list_append(&c->sent, cc);
 	cc->state = CC_SENT;
 	if (cc->sent_once) {
 		c->retransmits++;
@@ -394,8 +369,8 @@ static void flush_queue(struct rpcrdma_client *c)
 		return;
 	c->flushing = true;
 	while (!c->destroying && c->conn == CONN_UP && !c->blocked && !c->disc_pending &&
-	       c->queued.head) {
-		if (transmit(c, c->queued.head))
+	       !rpcrdma__list_empty(&c->queued)) {
+		if (transmit(c, first_call(&c->queued)))
 			break;
 	}
 	c->flushing = false;
@@ -425,7 +400,8 @@ static void kick_cb(struct rpcrdma__timer *tm)
 	enter(c);
 	if (c->conn == CONN_UP)
 		flush_queue(c);
-	else if (c->conn == CONN_DOWN && !c->reconnect_timer.armed && c->queued.head)
+	else if (c->conn == CONN_DOWN && !c->reconnect_timer.armed &&
+		 !rpcrdma__list_empty(&c->queued))
 		begin_connect(c);
 	leave(c);
 }
@@ -441,14 +417,14 @@ static void reconnect_cb(struct rpcrdma__timer *tm)
 	struct rpcrdma_client *c = tm->ctx;
 
 	enter(c);
-	if (c->queued.head || c->cb_srv)
+	if (!rpcrdma__list_empty(&c->queued) || c->cb_srv)
 		begin_connect(c);
 	leave(c);
 }
 
 static void on_timeout(struct rpcrdma__timer *tm)
 {
-	struct ccall *cc = tm->ctx;
+	struct client_call *cc = tm->ctx;
 	struct rpcrdma_client *c = cc->clnt;
 
 	enter(c);
@@ -471,7 +447,7 @@ static void on_timeout(struct rpcrdma__timer *tm)
 
 static struct rpcrdma__creq *on_find(void *ctx, uint32_t xid)
 {
-	struct ccall *cc = table_find(ctx, xid);
+	struct client_call *cc = table_find(ctx, xid);
 
 	return cc && cc->state == CC_SENT ? &cc->req : NULL;
 }
@@ -479,7 +455,7 @@ static struct rpcrdma__creq *on_find(void *ctx, uint32_t xid)
 static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
 {
 	struct rpcrdma_client *c = ctx;
-	struct ccall *cc = req->core;
+	struct client_call *cc = req->core;
 	struct rpcrdma_call *call = cc->call;
 	struct rpcrdma_rpc_msg m;
 	int rc;
@@ -535,7 +511,7 @@ static void on_connected(void *ctx)
 	leave(c);
 }
 
-static void disc_cb(struct rpcrdma__timer *tm)
+static void disconnected_later(struct rpcrdma__timer *tm)
 {
 	struct rpcrdma_client *c = tm->ctx;
 
@@ -547,8 +523,8 @@ static void on_disconnected(void *ctx, int err)
 {
 	struct rpcrdma_client *c = ctx;
 	bool was_up = c->conn == CONN_UP;
-	struct clist doomed = {NULL, NULL};
-	struct ccall *cc, *next;
+	struct rpcrdma__list doomed, *it, *next;
+	struct client_call *cc;
 	unsigned int delay;
 
 	if (c->flushing) {
@@ -559,7 +535,7 @@ static void on_disconnected(void *ctx, int err)
 		 */
 		c->disc_pending = true;
 		c->disc_err = err;
-		rpcrdma__timer_start(c->loop, &c->disc_timer, 0, disc_cb, c);
+		rpcrdma__timer_start(c->loop, &c->disc_timer, 0, disconnected_later, c);
 		return;
 	}
 	enter(c);
@@ -569,34 +545,31 @@ static void on_disconnected(void *ctx, int err)
 	c->conn_events++;
 
 	/* Calls in flight go back in front of those never sent, in order. */
-	while ((cc = c->sent.tail)) {
-		clist_remove(&c->sent, cc);
+	while ((cc = call_at(rpcrdma__list_last(&c->sent)))) {
+		call_list_remove(cc);
 		c->nsent--;
 		cc->state = CC_QUEUED;
-		cc->next = c->queued.head;
-		cc->prev = NULL;
-		if (c->queued.head)
-			c->queued.head->prev = cc;
-		else
-			c->queued.tail = cc;
-		c->queued.head = cc;
+		rpcrdma__list_add_head(&c->queued, &cc->node);
 	}
 	/* Every call waiting on this connection has lost one. */
-	for (cc = c->queued.head; cc; cc = next) {
-		next = cc->next;
+	rpcrdma__list_init(&doomed);
+	rpcrdma__list_foreach_safe(it, next, &c->queued)
+	{
+		cc = call_at(it);
 		if (++cc->losses > c->opts.retries) {
 			detach(c, cc, false);
-			clist_append(&doomed, cc);
+			call_list_append(&doomed, cc);
 		}
 	}
 	/* Complete them only now: done() may start calls or destroy us. */
-	while ((cc = doomed.head)) {
-		clist_remove(&doomed, cc);
+	while ((cc = first_call(&doomed))) {
+		call_list_remove(cc);
 		finish(cc, c->last_err);
 	}
 	/* A client hosting callbacks keeps a connection for the server's
 	 * calls even with none of its own to send (RFC 8167 5.4). */
-	if (!c->destroying && (c->queued.head || c->cb_srv) && !c->reconnect_timer.armed) {
+	if (!c->destroying && (!rpcrdma__list_empty(&c->queued) || c->cb_srv) &&
+	    !c->reconnect_timer.armed) {
 		if (was_up) {
 			delay = 0;
 		} else {
@@ -621,11 +594,11 @@ static void on_writable(void *ctx)
 static void on_aborted(void *ctx, struct rpcrdma__creq *req)
 {
 	struct rpcrdma_client *c = ctx;
-	struct ccall *cc = req->core;
+	struct client_call *cc = req->core;
 
 	if (!cc || cc->state != CC_FENCING)
 		return;
-	clist_remove(&c->fencing, cc);
+	call_list_remove(cc);
 	enter(c);
 	finish(cc, cc->fence_status);
 	leave(c);
@@ -684,6 +657,9 @@ static struct rpcrdma_client *client_alloc(struct rpcrdma_loop *loop,
 		return NULL;
 	c->loop = loop;
 	c->ops = ops;
+	rpcrdma__list_init(&c->queued);
+	rpcrdma__list_init(&c->sent);
+	rpcrdma__list_init(&c->fencing);
 	c->prog = prog;
 	c->vers = vers;
 	if (o->cred)
@@ -759,25 +735,27 @@ int rpcrdma_client_connect(struct rpcrdma_client *c)
 
 void rpcrdma_client_destroy(struct rpcrdma_client *c)
 {
-	struct clist doomed = {NULL, NULL};
-	struct ccall *cc;
+	struct rpcrdma__list doomed;
+	struct client_call *cc;
 
 	if (!c || c->destroying)
 		return;
+	rpcrdma__list_init(&doomed);
 	c->destroying = true;
 	enter(c);
 	rpcrdma__timer_stop(&c->kick_timer);
 	rpcrdma__timer_stop(&c->reconnect_timer);
 	rpcrdma__timer_stop(&c->disc_timer);
-	while ((cc = c->sent.head ? c->sent.head : c->queued.head)) {
+	while (
+	    (cc = rpcrdma__list_empty(&c->sent) ? first_call(&c->queued) : first_call(&c->sent))) {
 		/* Those still being revoked complete when that is done, or
 		 * when the transport is destroyed (finalize). */
 		if (park_fencing(c, cc, detach(c, cc, true), RPCRDMA_ERR_CANCELLED))
 			continue;
-		clist_append(&doomed, cc);
+		call_list_append(&doomed, cc);
 	}
-	while ((cc = doomed.head)) {
-		clist_remove(&doomed, cc);
+	while ((cc = first_call(&doomed))) {
+		call_list_remove(cc);
 		finish(cc, RPCRDMA_ERR_CANCELLED);
 	}
 	if (c->busy == 1) {
@@ -805,7 +783,7 @@ static bool ddp_list_valid(const struct rpcrdma_call *call)
 
 int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *call)
 {
-	struct ccall *cc;
+	struct client_call *cc;
 	int timeout;
 
 	if (!c || !call || !call->done || call->timeout_ms < -1 ||
@@ -818,6 +796,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	cc = calloc(1, sizeof(*cc));
 	if (!cc)
 		return -ENOMEM;
+	rpcrdma__list_init(&cc->node);
 	cc->call = call;
 	cc->clnt = c;
 	cc->start_ns = rpcrdma__trace_now_ns();
@@ -835,9 +814,9 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	memset(&call->reply, 0, sizeof(call->reply));
 	call->priv[0] = cc;
 
-	cc->hnext = c->table[cc->req.xid & (TABLE_SIZE - 1)];
+	cc->table_next = c->table[cc->req.xid & (TABLE_SIZE - 1)];
 	c->table[cc->req.xid & (TABLE_SIZE - 1)] = cc;
-	clist_append(&c->queued, cc);
+	call_list_append(&c->queued, cc);
 	timeout = call->timeout_ms ? call->timeout_ms : c->opts.timeout_ms;
 	if (timeout > 0)
 		rpcrdma__timer_start(c->loop, &cc->timer, (uint64_t)timeout, on_timeout, cc);
@@ -884,7 +863,7 @@ int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
 	while (!w.done) {
 		rc = rpcrdma_loop_run_once(c->loop, -1);
 		if (rc < 0 && !w.done) {
-			struct ccall *cc = call->priv[0];
+			struct client_call *cc = call->priv[0];
 
 			enter(c);
 			fail_call(c, cc, rc);
@@ -992,11 +971,14 @@ void rpcrdma__client_set_next_xid(struct rpcrdma_client *c, uint32_t xid)
 
 /* Debugging (rpcrdma/debug.h): reads the lists without changing anything,
  * and calls nothing but clock_gettime, so a signal handler may use it. */
-static unsigned int inflight_list(const struct clist *l, enum rpcrdma_call_state st,
+static unsigned int inflight_list(const struct rpcrdma__list *l, enum rpcrdma_call_state st,
 				  uint64_t now, struct rpcrdma_call_info *out, unsigned int max,
 				  unsigned int n)
 {
-	for (const struct ccall *cc = l->head; cc; cc = cc->next, n++) {
+	for (const struct rpcrdma__list *it = l->next; it != l; it = it->next, n++) {
+		const struct client_call *cc =
+		    rpcrdma__container_of(it, const struct client_call, node);
+
 		if (n >= max)
 			continue;
 		out[n] = (struct rpcrdma_call_info){

@@ -115,7 +115,7 @@ static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
 #define H_P2 0xC2B2AE3D27D4EB4Full
 #define H_P3 0x165667B19E3779F9ull
 
-struct hstate {
+struct hash_state {
 	uint64_t lane[4];
 	uint8_t carry[32];
 	size_t ncarry;
@@ -135,13 +135,13 @@ static uint64_t load64(const uint8_t *p)
 	return v;
 }
 
-static void h_block(struct hstate *h, const uint8_t *p)
+static void hash_block(struct hash_state *h, const uint8_t *p)
 {
 	for (unsigned int i = 0; i < 4; i++)
 		h->lane[i] = rotl64(h->lane[i] + load64(p + 8 * i) * H_P2, 31) * H_P1;
 }
 
-static void h_init(struct hstate *h)
+static void hash_init(struct hash_state *h)
 {
 	h->lane[0] = H_P1 + H_P2;
 	h->lane[1] = H_P2;
@@ -151,7 +151,7 @@ static void h_init(struct hstate *h)
 	h->total = 0;
 }
 
-static void h_update(struct hstate *h, const uint8_t *p, size_t n)
+static void hash_update(struct hash_state *h, const uint8_t *p, size_t n)
 {
 	if (!n)
 		return;
@@ -165,16 +165,16 @@ static void h_update(struct hstate *h, const uint8_t *p, size_t n)
 		n -= take;
 		if (h->ncarry < 32)
 			return;
-		h_block(h, h->carry);
+		hash_block(h, h->carry);
 		h->ncarry = 0;
 	}
 	for (; n >= 32; p += 32, n -= 32)
-		h_block(h, p);
+		hash_block(h, p);
 	memcpy(h->carry, p, n);
 	h->ncarry = n;
 }
 
-static uint64_t h_final(struct hstate *h)
+static uint64_t hash_final(struct hash_state *h)
 {
 	uint64_t v = rotl64(h->lane[0], 1) + rotl64(h->lane[1], 7) + rotl64(h->lane[2], 12) +
 		     rotl64(h->lane[3], 18);
@@ -192,11 +192,11 @@ static uint64_t h_final(struct hstate *h)
 
 uint64_t rpcrdma__drc_hash(const void *p, size_t len)
 {
-	struct hstate h;
+	struct hash_state h;
 
-	h_init(&h);
-	h_update(&h, p, len);
-	return h_final(&h);
+	hash_init(&h);
+	hash_update(&h, p, len);
+	return hash_final(&h);
 }
 
 /* Every byte from the stream's position to its end, without moving it. */
@@ -204,9 +204,9 @@ static uint64_t hash_stream(const struct rpcrdma_xdr_stream *xdr)
 {
 	size_t left = rpcrdma_xdr_remaining(xdr);
 	size_t off = xdr->seg_off;
-	struct hstate h;
+	struct hash_state h;
 
-	h_init(&h);
+	hash_init(&h);
 	for (unsigned int i = xdr->seg; i < xdr->iovcnt && left; i++, off = 0) {
 		const struct iovec *v = &xdr->iov[i];
 		size_t n;
@@ -216,10 +216,10 @@ static uint64_t hash_stream(const struct rpcrdma_xdr_stream *xdr)
 		n = v->iov_len - off;
 		if (n > left)
 			n = left;
-		h_update(&h, (const uint8_t *)v->iov_base + off, n);
+		hash_update(&h, (const uint8_t *)v->iov_base + off, n);
 		left -= n;
 	}
-	return h_final(&h);
+	return hash_final(&h);
 }
 
 void rpcrdma__drc_key_init(struct rpcrdma__drc_key *key, uint32_t xid, uint32_t prog, uint32_t vers,
@@ -260,16 +260,16 @@ void rpcrdma__drc_key_bind(struct rpcrdma__drc_key *key, const struct sockaddr *
 			   bool with_port, uint32_t cred_flavor, const void *cred_body,
 			   uint32_t cred_len)
 {
-	struct hstate h;
+	struct hash_state h;
 	uint8_t w[8];
 
-	h_init(&h);
+	hash_init(&h);
 	memcpy(w, &cred_flavor, 4);
 	memcpy(w + 4, &cred_len, 4);
-	h_update(&h, w, sizeof(w));
+	hash_update(&h, w, sizeof(w));
 	if (cred_body && cred_len)
-		h_update(&h, cred_body, cred_len);
-	key->cred_hash = h_final(&h);
+		hash_update(&h, cred_body, cred_len);
+	key->cred_hash = hash_final(&h);
 	key->port = 0;
 	if (with_port && peer && peer->sa_family == AF_INET)
 		key->port = ((const struct sockaddr_in *)peer)->sin_port;

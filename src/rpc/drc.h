@@ -1,30 +1,14 @@
 /*
- * The server's duplicate request cache.  A client that lost its connection
- * sends its calls again with the same XIDs; the cache makes sure a call the
- * server has already executed is answered from the reply it produced, not
- * executed twice, and that a call still being executed is not started again.
+ * drc.h - the server's duplicate request cache: a call the server already
+ * executed is answered from the reply it produced, and a call still being
+ * executed is not started again.
  *
- * A call is identified by its XID, program, version, procedure, the
- * client (its address; over TCP its port too, since a client that
- * reconnects over TCP keeps its port, as the Linux client does and as the
- * Linux server's cache requires; over RDMA the connection manager gives
- * every connection a new port, so the port is left out), the whole
- * credential (flavor and body: another user on the same host must not
- * get someone else's reply), and the length and a 64-bit hash of every
- * byte of the arguments (a call that reuses an XID after a wrap or a
- * restart, or forges one, must not get the old reply).
- *
- * A cached reply is its plain XDR bytes plus, for each DDP-eligible result
- * in it, where that item sits (struct rpcrdma__drc_ddp): over RDMA a replay
- * must hand those items to the transport again (rpcrdma_xdr_encode_ddp) so
- * they travel in the new call's Write chunk, as the original reply's did;
- * sent as plain bytes they would not fit inline and the call would get
- * ERR_CHUNK instead of its reply.
- *
- * The cache holds a fixed number of entries and a byte budget for cached
- * replies.  Entries of calls in progress are never evicted; answered ones
- * go least recently used first.  When every entry is in progress, a new
- * call runs uncached.  No I/O and no loop: the server core drives it.
+ * A call is known by XID, program, version, procedure, client address (and
+ * port over TCP only), the whole credential, and the length and a 64-bit
+ * hash of its arguments.  A cached reply keeps where its DDP-eligible
+ * results sit, so a replay over RDMA places them in the new call's Write
+ * chunk.  Bounded by entries and bytes; answered entries go least recently
+ * used first, entries in progress never.  No I/O: the server core drives it.
  */
 #ifndef RPCRDMA_RPC_DRC_H
 #define RPCRDMA_RPC_DRC_H

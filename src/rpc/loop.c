@@ -1,19 +1,11 @@
 /*
- * The event loop: one epoll set per loop, an eventfd for cross-thread
- * wake-ups, a sorted list of one-shot timers, and before-sleep hooks for
- * providers that need manual progress (loop_internal.h gives the order of
- * one iteration).  Everything but rpcrdma_loop_wake() runs on the loop's
- * thread, so the only lock guards the wake queue.
- *
- * Timers are a doubly linked list sorted by due time.  Nearly every timer
- * the library arms is "now + a fixed time-out", which lands at the tail, so
- * insertion scans from the tail and is O(1) in practice; stopping is O(1).
- *
- * External epoll: rpcrdma_loop_fd() returns the epoll fd itself, which is
- * readable whenever one of its fds is.  So that timers and busy hooks also
- * make it readable, the loop then keeps a timerfd (in the set) armed at the
- * next timer, and kicks its own eventfd when a hook still has work or a
- * wake callback is queued.  Loops driven by rpcrdma_loop_run() skip both.
+ * loop.c - the event loop: one epoll set, an eventfd for cross-thread
+ * wake-ups (the only lock guards the wake queue), one-shot timers in a list
+ * sorted by due time (inserted from the tail: nearly every timer is "now +
+ * a fixed time-out"), and before-sleep hooks (loop_internal.h gives the
+ * order of one iteration).  With an external epoll (rpcrdma_loop_fd()) a
+ * timerfd armed at the next timer and the eventfd make the epoll fd
+ * readable whenever the loop has work.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,24 +1,14 @@
 /*
- * What the library's own layers (transports, providers' owners) need from
- * the event loop: file descriptor watches, timers, and a hook that runs
- * before the loop sleeps.  Everything here runs on the loop's thread.
+ * loop_internal.h - what the library's own layers need from the event loop:
+ * fd watches, timers, and hooks that run before the loop sleeps (for
+ * libfabric's manual progress).  Everything here runs on the loop's thread.
  *
- * ORDER: in each iteration the loop (1) runs expired timers, (2) runs every
- * before-sleep hook; a hook that returns non-zero means "I still have work,
- * do not block", and the loop then polls its fds without waiting, (3) waits
- * on epoll (bounded by the next timer), (4) runs the callbacks of ready fds,
- * (5) runs the callbacks queued by rpcrdma_loop_wake(), (6) runs the timers
- * that came due while it waited, so that rpcrdma_loop_run_once(loop, -1)
- * never returns having only slept until a timer without running it.
- *
- * Callbacks may start and stop any watch, timer or hook, including their
- * own, and may run the loop again (a synchronous call made from a
- * callback); hooks must not run the loop.  A watch stopped while its event
- * is pending in the current batch does not get that event.
- *
- * The hook exists for libfabric's manual progress: a provider must be
- * polled until empty and fi_trywait() must succeed before the thread may
- * sleep on the provider's fd.
+ * ORDER of one iteration: expired timers; before-sleep hooks (non-zero: do
+ * not block); epoll_wait bounded by the next timer; ready fds; callbacks
+ * from rpcrdma_loop_wake(); timers that came due meanwhile.  Callbacks may
+ * start and stop any watch, timer or hook and run the loop again; hooks may
+ * not run the loop.  A watch stopped while its event is pending in the
+ * current batch does not get that event.
  */
 #ifndef RPCRDMA_RPC_LOOP_INTERNAL_H
 #define RPCRDMA_RPC_LOOP_INTERNAL_H

@@ -1,26 +1,14 @@
 /*
- * ONC RPC version 2 message headers (RFC 5531 section 9): the call header
- * and every reply form, encoded and decoded through XDR streams, plus the
- * names of the reply status codes for logs and tools.
+ * rpc_msg.c - ONC RPC version 2 message headers (RFC 5531 section 9): the
+ * call header and every reply form, encoded and decoded through XDR
+ * streams, and the names of the reply status codes.
  *
- * Decoding fills a private copy and hands it over only when the whole header
- * decoded, and rewinds the stream on any failure, so a caller sees either a
- * complete header with the stream at the arguments or results, or nothing
- * changed at all.  Encoding validates the header, computes its exact size and
- * refuses with RPCRDMA_ERR_NOSPACE before the first byte is written, so a
- * caller can retry with a larger buffer over the same stream.
- *
- * What is checked on the way in, and why:
- *   - msg_type, reply_stat, accept_stat and reject_stat must be values RFC
- *     5531 defines: each selects the layout of what follows, so an unknown
- *     one leaves the rest of the message unreadable (RPCRDMA_ERR_BAD_RPC).
- *   - auth flavors and auth_stat pass through unchecked: both are IANA
- *     registries that keep growing (AUTH_TLS, flavor 7, came after RFC 5531),
- *     neither changes the layout, and a client must still see an AUTH_ERROR
- *     it cannot name.
- *   - a call whose rpcvers is not 2 stops right after rpcvers: the layout of
- *     the rest belongs to that other version, and all the server needs to
- *     answer RPC_MISMATCH is the XID.
+ * A decode either hands over the whole header with the stream at the body,
+ * or changes nothing; an encode refuses with RPCRDMA_ERR_NOSPACE before
+ * writing a byte.  The stat values that select a layout must be RFC 5531's
+ * (else RPCRDMA_ERR_BAD_RPC); auth flavors and auth_stat pass unchecked
+ * (open registries that do not change the layout); a call whose rpcvers is
+ * not 2 stops after rpcvers, since the server needs only the XID to answer.
  */
 #include <errno.h>
 #include <string.h>

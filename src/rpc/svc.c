@@ -1,46 +1,15 @@
 /*
- * The RPC server, transport-neutral: the program/version/procedure
- * registry, call dispatch and every reply form of RFC 5531, credential
- * checks, deferred replies, and the duplicate request cache (drc.h).  A
- * transport (transport.h) accepts connections and moves the bytes.
+ * svc.c - the RPC server, transport-neutral: the program registry, call
+ * dispatch, credential checks, deferred replies, duplicates through the
+ * request cache (drc.h), worker loops and counters.  Replies are encoded,
+ * cached and sent in svc_reply.c.  A transport (transport.h) accepts
+ * connections and moves the bytes.
  *
- * Normal operation.  For each call the transport hands over, the header is
- * decoded and checked in the order the RFC's reply forms imply:
- *   - not a parsable call header: dropped (there is nothing to answer to;
- *     counted in bad_msgs), except an over-long credential, which gets
- *     AUTH_ERROR / AUTH_BADCRED since the XID is known;
- *   - rpcvers other than 2: MSG_DENIED / RPC_MISMATCH (2, 2);
- *   - credential: AUTH_NONE with an empty body, or AUTH_SYS whose body
- *     parses, else AUTH_BADCRED; a verifier other than an empty AUTH_NONE
- *     is AUTH_BADVERF;
- *   - program unknown: PROG_UNAVAIL; known but not this version:
- *     PROG_MISMATCH with the lowest and highest registered versions;
- *     procedure number or slot empty: PROC_UNAVAIL;
- *   - the duplicate request cache (below); then the arguments are decoded
- *     into a zeroed buffer of args_size bytes (failure: GARBAGE_ARGS) and
- *     the procedure runs with a zeroed res_size buffer for its results.
- * The procedure returns 0 (SUCCESS with the encoded results), a negative
- * accept_stat, or RPCRDMA_SVC_DEFERRED to answer later through
- * rpcrdma_svc_reply().  Results that fail to encode turn into SYSTEM_ERR.
- * free_res runs once the transport no longer reads the results (only when
- * the procedure ran): over RDMA, DDP-eligible results of 32 KiB or more are
- * written into the client's Write chunk straight from the memory encode_res
- * pointed at, so that memory must stay put until then.
- *
- * Duplicates.  Only calls that reach a procedure go through the cache;
- * the error replies above cost nothing to produce again.  A duplicate of an
- * answered call gets the cached reply bytes, its DDP-eligible results
- * handed to the transport again so that over RDMA they land in the new
- * call's Write chunk as the original's did.  A duplicate of a call still
- * executing is not executed; the newest such duplicate is parked on the
- * entry (an older parked one is dropped) and gets the original's reply
- * when it is produced: the client usually sends a duplicate because the
- * connection the original came on is gone, so that reply would otherwise
- * reach nobody.  Duplicates caught count as the server's "retransmits".
- *
- * Shutdown.  rpcrdma_server_destroy() answers every deferred call with
- * SYSTEM_ERR (the application must not touch those requests afterwards),
- * drops parked duplicates, then lets the transport flush and close.
+ * A call is checked in the order the reply forms imply (route_call), then
+ * runs, through the cache unless its procedure is idempotent (run_cached).
+ * free_res runs only once the transport no longer reads the results (over
+ * RDMA they may be written straight from the procedure's memory).  The
+ * whole story is in docs/architecture.md ("The RPC server").
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,81 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rpc/core.h"
-#include "rpc/drc.h"
-#include "rpc/loop_internal.h"
-
-#define REPLY_MAX_HINT (64u << 20) /* largest plain buffer for a cached reply */
-
-struct svc_prog {
-	struct svc_prog *next;
-	uint32_t prog, vers;
-	uint32_t nprocs;
-	struct rpcrdma_svc_proc *procs;
-	_Atomic bool *idempotent; /* per procedure; set while workers dispatch */
-};
-
-enum req_state {
-	R_RUNNING,  /* being dispatched */
-	R_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
-	R_PARKED,   /* a duplicate waiting for its original's reply */
-	R_WATCHING, /* a duplicate of a call running on another worker */
-};
-
-struct rpcrdma_svc_req {
-	struct rpcrdma_server *srv;
-	struct rpcrdma__sreq *t;
-	struct rpcrdma_rpc_msg msg;
-	const struct rpcrdma_svc_proc *proc;
-	void *args, *res;
-	struct rpcrdma__drc_entry *drc; /* running: its cache entry (the entry's owner is us) */
-	struct rpcrdma_svc_req *parked; /* running: its newest duplicate waiting */
-	struct rpcrdma_svc_req *orig;   /* parked: the call it waits for */
-	struct rpcrdma__drc_key key;    /* watching: the call it waits for */
-	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
-	uint32_t watch_ms;
-	enum req_state state;
-	bool ran;                            /* the procedure was called: free_res applies */
-	struct rpcrdma_svc_req *prev, *next; /* deferred or parked */
-};
-
-struct svc_worker {
-	struct rpcrdma_server *srv; /* the worker's core */
-	struct rpcrdma_loop *loop;
-	pthread_t thread;
-	bool running;
-};
-
-/*
- * A server, or one worker's core.  A worker's core has its own loop,
- * transport, deferred and parked requests and counters, all touched only
- * on its thread; the program registry and the duplicate request cache are
- * its root's, shared under the root's locks.
- */
-struct rpcrdma_server {
-	struct rpcrdma_loop *loop;
-	const struct rpcrdma__svc_transport_ops *ops;
-	struct rpcrdma__svc_transport *t;
-	struct rpcrdma_server_opts opts;
-	struct rpcrdma_server *root;     /* itself, or the server a worker serves */
-	struct rpcrdma_svc_req *waiting; /* deferred and parked requests */
-	uint64_t bad_msgs, dups;
-	unsigned int busy;
-	bool destroying;
-	struct rpcrdma__timer free_timer;
-	/* The root's alone. */
-	pthread_rwlock_t reg_lock; /* progs: registered here, read by workers */
-	pthread_mutex_t drc_lock;  /* drc, and the owner slots of its entries */
-	struct svc_prog *progs;
-	struct rpcrdma__drc *drc;
-	struct svc_worker *workers;
-	unsigned int nworkers, next_worker;
-	/* Reverse-direction clients of this core's connections. */
-	struct rpcrdma__server_bc_hooks bc;
-	/* The root's: connections admitted and not yet released, on any
-	 * worker (max_conns). */
-	_Atomic unsigned int nconns;
-};
+#include "rpc/svc_internal.h"
 
 void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 {
@@ -162,7 +57,7 @@ static void finalize(struct rpcrdma_server *s)
 		workers_stop(s);
 		rpcrdma__drc_destroy(s->drc);
 		while (s->progs) {
-			struct svc_prog *p = s->progs;
+			struct rpcrdma__svc_prog *p = s->progs;
 
 			s->progs = p->next;
 			free(p->procs);
@@ -198,7 +93,7 @@ static void leave(struct rpcrdma_server *s)
 		rpcrdma__timer_start(s->loop, &s->free_timer, 0, free_cb, s);
 }
 
-static void waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
+void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
 	r->prev = NULL;
 	r->next = s->waiting;
@@ -207,7 +102,7 @@ static void waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 	s->waiting = r;
 }
 
-static void waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
+void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
 	if (r->prev)
 		r->prev->next = r->next;
@@ -218,353 +113,13 @@ static void waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 	r->prev = r->next = NULL;
 }
 
-static void req_free(struct rpcrdma_svc_req *r)
+void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 {
 	if (r->ran && r->proc && r->proc->free_res)
 		r->proc->free_res(r->res);
 	free(r->args);
 	free(r->res);
 	free(r);
-}
-
-/* The transport no longer reads the results (transport.h, done). */
-static void req_reply_done(void *ctx)
-{
-	req_free(ctx);
-}
-
-/* Encoding replies. */
-
-enum body {
-	BODY_NONE,    /* the header says it all */
-	BODY_RESULTS, /* SUCCESS: encode_res follows */
-};
-
-static int encode_reply(struct rpcrdma_svc_req *r, struct rpcrdma_xdr_stream *xdr,
-			const struct rpcrdma_rpc_reply *hdr, enum body body)
-{
-	int rc = rpcrdma_rpc_encode_reply(xdr, r->msg.xid, hdr);
-
-	if (rc == 0 && body == BODY_RESULTS && r->proc->encode_res)
-		rc = r->proc->encode_res(xdr, r->res);
-	return rc;
-}
-
-/* Copy the first @n bytes a stream produced (it may be a scatter list). */
-static void gather(const struct rpcrdma_xdr_stream *xdr, uint8_t *dst, size_t n)
-{
-	for (unsigned int i = 0; i < xdr->iovcnt && n; i++) {
-		size_t take = xdr->iov[i].iov_len < n ? xdr->iov[i].iov_len : n;
-
-		memcpy(dst, xdr->iov[i].iov_base, take);
-		dst += take;
-		n -= take;
-	}
-}
-
-/*
- * Where the DDP-eligible items of a reply encoded for the cache fall: a
- * DDP context that leaves every item inline (so the bytes are the whole
- * reply) and notes its position and length.  Growth that fails only stops
- * the notes: the bytes stay right, and a replay then sends the rest of the
- * items inline, which at worst gets ERR_CHUNK; failing the encode instead
- * would leave the call uncached and let a retransmission run it twice.
- */
-struct ddp_notes {
-	struct rpcrdma_xdr_ddp base;
-	struct rpcrdma__drc_ddp *items;
-	unsigned int n, cap;
-	bool full;
-};
-
-static int notes_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
-{
-	struct ddp_notes *dn = (struct ddp_notes *)ddp;
-
-	(void)data;
-	if (dn->full)
-		return 0;
-	if (dn->n == dn->cap) {
-		unsigned int cap = dn->cap ? dn->cap * 2 : 4;
-		struct rpcrdma__drc_ddp *items = NULL;
-
-		if (cap > dn->cap)
-			items = realloc(dn->items, (size_t)cap * sizeof(*items));
-		if (!items) {
-			dn->full = true;
-			return 0;
-		}
-		dn->items = items;
-		dn->cap = cap;
-	}
-	dn->items[dn->n].off = pos;
-	dn->items[dn->n].len = len;
-	dn->n++;
-	return 0;
-}
-
-static int notes_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
-{
-	(void)ddp;
-	(void)pos;
-	(void)buf;
-	(void)len;
-	return 0;
-}
-
-static const struct rpcrdma_xdr_ddp_ops notes_ops = {
-    .encode = notes_encode,
-    .decode = notes_decode,
-};
-
-static void notes_init(struct ddp_notes *dn)
-{
-	memset(dn, 0, sizeof(*dn));
-	dn->base.ops = &notes_ops;
-}
-
-static void notes_release(struct ddp_notes *dn)
-{
-	free(dn->items);
-	notes_init(dn);
-}
-
-/*
- * The reply's bytes in a buffer of ours, for the cache: encoded again
- * without DDP, since items a transport placed directly are not in its
- * stream; @dn notes where the DDP-eligible ones are.  Returns the buffer
- * (malloc) or NULL.
- */
-static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc_reply *hdr,
-			     enum body body, size_t *len, struct ddp_notes *dn)
-{
-	for (size_t room = 8192; room <= REPLY_MAX_HINT; room *= 4) {
-		struct rpcrdma_xdr_stream xdr;
-		uint8_t *buf = malloc(room);
-		int rc;
-
-		if (!buf)
-			return NULL;
-		rpcrdma_xdr_init(&xdr, buf, room);
-		/* Notes from an attempt that ran out of room are stale. */
-		dn->n = 0;
-		dn->full = false;
-		rpcrdma_xdr_set_ddp(&xdr, &dn->base);
-		rc = encode_reply(r, &xdr, hdr, body);
-		if (rc == 0) {
-			*len = rpcrdma_xdr_pos(&xdr);
-			return buf;
-		}
-		free(buf);
-		if (rc != RPCRDMA_ERR_NOSPACE)
-			return NULL;
-	}
-	return NULL;
-}
-
-static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp);
-
-/* Release a parked or watching duplicate without answering it. */
-static void drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
-{
-	rpcrdma__timer_stop(&r->watch);
-	if (r->orig && r->orig->parked == r)
-		r->orig->parked = NULL;
-	r->orig = NULL;
-	waiting_remove(s, r);
-	s->ops->reply_drop(r->t);
-	req_free(r);
-}
-
-/*
- * Record the reply of @r in the cache, with the @nddp DDP-eligible items in
- * it, and hand it to a parked duplicate.  @bytes NULL: no reply could be
- * produced; the entry is forgotten.
- */
-static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
-{
-	struct rpcrdma_server *root = s->root;
-	struct rpcrdma_svc_req *parked;
-
-	if (!r->drc)
-		return;
-	pthread_mutex_lock(&root->drc_lock);
-	/* No other worker may find us through the entry once it is done. */
-	*rpcrdma__drc_owner(r->drc) = NULL;
-	if (bytes)
-		(void)rpcrdma__drc_complete_ddp(root->drc, r->drc, bytes, len, ddp, nddp);
-	else
-		rpcrdma__drc_forget(root->drc, r->drc);
-	pthread_mutex_unlock(&root->drc_lock);
-	r->drc = NULL;
-	parked = r->parked;
-	r->parked = NULL;
-	if (parked) {
-		waiting_remove(s, parked);
-		parked->orig = NULL;
-		if (bytes)
-			send_cached(s, parked, bytes, len, ddp, nddp);
-		else
-			s->ops->reply_drop(parked->t);
-		req_free(parked);
-	}
-}
-
-/*
- * Encode and send a reply for @r, then free @r.  Results that cannot be
- * encoded become SYSTEM_ERR; a transport that cannot take the reply at all
- * loses it (the cache still gets it).
- */
-static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
-		       struct rpcrdma_rpc_reply *hdr, enum body body)
-{
-	struct rpcrdma__sreq *t = r->t;
-	struct ddp_notes dn;
-	size_t prev_room = 0;
-	uint8_t *plain;
-	size_t len;
-	int rc;
-
-	t->reply_hint = 0;
-	/* DDP results may be sent from @r's memory: the transport frees @r
-	 * through req_reply_done once it is done with them. */
-	t->done = req_reply_done;
-	t->done_ctx = r;
-	for (;;) {
-		size_t room;
-
-		rc = s->ops->reply_begin(t);
-		if (rc)
-			goto out_no_stream;
-		room = t->reply.len;
-		rc = encode_reply(r, &t->reply, hdr, body);
-		if (rc == 0)
-			break;
-		if (rc == RPCRDMA_ERR_NOSPACE && room > prev_room) {
-			prev_room = room;
-			t->reply_hint = room > SIZE_MAX / 4 ? SIZE_MAX : room * 4;
-			continue;
-		}
-		if (body == BODY_NONE) {
-			/* Even a bare header does not fit: nothing to send. */
-			goto out_no_stream;
-		}
-		hdr->accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
-		body = BODY_NONE;
-		t->reply_hint = 0;
-	}
-	if (r->drc) {
-		/* A transport without DDP placed nothing: its stream is the reply. */
-		notes_init(&dn);
-		if (!t->reply.ddp) {
-			len = rpcrdma_xdr_pos(&t->reply);
-			plain = malloc(len ? len : 1);
-			if (plain)
-				gather(&t->reply, plain, len);
-		} else {
-			plain = encode_plain(r, hdr, body, &len, &dn);
-		}
-		cache_reply(s, r, plain, len, dn.items, dn.n);
-		notes_release(&dn);
-		free(plain);
-	}
-	(void)s->ops->reply_send(t);
-	return;
-
-out_no_stream:
-	if (r->drc) {
-		notes_init(&dn);
-		plain = encode_plain(r, hdr, body, &len, &dn);
-		cache_reply(s, r, plain, len, dn.items, dn.n);
-		notes_release(&dn);
-		free(plain);
-	}
-	s->ops->reply_drop(t);
-}
-
-/*
- * A cached reply into @xdr: the bytes as they are, except that each DDP
- * item goes through rpcrdma_xdr_encode_ddp() again, so the transport can
- * place it in this call's Write chunk as it did (or would have done) for
- * the original.  Items that are not what they claim (notes handed straight
- * to a parked duplicate have not been through the cache) stay plain bytes.
- * The transport copies what it takes (transport.h gives it no later moment
- * at which the bytes must still be there), so the entry may go afterwards.
- */
-static int encode_cached(struct rpcrdma_xdr_stream *xdr, const uint8_t *bytes, size_t len,
-			 const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
-{
-	size_t at = 0, end = 0;
-	int rc;
-
-	for (unsigned int i = 0; i < nddp; i++) {
-		if (!rpcrdma__drc_ddp_valid(bytes, len, &ddp[i], &end))
-			continue;
-		rc = rpcrdma_xdr_encode_fixed_opaque(xdr, bytes + at,
-						     ddp[i].off - RPCRDMA_XDR_UNIT - at);
-		if (!rc)
-			rc = rpcrdma_xdr_encode_ddp(xdr, bytes + ddp[i].off, ddp[i].len);
-		if (rc)
-			return rc;
-		at = end;
-	}
-	return rpcrdma_xdr_encode_fixed_opaque(xdr, bytes + at, len - at);
-}
-
-static void send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
-			size_t len, const struct rpcrdma__drc_ddp *ddp, unsigned int nddp)
-{
-	struct rpcrdma__sreq *t = r->t;
-
-	t->reply_hint = len;
-	if (s->ops->reply_begin(t) || encode_cached(&t->reply, bytes, len, ddp, nddp)) {
-		s->ops->reply_drop(t);
-		return;
-	}
-	(void)s->ops->reply_send(t);
-}
-
-static void reply_accepted(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t stat,
-			   uint32_t low, uint32_t high)
-{
-	struct rpcrdma_rpc_reply hdr;
-
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.stat = RPCRDMA_RPC_MSG_ACCEPTED;
-	rpcrdma_auth_none(&hdr.verf);
-	hdr.accept_stat = stat;
-	hdr.mismatch_low = low;
-	hdr.mismatch_high = high;
-	send_reply(s, r, &hdr, stat == RPCRDMA_RPC_SUCCESS ? BODY_RESULTS : BODY_NONE);
-}
-
-static void reply_denied(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t reject,
-			 uint32_t auth_stat)
-{
-	struct rpcrdma_rpc_reply hdr;
-
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.stat = RPCRDMA_RPC_MSG_DENIED;
-	hdr.reject_stat = reject;
-	hdr.auth_stat = auth_stat;
-	hdr.mismatch_low = RPCRDMA_RPC_VERSION;
-	hdr.mismatch_high = RPCRDMA_RPC_VERSION;
-	send_reply(s, r, &hdr, BODY_NONE);
-}
-
-/* A procedure's return value as the reply it asks for. */
-static void answer(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, int status)
-{
-	uint32_t stat = RPCRDMA_RPC_SYSTEM_ERR;
-
-	if (status == 0)
-		stat = RPCRDMA_RPC_SUCCESS;
-	else if (status == -RPCRDMA_RPC_PROG_UNAVAIL || status == -RPCRDMA_RPC_PROC_UNAVAIL ||
-		 status == -RPCRDMA_RPC_GARBAGE_ARGS)
-		stat = (uint32_t)-status;
-	reply_accepted(s, r, stat, 0, 0);
 }
 
 /* Dispatch. */
@@ -619,31 +174,32 @@ static void run_proc(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	r->args = calloc(1, p->args_size ? p->args_size : 1);
 	r->res = calloc(1, p->res_size ? p->res_size : 1);
 	if (!r->args || !r->res) {
-		reply_accepted(s, r, RPCRDMA_RPC_SYSTEM_ERR, 0, 0);
+		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_SYSTEM_ERR, 0, 0);
 		return;
 	}
 	if (p->decode_args && p->decode_args(msg, r->args) != 0) {
-		reply_accepted(s, r, RPCRDMA_RPC_GARBAGE_ARGS, 0, 0);
+		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_GARBAGE_ARGS, 0, 0);
 		return;
 	}
 	r->ran = true;
 	rc = p->fn(r, r->args, r->res);
 	if (rc == RPCRDMA_SVC_DEFERRED && !s->destroying) {
-		r->state = R_DEFERRED;
-		waiting_add(s, r);
+		r->state = RPCRDMA__SVC_DEFERRED;
+		rpcrdma__svc_waiting_add(s, r);
 		return;
 	}
-	answer(s, r, rc == RPCRDMA_SVC_DEFERRED ? -RPCRDMA_RPC_SYSTEM_ERR : rc);
+	rpcrdma__svc_answer(s, r, rc == RPCRDMA_SVC_DEFERRED ? -RPCRDMA_RPC_SYSTEM_ERR : rc);
 }
 
 /* The registered program @prog, version @vers; @low, @high: its version range. */
-static const struct svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t prog,
-					uint32_t vers, bool *known, uint32_t *low, uint32_t *high)
+static const struct rpcrdma__svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t prog,
+						 uint32_t vers, bool *known, uint32_t *low,
+						 uint32_t *high)
 {
-	const struct svc_prog *hit = NULL;
+	const struct rpcrdma__svc_prog *hit = NULL;
 
 	*known = false;
-	for (const struct svc_prog *p = s->root->progs; p; p = p->next) {
+	for (const struct rpcrdma__svc_prog *p = s->root->progs; p; p = p->next) {
 		if (p->prog != prog)
 			continue;
 		if (!*known || p->vers < *low)
@@ -655,38 +211,6 @@ static const struct svc_prog *find_prog(const struct rpcrdma_server *s, uint32_t
 			hit = p;
 	}
 	return hit;
-}
-
-/* A cached reply copied out of the cache. */
-struct cached {
-	void *bytes;
-	size_t len;
-	struct rpcrdma__drc_ddp *ddp;
-	unsigned int nddp;
-};
-
-static bool cached_copy(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e, struct cached *c)
-{
-	const struct rpcrdma__drc_ddp *ddp;
-	const void *bytes;
-
-	memset(c, 0, sizeof(*c));
-	rpcrdma__drc_reply(drc, e, &bytes, &c->len);
-	rpcrdma__drc_reply_ddp(e, &ddp, &c->nddp);
-	c->bytes = malloc(c->len ? c->len : 1);
-	c->ddp = malloc(c->nddp ? c->nddp * sizeof(*ddp) : 1);
-	if (!c->bytes || !c->ddp)
-		return false;
-	memcpy(c->bytes, bytes, c->len);
-	if (c->nddp)
-		memcpy(c->ddp, ddp, c->nddp * sizeof(*ddp));
-	return true;
-}
-
-static void cached_free(struct cached *c)
-{
-	free(c->bytes);
-	free(c->ddp);
 }
 
 /*
@@ -704,7 +228,7 @@ static void watch_look(struct rpcrdma__timer *tm)
 	struct rpcrdma_server *s = r->srv;
 	struct rpcrdma_server *root = s->root;
 	struct rpcrdma__drc_entry *e;
-	struct cached c;
+	struct rpcrdma__svc_cached c;
 	bool ok = false;
 
 	pthread_mutex_lock(&root->drc_lock);
@@ -715,7 +239,7 @@ static void watch_look(struct rpcrdma__timer *tm)
 		rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);
 		return;
 	case RPCRDMA__DRC_DONE:
-		ok = cached_copy(root->drc, e, &c);
+		ok = rpcrdma__svc_cached_copy(root->drc, e, &c);
 		break;
 	case RPCRDMA__DRC_NEW:
 		/* The original produced no reply, or its entry was evicted:
@@ -728,62 +252,37 @@ static void watch_look(struct rpcrdma__timer *tm)
 	}
 	pthread_mutex_unlock(&root->drc_lock);
 	enter(s);
-	waiting_remove(s, r);
+	rpcrdma__svc_waiting_remove(s, r);
 	if (ok)
-		send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
+		rpcrdma__svc_send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
 	else
 		s->ops->reply_drop(r->t);
-	cached_free(&c);
-	req_free(r);
+	rpcrdma__svc_cached_free(&c);
+	rpcrdma__svc_req_free(r);
 	leave(s);
 }
 
-static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
+/*
+ * The checks between a decoded call header and its procedure, in the order
+ * RFC 5531's reply forms imply.  Returns the program with r->proc set, or
+ * NULL once @r has been answered with the error.
+ */
+static const struct rpcrdma__svc_prog *route_call(struct rpcrdma_server *s,
+						  struct rpcrdma_svc_req *r)
 {
-	struct rpcrdma_server *s = ctx;
-	struct rpcrdma_server *root = s->root;
-	const struct rpcrdma_rpc_call *call;
-	const struct svc_prog *prog;
-	struct rpcrdma__drc_entry *e;
-	struct rpcrdma__drc_key key;
-	struct rpcrdma_svc_req *r;
+	const struct rpcrdma_rpc_call *call = &r->msg.u.call;
+	const struct rpcrdma__svc_prog *prog;
 	uint32_t low = 0, high = 0, auth;
-	bool known, idempotent;
-	int rc;
+	bool known;
 
-	enter(s);
-	if (s->destroying)
-		goto out_drop;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		goto out_drop;
-	r->srv = s;
-	r->t = t;
-	t->core = r;
-	r->state = R_RUNNING;
-
-	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
-	if (rc) {
-		if (header_refused(r, msg, rc)) {
-			reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, RPCRDMA_AUTH_BADCRED);
-			goto out;
-		}
-		free(r);
-		goto out_drop;
-	}
-	if (r->msg.type != RPCRDMA_RPC_CALL) {
-		free(r);
-		goto out_drop;
-	}
-	call = &r->msg.u.call;
 	if (call->rpcvers != RPCRDMA_RPC_VERSION) {
-		reply_denied(s, r, RPCRDMA_RPC_MISMATCH, 0);
-		goto out;
+		rpcrdma__svc_reply_denied(s, r, RPCRDMA_RPC_MISMATCH, 0);
+		return NULL;
 	}
 	auth = check_auth(call);
 	if (auth) {
-		reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, auth);
-		goto out;
+		rpcrdma__svc_reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR, auth);
+		return NULL;
 	}
 	/* Registered programs are never removed while the server lives, so
 	 * what the lookup returns stays valid after the lock. */
@@ -791,27 +290,36 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	prog = find_prog(s, call->prog, call->vers, &known, &low, &high);
 	pthread_rwlock_unlock(&s->root->reg_lock);
 	if (!known) {
-		reply_accepted(s, r, RPCRDMA_RPC_PROG_UNAVAIL, 0, 0);
-		goto out;
+		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_PROG_UNAVAIL, 0, 0);
+		return NULL;
 	}
 	if (!prog) {
-		reply_accepted(s, r, RPCRDMA_RPC_PROG_MISMATCH, low, high);
-		goto out;
+		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_PROG_MISMATCH, low, high);
+		return NULL;
 	}
 	if (call->proc >= prog->nprocs || !prog->procs[call->proc].fn) {
-		reply_accepted(s, r, RPCRDMA_RPC_PROC_UNAVAIL, 0, 0);
-		goto out;
+		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_PROC_UNAVAIL, 0, 0);
+		return NULL;
 	}
 	r->proc = &prog->procs[call->proc];
-	idempotent = atomic_load_explicit(&prog->idempotent[call->proc], memory_order_relaxed);
+	return prog;
+}
 
-	if (idempotent) {
-		/* Running it again is as good as a cached reply, and much
-		 * cheaper than copying every reply into the cache: no entry,
-		 * a retransmission runs it again. */
-		run_proc(s, r, msg);
-		goto out;
-	}
+/*
+ * A call that is not idempotent, through the duplicate request cache: a new
+ * one runs, a duplicate of an answered one gets the cached reply, and a
+ * duplicate of one still running waits for its reply (parked here, or
+ * watching the shared cache when the original runs on another worker).
+ */
+static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
+		       struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_server *root = s->root;
+	const struct rpcrdma_rpc_call *call = &r->msg.u.call;
+	struct rpcrdma__sreq *t = r->t;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key key;
+
 	rpcrdma__drc_key_init(&key, r->msg.xid, call->prog, call->vers, call->proc, t->peer, msg);
 	/* drc.h: the port counts over TCP only, where clients keep it. */
 	rpcrdma__drc_key_bind(&key, t->peer, s->opts.transport == RPCRDMA_TRANSPORT_TCP,
@@ -826,19 +334,19 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		run_proc(s, r, msg);
 		break;
 	case RPCRDMA__DRC_DONE: {
-		struct cached c;
+		struct rpcrdma__svc_cached c;
 		bool ok;
 
 		s->dups++;
 		/* A copy: once the lock is dropped another worker may
 		 * evict the entry. */
-		ok = cached_copy(root->drc, e, &c);
+		ok = rpcrdma__svc_cached_copy(root->drc, e, &c);
 		pthread_mutex_unlock(&root->drc_lock);
 		if (ok)
-			send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
+			rpcrdma__svc_send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
 		else
 			s->ops->reply_drop(t);
-		cached_free(&c);
+		rpcrdma__svc_cached_free(&c);
 		free(r);
 		break;
 	}
@@ -848,24 +356,69 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 		s->dups++;
 		pthread_mutex_unlock(&root->drc_lock);
 		if (!orig || orig->srv != s) {
-			r->state = R_WATCHING;
+			r->state = RPCRDMA__SVC_WATCHING;
 			r->key = key;
 			r->watch_ms = WATCH_FIRST_MS;
-			waiting_add(s, r);
+			rpcrdma__svc_waiting_add(s, r);
 			rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);
 			break;
 		}
 		/* The original runs here: the newest duplicate waits for its
 		 * reply. */
 		if (orig->parked)
-			drop_parked(s, orig->parked);
-		r->state = R_PARKED;
+			rpcrdma__svc_drop_parked(s, orig->parked);
+		r->state = RPCRDMA__SVC_PARKED;
 		r->orig = orig;
 		orig->parked = r;
-		waiting_add(s, r);
+		rpcrdma__svc_waiting_add(s, r);
 		break;
 	}
 	}
+}
+
+static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_stream *msg)
+{
+	struct rpcrdma_server *s = ctx;
+	const struct rpcrdma__svc_prog *prog;
+	struct rpcrdma_svc_req *r;
+	int rc;
+
+	enter(s);
+	if (s->destroying)
+		goto out_drop;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		goto out_drop;
+	r->srv = s;
+	r->t = t;
+	t->core = r;
+	r->state = RPCRDMA__SVC_RUNNING;
+
+	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
+	if (rc) {
+		if (header_refused(r, msg, rc)) {
+			rpcrdma__svc_reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR,
+						  RPCRDMA_AUTH_BADCRED);
+			goto out;
+		}
+		free(r);
+		goto out_drop;
+	}
+	if (r->msg.type != RPCRDMA_RPC_CALL) {
+		free(r);
+		goto out_drop;
+	}
+	prog = route_call(s, r);
+	if (!prog)
+		goto out;
+	if (atomic_load_explicit(&prog->idempotent[r->msg.u.call.proc], memory_order_relaxed)) {
+		/* Running it again is as good as a cached reply, and much
+		 * cheaper than copying every reply into the cache: no entry,
+		 * a retransmission runs it again. */
+		run_proc(s, r, msg);
+		goto out;
+	}
+	run_cached(s, r, msg);
 out:
 	leave(s);
 	return;
@@ -942,7 +495,7 @@ static void on_conn_closed(void *ctx, void *conn)
 static struct rpcrdma__svc_transport *on_place(void *ctx)
 {
 	struct rpcrdma_server *s = ctx;
-	struct svc_worker *w;
+	struct rpcrdma__svc_worker *w;
 
 	if (!s->nworkers || s->destroying)
 		return NULL;
@@ -968,7 +521,7 @@ static const struct rpcrdma__svc_cb worker_cb = {
 
 static void *worker_main(void *arg)
 {
-	struct svc_worker *w = arg;
+	struct rpcrdma__svc_worker *w = arg;
 
 	(void)rpcrdma_loop_run(w->loop);
 	return NULL;
@@ -976,14 +529,14 @@ static void *worker_main(void *arg)
 
 static void worker_stop(void *arg)
 {
-	struct svc_worker *w = arg;
+	struct rpcrdma__svc_worker *w = arg;
 
 	/* Its finalize stops the loop, and worker_main returns. */
 	rpcrdma_server_destroy(w->srv);
 }
 
 /* Returns the worker running on the calling thread, or NULL. */
-static struct svc_worker *worker_of_thread(const struct rpcrdma_server *s)
+static struct rpcrdma__svc_worker *worker_of_thread(const struct rpcrdma_server *s)
 {
 	for (unsigned int i = 0; i < s->nworkers; i++) {
 		if (s->workers[i].running && pthread_equal(s->workers[i].thread, pthread_self()))
@@ -995,7 +548,7 @@ static struct svc_worker *worker_of_thread(const struct rpcrdma_server *s)
 static void workers_stop(struct rpcrdma_server *s)
 {
 	for (unsigned int i = 0; i < s->nworkers; i++) {
-		struct svc_worker *w = &s->workers[i];
+		struct rpcrdma__svc_worker *w = &s->workers[i];
 
 		if (!w->running) {
 			if (w->srv)
@@ -1008,7 +561,7 @@ static void workers_stop(struct rpcrdma_server *s)
 			usleep(1000);
 	}
 	for (unsigned int i = 0; i < s->nworkers; i++) {
-		struct svc_worker *w = &s->workers[i];
+		struct rpcrdma__svc_worker *w = &s->workers[i];
 
 		if (w->running)
 			pthread_join(w->thread, NULL);
@@ -1021,7 +574,7 @@ static void workers_stop(struct rpcrdma_server *s)
 }
 
 /* A worker's core: a transport without a listener on its own loop. */
-static int worker_start(struct rpcrdma_server *root, struct svc_worker *w,
+static int worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_worker *w,
 			const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct rpcrdma_server *c;
@@ -1117,7 +670,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t vers,
 			    const struct rpcrdma_svc_proc *procs, uint32_t nprocs)
 {
-	struct svc_prog *p;
+	struct rpcrdma__svc_prog *p;
 	int rc = 0;
 
 	if (!s || (nprocs && !procs) || s->destroying)
@@ -1140,7 +693,7 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 	p->vers = vers;
 	p->nprocs = nprocs;
 	pthread_rwlock_wrlock(&s->reg_lock);
-	for (const struct svc_prog *q = s->progs; q; q = q->next) {
+	for (const struct rpcrdma__svc_prog *q = s->progs; q; q = q->next) {
 		if (q->prog == prog && q->vers == vers)
 			rc = -EEXIST;
 	}
@@ -1166,7 +719,7 @@ int rpcrdma_server_set_idempotent(struct rpcrdma_server *s, uint32_t prog, uint3
 		return -EINVAL;
 	s = s->root;
 	pthread_rwlock_rdlock(&s->reg_lock);
-	for (struct svc_prog *p = s->progs; p; p = p->next) {
+	for (struct rpcrdma__svc_prog *p = s->progs; p; p = p->next) {
 		if (p->prog == prog && p->vers == vers && proc < p->nprocs) {
 			atomic_store_explicit(&p->idempotent[proc], idempotent, memory_order_relaxed);
 			rc = 0;
@@ -1318,11 +871,11 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 	while (s->waiting) {
 		struct rpcrdma_svc_req *r = s->waiting;
 
-		waiting_remove(s, r);
-		if (r->state == R_DEFERRED) {
-			answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
+		rpcrdma__svc_waiting_remove(s, r);
+		if (r->state == RPCRDMA__SVC_DEFERRED) {
+			rpcrdma__svc_answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
 		} else {
-			drop_parked(s, r);
+			rpcrdma__svc_drop_parked(s, r);
 		}
 	}
 	if (s->busy == 1) {
@@ -1341,12 +894,12 @@ int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)
 {
 	struct rpcrdma_server *s;
 
-	if (!r || r->state != R_DEFERRED || status == RPCRDMA_SVC_DEFERRED)
+	if (!r || r->state != RPCRDMA__SVC_DEFERRED || status == RPCRDMA_SVC_DEFERRED)
 		return -EINVAL;
 	s = r->srv;
 	enter(s);
-	waiting_remove(s, r);
-	answer(s, r, status);
+	rpcrdma__svc_waiting_remove(s, r);
+	rpcrdma__svc_answer(s, r, status);
 	leave(s);
 	return 0;
 }

@@ -1,52 +1,15 @@
 /*
- * The contract between the transport-neutral RPC core (src/rpc/clnt.c,
- * svc.c) and a transport: TCP with record marking (src/rpc/tcp.c) or
- * RPC-over-RDMA (src/xprt/).
+ * transport.h - the contract between the transport-neutral RPC core
+ * (src/rpc/clnt.c, svc.c) and a transport: TCP with record marking
+ * (src/xprtsock/) or RPC-over-RDMA (src/xprt/).
  *
  * The core owns calls, XIDs, retransmission, time-outs, authentication,
  * program dispatch and the duplicate request cache.  A transport owns
  * connections, buffers, framing and (RDMA) chunks, credits and memory
- * registration.  Neither knows the other's internals.
- *
- * Client, normal operation:
- *   1. core: t->ops->call_begin(t, req) -> the transport gives req an XDR
- *      stream to encode into (req->send), with a DDP context attached when
- *      it can place DDP-eligible arguments (Read chunks).
- *   2. core encodes the RPC call header and the arguments into req->send.
- *   3. core: t->ops->call_send(t, req) -> the transport chooses how the call
- *      travels (inline, Read chunks, Long Call; Write chunk for req->ddp_buf;
- *      Reply chunk when req->max_reply exceeds its inline receive size) and
- *      sends it, within its credits (queueing otherwise).
- *   4. transport, on a reply: req = cb->find(cb_ctx, xid) (NULL: count and
- *      drop).  It makes every remote access granted for req unreachable
- *      (revoke, or the peer's Send With Invalidate), then calls
- *      cb->reply(cb_ctx, req, stream) with the reply message (RPC reply
- *      header first) and a DDP context that resolves rpcrdma_xdr_decode_ddp()
- *      against the Write chunk.  The core decodes during that call; the
- *      stream is invalid after it returns.
- *   5. transport, on RDMA_ERROR for req: revoke as above, then
- *      cb->failed(cb_ctx, req, RPCRDMA_ERR_TRANSPORT_ERROR).
- *
- * Client, recovery: when the connection is lost, the transport revokes every
- * outstanding req's remote access (closing the connection fences it, RFC 8166
- * 5.5.4), forgets them, and calls cb->disconnected(cb_ctx, err).  The core
- * then reconnects (t->ops->connect) and sends each unfinished call again
- * from step 1 with the same XID, or fails it when retries run out.
- *
- * Server: the transport accepts connections; for each valid call it calls
- * cb->call(cb_ctx, sreq, stream) with the call message rebuilt as one XDR
- * stream (Read chunks already pulled and inserted at their positions,
- * round-up added).  The core dispatches; to answer it calls
- * t->ops->reply_begin(sreq) -> a stream for the reply (with a DDP context
- * that places DDP-eligible results into the call's Write chunks), encodes,
- * then t->ops->reply_send(sreq).  The transport sends it inline, with Write
- * chunks, or through the Reply chunk, or answers ERR_CHUNK when it fits
- * neither; then it releases sreq.  A transport error that loses a reply
- * closes the connection.  t->ops->reply_drop(sreq) releases a call without
- * answering (duplicate in progress).
- *
- * All callbacks run on the loop's thread; no callback may destroy the
- * transport it was called from (defer with rpcrdma_loop_wake()).
+ * registration.  Neither knows the other's internals.  All callbacks run
+ * on the loop's thread; no callback may destroy the transport it was
+ * called from (defer with rpcrdma_loop_wake()).  The ops below say, each,
+ * what happens on the way; docs/architecture.md tells the whole flow.
  */
 #ifndef RPCRDMA_RPC_TRANSPORT_H
 #define RPCRDMA_RPC_TRANSPORT_H
@@ -83,16 +46,35 @@ struct rpcrdma__creq {
 	uint32_t conn_id;    /* set by call_send: the connection it left on (trace.h) */
 };
 
+/**
+ * struct rpcrdma__clnt_cb - what a client transport calls in the core
+ * @find: the call waiting for @xid, or NULL (the transport counts and drops
+ *        the reply).
+ * @reply: a reply for @req.  Every remote access granted for @req is
+ *         unreachable already (revoked, or the peer's Send With
+ *         Invalidate).  @msg starts at the RPC reply header, with a DDP
+ *         context that resolves rpcrdma_xdr_decode_ddp() against the Write
+ *         chunk; the core decodes during the call, @msg is invalid after.
+ * @failed: @req ends with @err (RDMA_ERROR: RPCRDMA_ERR_TRANSPORT_ERROR),
+ *          its grants revoked as for @reply.
+ * @connected: the connection asked for by connect is up.
+ * @disconnected: the connection is gone or could not be made.  Every call
+ *                outstanding has had its remote access revoked (closing
+ *                the connection fences it, RFC 8166 5.5.4) and is
+ *                forgotten; the core reconnects and sends each unfinished
+ *                call again from call_begin with the same XID, or fails it
+ *                when its retries run out.
+ * @writable: credits or queue space freed: calls held back may go now.
+ * @aborted: a call whose call_abort returned 1: the peer can no longer
+ *           reach its memory (may be NULL: the owner does not wait).
+ */
 struct rpcrdma__clnt_cb {
 	struct rpcrdma__creq *(*find)(void *ctx, uint32_t xid);
 	void (*reply)(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg);
 	void (*failed)(void *ctx, struct rpcrdma__creq *req, int err);
 	void (*connected)(void *ctx);
 	void (*disconnected)(void *ctx, int err);
-	/* Credits or queue space freed: calls held back may go now. */
 	void (*writable)(void *ctx);
-	/* A call whose call_abort returned 1: the peer can no longer reach
-	 * its memory (may be NULL: the owner does not wait). */
 	void (*aborted)(void *ctx, struct rpcrdma__creq *req);
 };
 
@@ -109,28 +91,52 @@ struct rpcrdma__clnt_cb {
  *   - stats fills *out; the core then sets reconnects, retransmits and
  *     timeouts itself (it owns them), whatever the transport wrote there.
  */
+/**
+ * struct rpcrdma__clnt_transport_ops - a client transport
+ * @name: for logs ("tcp", "rdma").
+ * @create: a transport for the server at @addr, not connected yet.
+ *          Returns 0 with *@out set, -EINVAL or -ENOMEM.
+ * @connect: start connecting.  0: cb->connected or cb->disconnected
+ *           follows (never from inside this call); an error: nothing was
+ *           started and no callback follows; -EALREADY while a connection
+ *           is up or under way.
+ * @call_begin: give @req a stream to encode into (req->send, with room
+ *              for req->send_hint bytes), with a DDP context attached
+ *              when the transport places DDP-eligible arguments (Read
+ *              chunks).  -ENOTCONN, -EAGAIN (as from call_send) or -ENOMEM
+ *              have set up nothing.
+ * @call_send: send the call the core encoded into req->send: the transport
+ *             chooses how it travels (inline, Read chunks, Long Call;
+ *             Write chunks for req->ddp_buf or ddp_list; a Reply chunk when
+ *             req->max_reply exceeds its inline receive size), within its
+ *             credits.  Returns 0 (sent or queued), -EAGAIN (no credit or
+ *             buffer: wait for cb->writable, then call_begin again), or an
+ *             error for this call; on any error what call_begin set up is
+ *             released.
+ * @call_abort: forget @req (time-out, cancel, or an encode that failed
+ *              before call_send) and revoke its remote access.  Returns 0
+ *              when nothing the call granted is reachable any more, or 1
+ *              while a revocation is still under way: cb->aborted(req)
+ *              follows once it completed (before cb->disconnected reports
+ *              a loss), or destroy ends it (closing the instance ends every
+ *              grant).  The core hands the call's memory back only then.
+ * @disconnect: drop the connection now (tests, and the core after a fatal
+ *              error); cb->disconnected follows from a timer.
+ * @destroy: free the transport; no callback follows.  NULL is a no-op.
+ * @stats: fill *@out for rpcrdma_client_stats(); the core then sets
+ *         reconnects, retransmits and timeouts itself (it owns them).
+ */
 struct rpcrdma__clnt_transport_ops {
 	const char *name;
 	int (*create)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		      const struct rpcrdma_client_opts *opts, const struct rpcrdma__clnt_cb *cb,
 		      void *cb_ctx, struct rpcrdma__clnt_transport **out);
-	/* Start connecting; cb->connected or cb->disconnected follows. */
 	int (*connect)(struct rpcrdma__clnt_transport *t);
 	int (*call_begin)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
-	/* Returns 0 (sent or queued), -EAGAIN (no credit or buffer: wait for
-	 * cb->writable, then call_begin again), or an error for this call. */
 	int (*call_send)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
-	/* Forget a call (time-out, cancel) and revoke its remote access.
-	 * Returns 0 when nothing the call granted is reachable any more, or 1
-	 * while a revocation is still under way: cb->aborted(req) follows
-	 * once it completed (before cb->disconnected reports a loss), or the
-	 * transport's destroy ends it (closing the instance ends every
-	 * grant).  The core hands the call's memory back only then. */
 	int (*call_abort)(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req);
-	/* Drop the connection now (tests, and the core after a fatal error). */
 	void (*disconnect)(struct rpcrdma__clnt_transport *t);
 	void (*destroy)(struct rpcrdma__clnt_transport *t);
-	/* Counters for rpcrdma_client_stats(). */
 	void (*stats)(struct rpcrdma__clnt_transport *t, struct rpcrdma_xprt_stats *out);
 };
 
@@ -156,6 +162,19 @@ struct rpcrdma__sreq {
 	void *done_ctx;
 };
 
+/**
+ * struct rpcrdma__svc_cb - what a server transport calls in the core
+ * @call: a valid call, @msg the call message rebuilt as one XDR stream (Read
+ *        chunks already pulled and inserted at their positions, round-up
+ *        added).  The core dispatches, then answers through reply_begin
+ *        and reply_send, or releases @req with reply_drop; it may do so
+ *        later, from another callback.
+ * @conn_closed: the connection @conn is gone; its calls stay valid until
+ *               reply_send or reply_drop, and their replies are discarded.
+ * @place: worker loops; see below.
+ * @conn_admit: the connection limit; see below.
+ * @conn_release: gives back what @conn_admit admitted; see below.
+ */
 struct rpcrdma__svc_cb {
 	void (*call)(void *ctx, struct rpcrdma__sreq *req, struct rpcrdma_xdr_stream *msg);
 	void (*conn_closed)(void *ctx, void *conn);
@@ -194,14 +213,38 @@ struct rpcrdma__svc_cb {
  *   - stats: the core adds its own counts (bad_msgs for calls it could not
  *     parse; retransmits: duplicate calls its DRC caught).
  */
+/**
+ * struct rpcrdma__svc_transport_ops - a server transport
+ * @name: for logs ("tcp", "rdma").
+ * @listen: listen on @addr and serve what connects.  Returns 0 with *@out
+ *          set, -EINVAL, -ENOMEM, or the socket's or provider's -errno
+ *          (-EADDRINUSE...).
+ * @worker: a transport that does not listen: it serves what a listener on
+ *          another loop hands it (cb->place).  @addr is the listener's
+ *          (over RDMA it picks the device).  Same return values as @listen.
+ * @port: the port listened on, or -errno.
+ * @reply_begin: a stream for @req's reply (req->reply, room for
+ *               req->reply_hint bytes), with a DDP context that places
+ *               DDP-eligible results into the call's Write chunks.  May be
+ *               called again for the same @req (a larger hint, or the core
+ *               starting over to answer SYSTEM_ERR): each call replaces the
+ *               stream.  When it fails the core calls @reply_drop.
+ * @reply_send: send the reply encoded into req->reply: inline, with Write
+ *              chunks, through the Reply chunk, or ERR_CHUNK when it fits
+ *              neither.  Releases @req whatever it returns; an error means
+ *              the reply was lost (the connection is gone, or closes: a
+ *              transport error that loses a reply closes the connection).
+ * @reply_drop: release @req without answering (a duplicate in progress, a
+ *              failed reply_begin).
+ * @destroy: stop listening, finish replies in progress, close, free.
+ * @stats: fill *@out; the core adds its own counts (bad_msgs for calls it
+ *         could not parse; retransmits: duplicate calls its cache caught).
+ */
 struct rpcrdma__svc_transport_ops {
 	const char *name;
 	int (*listen)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		      void *cb_ctx, struct rpcrdma__svc_transport **out);
-	/* A transport that does not listen: it serves what a listener on
-	 * another loop hands it (cb->place).  @addr is the listener's (over
-	 * RDMA it picks the device).  Same return values as listen. */
 	int (*worker)(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		      void *cb_ctx, struct rpcrdma__svc_transport **out);
@@ -209,7 +252,6 @@ struct rpcrdma__svc_transport_ops {
 	int (*reply_begin)(struct rpcrdma__sreq *req);
 	int (*reply_send)(struct rpcrdma__sreq *req);
 	void (*reply_drop)(struct rpcrdma__sreq *req);
-	/* Stop listening, finish replies in progress, close, free. */
 	void (*destroy)(struct rpcrdma__svc_transport *t);
 	void (*stats)(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out);
 };

@@ -1,0 +1,186 @@
+/*
+ * svc_internal.h - what the server core's dispatch (svc.c) and its reply
+ * path (svc_reply.c) share: the server, its requests and programs.
+ */
+#ifndef RPCRDMA_RPC_SVC_INTERNAL_H
+#define RPCRDMA_RPC_SVC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpc/core.h"
+#include "rpc/drc.h"
+#include "rpc/loop_internal.h"
+
+struct rpcrdma__svc_prog {
+	struct rpcrdma__svc_prog *next;
+	uint32_t prog, vers;
+	uint32_t nprocs;
+	struct rpcrdma_svc_proc *procs;
+	_Atomic bool *idempotent; /* per procedure; set while workers dispatch */
+};
+
+enum rpcrdma__svc_req_state {
+	RPCRDMA__SVC_RUNNING,  /* being dispatched */
+	RPCRDMA__SVC_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
+	RPCRDMA__SVC_PARKED,   /* a duplicate waiting for its original's reply */
+	RPCRDMA__SVC_WATCHING, /* a duplicate of a call running on another worker */
+};
+
+struct rpcrdma_svc_req {
+	struct rpcrdma_server *srv;
+	struct rpcrdma__sreq *t;
+	struct rpcrdma_rpc_msg msg;
+	const struct rpcrdma_svc_proc *proc;
+	void *args, *res;
+	struct rpcrdma__drc_entry *drc; /* running: its cache entry (the entry's owner is us) */
+	struct rpcrdma_svc_req *parked; /* running: its newest duplicate waiting */
+	struct rpcrdma_svc_req *orig;   /* parked: the call it waits for */
+	struct rpcrdma__drc_key key;    /* watching: the call it waits for */
+	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
+	uint32_t watch_ms;
+	enum rpcrdma__svc_req_state state;
+	bool ran;                            /* the procedure was called: free_res applies */
+	struct rpcrdma_svc_req *prev, *next; /* deferred or parked */
+};
+
+struct rpcrdma__svc_worker {
+	struct rpcrdma_server *srv; /* the worker's core */
+	struct rpcrdma_loop *loop;
+	pthread_t thread;
+	bool running;
+};
+
+/*
+ * A server, or one worker's core.  A worker's core has its own loop,
+ * transport, deferred and parked requests and counters, all touched only
+ * on its thread; the program registry and the duplicate request cache are
+ * its root's, shared under the root's locks.
+ */
+struct rpcrdma_server {
+	struct rpcrdma_loop *loop;
+	const struct rpcrdma__svc_transport_ops *ops;
+	struct rpcrdma__svc_transport *t;
+	struct rpcrdma_server_opts opts;
+	struct rpcrdma_server *root;     /* itself, or the server a worker serves */
+	struct rpcrdma_svc_req *waiting; /* deferred and parked requests */
+	uint64_t bad_msgs, dups;
+	unsigned int busy;
+	bool destroying;
+	struct rpcrdma__timer free_timer;
+	/* The root's alone. */
+	pthread_rwlock_t reg_lock; /* progs: registered here, read by workers */
+	pthread_mutex_t drc_lock;  /* drc, and the owner slots of its entries */
+	struct rpcrdma__svc_prog *progs;
+	struct rpcrdma__drc *drc;
+	struct rpcrdma__svc_worker *workers;
+	unsigned int nworkers, next_worker;
+	/* Reverse-direction clients of this core's connections. */
+	struct rpcrdma__server_bc_hooks bc;
+	/* The root's: connections admitted and not yet released, on any
+	 * worker (max_conns). */
+	_Atomic unsigned int nconns;
+};
+
+/* A cached reply copied out of the cache. */
+struct rpcrdma__svc_cached {
+	void *bytes;
+	size_t len;
+	struct rpcrdma__drc_ddp *ddp;
+	unsigned int nddp;
+};
+
+/**
+ * rpcrdma__svc_waiting_add - file @r among @s's deferred and parked requests
+ * @s: the core @r belongs to
+ * @r: a request on no list
+ */
+void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r);
+
+/**
+ * rpcrdma__svc_waiting_remove - take @r off @s's deferred and parked requests
+ * @s: the core @r belongs to
+ * @r: a request, filed or not
+ */
+void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r);
+
+/**
+ * rpcrdma__svc_req_free - free @r, running free_res if its procedure ran
+ * @r: a request the transport no longer refers to
+ */
+void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r);
+
+/**
+ * rpcrdma__svc_reply_accepted - answer @r with MSG_ACCEPTED and @stat
+ * @s: the core
+ * @r: the request; freed (now, or once the transport is done with its results)
+ * @stat: the accept_stat; SUCCESS encodes the procedure's results
+ * @low: PROG_MISMATCH: the lowest version registered
+ * @high: PROG_MISMATCH: the highest version registered
+ *
+ * A reply that reaches a procedure also goes to the duplicate request
+ * cache and to a duplicate parked on @r.  Results that do not encode
+ * become SYSTEM_ERR.
+ */
+void rpcrdma__svc_reply_accepted(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t stat,
+				 uint32_t low, uint32_t high);
+
+/**
+ * rpcrdma__svc_reply_denied - answer @r with MSG_DENIED
+ * @s: the core
+ * @r: the request; freed
+ * @reject: RPC_MISMATCH (with version 2 as the range) or AUTH_ERROR
+ * @auth_stat: AUTH_ERROR: why
+ */
+void rpcrdma__svc_reply_denied(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t reject,
+			       uint32_t auth_stat);
+
+/**
+ * rpcrdma__svc_answer - answer @r as its procedure's return value asks
+ * @s: the core
+ * @r: the request; freed
+ * @status: 0 (SUCCESS), -PROG_UNAVAIL, -PROC_UNAVAIL or -GARBAGE_ARGS;
+ *          anything else is SYSTEM_ERR
+ */
+void rpcrdma__svc_answer(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, int status);
+
+/**
+ * rpcrdma__svc_send_cached - send a reply from the cache to the duplicate @r
+ * @s: the core
+ * @r: the duplicate; the caller frees it (its transport request is released)
+ * @bytes: the reply's XDR bytes
+ * @len: their length
+ * @ddp: where the reply's DDP-eligible items are, placed again as DDP
+ * @nddp: how many
+ */
+void rpcrdma__svc_send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
+			      const void *bytes, size_t len, const struct rpcrdma__drc_ddp *ddp,
+			      unsigned int nddp);
+
+/**
+ * rpcrdma__svc_drop_parked - release a parked or watching duplicate unanswered
+ * @s: the core
+ * @r: the duplicate; freed
+ */
+void rpcrdma__svc_drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r);
+
+/**
+ * rpcrdma__svc_cached_copy - copy the reply of cache entry @e out of the cache
+ * @drc: the cache; caller holds the root's drc_lock
+ * @e: an answered entry
+ * @c: filled; free with rpcrdma__svc_cached_free() whatever is returned
+ *
+ * Return: true, or false when out of memory.
+ */
+bool rpcrdma__svc_cached_copy(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e,
+			      struct rpcrdma__svc_cached *c);
+
+/**
+ * rpcrdma__svc_cached_free - free what rpcrdma__svc_cached_copy() copied
+ * @c: the copy
+ */
+void rpcrdma__svc_cached_free(struct rpcrdma__svc_cached *c);
+
+#endif

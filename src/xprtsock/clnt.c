@@ -1,0 +1,374 @@
+/*
+ * clnt.c - the client side of ONC RPC over TCP: one connection to the
+ * server, its calls written as records (record.c), replies matched to calls
+ * by XID through the core.
+ *
+ * Beyond SENDQ_LIMIT queued bytes new calls get -EAGAIN and cb->writable
+ * follows the drain.  An error found while the core is calling in tears the
+ * socket down at once but reports it from a zero-delay timer, so no core
+ * callback runs inside a core call; the queued calls are forgotten (a record
+ * partly written goes with the socket) and the core sends them again on the
+ * next connection, which binds the previous local port again.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/trace.h"
+#include "xprtsock/sock.h"
+
+/* Queued bytes beyond which a new call waits for cb->writable. */
+#define SENDQ_LIMIT (8u << 20)
+
+enum clnt_state {
+	C_IDLE,
+	C_CONNECTING,
+	C_CONNECTED,
+};
+
+struct rpcrdma__clnt_transport {
+	struct rpcrdma_loop *loop;
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	const struct rpcrdma__clnt_cb *cb;
+	void *cb_ctx;
+	struct rpcrdma__sock_conn c;
+	enum clnt_state state;
+	unsigned int gen;           /* bumped by every teardown */
+	uint32_t conn_id;           /* trace id of the current connection (trace.h) */
+	bool sent_any, replied_any; /* on the current connection */
+	bool want_writable;
+	struct rpcrdma__timer report; /* deferred cb->disconnected */
+	int report_err;
+	struct rpcrdma_xprt_stats st;
+	/* The local address of the last connection that came up: the next
+	 * one binds it again, as the Linux client does, because a server's
+	 * duplicate request cache over TCP knows a client by address and
+	 * port (drc.h).  Forgotten when binding or connecting with it fails. */
+	struct sockaddr_storage local;
+	socklen_t local_len;
+	bool local_tried; /* the current attempt bound it */
+};
+
+static void report_disconnect(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__clnt_transport *t = tm->ctx;
+
+	t->cb->disconnected(t->cb_ctx, t->report_err);
+}
+
+/* Tear the connection down now; the core hears of it from a timer. */
+static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
+{
+	if (t->state == C_CONNECTING && t->local_tried)
+		t->local_len = 0; /* the old port may be what failed */
+	t->local_tried = false;
+	if (t->c.fd >= 0) {
+		/* An abortive close (RST): no TIME_WAIT keeps our port from
+		 * the next connection, which binds it again. */
+		struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+		(void)setsockopt(t->c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	/* Our first call was answered by a reset: an RPC-over-RDMA server
+	 * (the software provider's TCP) refuses what is not its handshake. */
+	if (t->state == C_CONNECTED && t->sent_any && !t->replied_any &&
+	    (err == -ECONNRESET || err == -EPIPE))
+		err = RPCRDMA_ERR_NOT_TCP_PEER;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN,
+		       t->state == C_CONNECTING ? RPCRDMA_TEV_CONNECT_FAIL : RPCRDMA_TEV_DISCONNECT,
+		       t->conn_id, 0, err, 0, "TCP: %s: %s (%d)",
+		       t->state == C_CONNECTING ? "connection attempt failed" : "connection lost",
+		       rpcrdma_strerror(err), err);
+	rpcrdma__sock_conn_teardown(&t->c);
+	t->state = C_IDLE;
+	t->want_writable = false;
+	t->gen++;
+	t->report_err = err;
+	rpcrdma__timer_start(t->loop, &t->report, 0, report_disconnect, t);
+}
+
+static int deliver_reply(void *arg, uint8_t *rec, size_t len)
+{
+	struct rpcrdma__clnt_transport *t = arg;
+	struct rpcrdma_xdr_stream xdr;
+	struct rpcrdma__creq *req;
+	unsigned int gen = t->gen;
+
+	/* xid and msg_type, or it cannot be a reply; no backchannel on TCP. */
+	if (len < 8 || rpcrdma__sock_get_be32(rec + 4) != RPCRDMA_RPC_REPLY)
+		goto out_bad;
+	req = t->cb->find(t->cb_ctx, rpcrdma__sock_get_be32(rec));
+	if (!req)
+		goto out_bad;
+	if (req->tpriv) {
+		/* A reply before our record left: the peer answered an XID it
+		 * saw earlier.  Keep the stream intact, forget the call. */
+		struct rpcrdma__sock_buf *b = req->tpriv;
+
+		if (b->queued && b->off == 0) {
+			rpcrdma__sock_queue_unlink(&t->c.q, b);
+			free(b);
+		} else {
+			b->creq = NULL;
+			if (!b->queued)
+				free(b);
+		}
+		req->tpriv = NULL;
+	}
+	t->st.calls_received++;
+	t->replied_any = true;
+	rpcrdma_xdr_init_const(&xdr, rec, len);
+	t->cb->reply(t->cb_ctx, req, &xdr);
+	free(rec);
+	/* The core may have dropped the connection from its callback. */
+	return gen != t->gen;
+
+out_bad:
+	t->st.bad_msgs++;
+	free(rec);
+	return 0;
+}
+
+/* The socket of a connection under way reported @events: done, or failed. */
+static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(t->c.fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+		err = errno;
+	if (err == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+		return;
+	if (err == 0 && (events & (EPOLLERR | EPOLLHUP)))
+		err = ECONNREFUSED;
+	if (err) {
+		clnt_fail(t, -err);
+		return;
+	}
+	t->state = C_CONNECTED;
+	t->local_tried = false;
+	t->local_len = sizeof(t->local);
+	if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
+		t->local_len = 0;
+	rpcrdma__sock_conn_update(&t->c);
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
+		       "TCP: connected");
+	t->cb->connected(t->cb_ctx);
+}
+
+static void clnt_on_event(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct rpcrdma__clnt_transport *t = w->ctx;
+	int rc;
+
+	if (t->state == C_CONNECTING) {
+		finish_connect(t, events);
+		return;
+	}
+	if (t->state != C_CONNECTED)
+		return;
+	if (events & EPOLLOUT) {
+		rc = rpcrdma__sock_flush(&t->c);
+		if (rc) {
+			clnt_fail(t, rc);
+			return;
+		}
+		if (t->want_writable && t->c.q.bytes < SENDQ_LIMIT / 2) {
+			unsigned int gen = t->gen;
+
+			t->want_writable = false;
+			t->cb->writable(t->cb_ctx);
+			if (gen != t->gen)
+				return;
+		}
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+		unsigned int gen = t->gen;
+
+		rc = rpcrdma__sock_read(&t->c, deliver_reply, t);
+		if (rc < 0 && gen == t->gen)
+			clnt_fail(t, rc);
+	}
+}
+
+static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *addr,
+			   socklen_t addrlen, const struct rpcrdma_client_opts *opts,
+			   const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
+			   struct rpcrdma__clnt_transport **out)
+{
+	struct rpcrdma__clnt_transport *t;
+
+	if (!loop || !addr || addrlen > sizeof(t->addr) || !opts || !cb || !out)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (rpcrdma__sock_conn_init(&t->c, loop, rpcrdma__sock_max_record(opts->max_record),
+				    &t->st)) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->loop = loop;
+	memcpy(&t->addr, addr, addrlen);
+	t->addrlen = addrlen;
+	t->cb = cb;
+	t->cb_ctx = cb_ctx;
+	*out = t;
+	return 0;
+}
+
+static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
+{
+	int fd, rc;
+
+	if (t->state != C_IDLE)
+		return -EALREADY;
+again:
+	fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (fd < 0)
+		return -errno;
+	(void)rpcrdma__sock_set_nodelay(fd);
+	t->local_tried = false;
+	if (t->local_len) {
+		int one = 1;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0) {
+			close(fd);
+			t->local_len = 0;
+			goto again;
+		}
+		t->local_tried = true;
+	}
+	t->c.fd = fd;
+	t->conn_id = rpcrdma__trace_conn_id();
+	t->sent_any = t->replied_any = false;
+	rc = rpcrdma__watch_start(t->loop, &t->c.watch, fd, EPOLLOUT, clnt_on_event, t);
+	if (rc) {
+		close(fd);
+		t->c.fd = -1;
+		return rc;
+	}
+	t->state = C_CONNECTING;
+	/*
+	 * Even an immediate answer is reported through the watch (success:
+	 * the socket is writable) or the timer (failure), never from here.
+	 */
+	if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 &&
+	    errno != EINPROGRESS) {
+		if (t->local_tried && (errno == EADDRNOTAVAIL || errno == EADDRINUSE)) {
+			/* The old port is still taken: a new one, at once. */
+			rpcrdma__watch_stop(&t->c.watch);
+			close(fd);
+			t->c.fd = -1;
+			t->state = C_IDLE;
+			t->local_len = 0;
+			goto again;
+		}
+		clnt_fail(t, -errno);
+	}
+	return 0;
+}
+
+static int tcp_call_begin(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
+{
+	struct rpcrdma__sock_buf *b;
+
+	if (t->state != C_CONNECTED)
+		return -ENOTCONN;
+	if (t->c.q.bytes >= SENDQ_LIMIT) {
+		t->want_writable = true;
+		return -EAGAIN;
+	}
+	b = rpcrdma__sock_buf_new(req->send_hint);
+	if (!b)
+		return -ENOMEM;
+	b->creq = req;
+	req->tpriv = b;
+	rpcrdma_xdr_init(&req->send, b->data + 4, b->cap);
+	return 0;
+}
+
+static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
+{
+	struct rpcrdma__sock_buf *b = req->tpriv;
+	bool idle;
+	int rc;
+
+	if (!b || b->queued)
+		return -EINVAL;
+	if (t->state != C_CONNECTED) {
+		req->tpriv = NULL;
+		free(b);
+		return -ENOTCONN;
+	}
+	rpcrdma__sock_buf_seal(b, rpcrdma_xdr_pos(&req->send));
+	req->conn_id = t->conn_id;
+	t->sent_any = true;
+	idle = t->c.q.head == NULL;
+	rpcrdma__sock_queue_push(&t->c, b);
+	t->st.calls_sent++;
+	t->st.inline_msgs++;
+	/* With a queue already waiting for EPOLLOUT, the watch writes this too. */
+	if (idle) {
+		rc = rpcrdma__sock_flush(&t->c);
+		if (rc)
+			clnt_fail(t, rc);
+	}
+	return 0;
+}
+
+/* TCP grants nothing: the call's memory is the caller's at once. */
+static int tcp_call_abort(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
+{
+	struct rpcrdma__sock_buf *b = req->tpriv;
+
+	if (!b)
+		return 0;
+	req->tpriv = NULL;
+	if (b->queued && b->off > 0) {
+		/* Half on the wire: the rest must follow or the stream breaks. */
+		b->creq = NULL;
+		return 0;
+	}
+	if (b->queued)
+		rpcrdma__sock_queue_unlink(&t->c.q, b);
+	free(b);
+	return 0;
+}
+
+static void tcp_clnt_disconnect(struct rpcrdma__clnt_transport *t)
+{
+	if (t->state != C_IDLE)
+		clnt_fail(t, -ECONNABORTED);
+}
+
+static void tcp_clnt_destroy(struct rpcrdma__clnt_transport *t)
+{
+	if (!t)
+		return;
+	rpcrdma__timer_stop(&t->report);
+	rpcrdma__sock_conn_free(&t->c);
+	free(t);
+}
+
+static void tcp_clnt_stats(struct rpcrdma__clnt_transport *t, struct rpcrdma_xprt_stats *out)
+{
+	*out = t->st;
+}
+
+const struct rpcrdma__clnt_transport_ops rpcrdma__tcp_clnt_ops = {
+    .name = "tcp",
+    .create = tcp_clnt_create,
+    .connect = tcp_clnt_connect,
+    .call_begin = tcp_call_begin,
+    .call_send = tcp_call_send,
+    .call_abort = tcp_call_abort,
+    .disconnect = tcp_clnt_disconnect,
+    .destroy = tcp_clnt_destroy,
+    .stats = tcp_clnt_stats,
+};

@@ -1,0 +1,589 @@
+/*
+ * svc.c - the server side of ONC RPC over TCP: a listener, its accepted
+ * connections (or those handed to this worker's loop), calls read as records
+ * (record.c) and replies queued in the order they are sent.
+ *
+ * Bounds (rpcrdma_server_opts): connections beyond max_conns are closed at
+ * accept; a connection stops being read while its replies exceed
+ * max_conn_queued or MAX_INFLIGHT calls are in progress, which pushes back
+ * through TCP flow control; its tick closes it when queued replies do not
+ * move for drain_timeout_ms, when a call begun is not whole after
+ * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A closed
+ * connection stays allocated until each call read from it is answered or
+ * dropped; a close found inside a core call is carried out from a timer.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/list.h"
+#include "xprtsock/sock.h"
+
+/* Calls of one connection in progress at once: their replies are what may
+ * pile up beyond max_conn_queued (deferred procedures answer later), so
+ * as many as the RDMA server's default credits, times two. */
+#define MAX_INFLIGHT 64u
+/* How long a listener out of descriptors waits before accepting again. */
+#define ACCEPT_RETRY_MS 100
+/* Connections accepted per readable event of the listener. */
+#define ACCEPT_BURST 64
+
+/* One accepted connection; freed when its socket and every call read from
+ * it are gone (refs). */
+struct svc_conn {
+	struct rpcrdma__list node; /* srv->conns while open */
+	struct rpcrdma__svc_transport *srv;
+	struct rpcrdma__sock_conn c;
+	struct sockaddr_storage peer;
+	unsigned int refs; /* the socket, plus one per call not yet released */
+	unsigned int inflight;
+	bool dead;
+	bool admitted;               /* counts against max_conns (cb->conn_admit) */
+	struct rpcrdma__timer later; /* deferred close or resume */
+	int later_err;
+	/* The time-outs (rpcrdma_server_opts): last bytes received, when the
+	 * call now partly received began (0: none), and the clock's tick. */
+	uint64_t last_rx, rec_start;
+	struct rpcrdma__timer tick;
+};
+
+/* A call read from a connection, until its reply is sent or dropped. */
+struct svc_call {
+	struct rpcrdma__sreq base;
+	struct svc_conn *conn;
+	uint8_t *rec;                  /* the call's record, kept until release */
+	struct rpcrdma__sock_buf *buf; /* the reply being encoded */
+};
+
+struct rpcrdma__svc_transport {
+	struct rpcrdma_loop *loop;
+	int fd;
+	struct rpcrdma__watch watch;
+	struct rpcrdma__timer accept_retry;
+	const struct rpcrdma__svc_cb *cb;
+	void *cb_ctx;
+	size_t max_record;
+	struct rpcrdma__svc_bounds b;
+	struct rpcrdma__list conns;   /* open connections, newest first */
+	struct rpcrdma_xprt_stats st; /* every connection's, closed ones too */
+};
+
+static void conn_put(struct svc_conn *sc)
+{
+	if (--sc->refs == 0) {
+		rpcrdma__timer_stop(&sc->later);
+		rpcrdma__timer_stop(&sc->tick);
+		rpcrdma__sock_conn_free(&sc->c);
+		free(sc);
+	}
+}
+
+static void conn_close(struct svc_conn *sc, int err)
+{
+	struct rpcrdma__svc_transport *srv = sc->srv;
+
+	(void)err;
+	if (sc->dead)
+		return;
+	sc->dead = true;
+	rpcrdma__sock_conn_teardown(&sc->c);
+	rpcrdma__timer_stop(&sc->later);
+	rpcrdma__timer_stop(&sc->tick);
+	if (sc->admitted && srv->cb->conn_release)
+		srv->cb->conn_release(srv->cb_ctx);
+	sc->admitted = false;
+	rpcrdma__list_del(&sc->node);
+	srv->cb->conn_closed(srv->cb_ctx, sc);
+	conn_put(sc);
+}
+
+static bool conn_should_pause(const struct svc_conn *sc)
+{
+	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= sc->srv->b.max_queued;
+}
+
+/* Stop reading @sc; a stop for replies the peer does not take is counted. */
+static void conn_pause(struct svc_conn *sc)
+{
+	if (sc->c.q.bytes >= sc->srv->b.max_queued)
+		sc->srv->st.queue_pauses++;
+	sc->c.paused = true;
+	rpcrdma__sock_conn_update(&sc->c);
+}
+
+static int deliver_call(void *arg, uint8_t *rec, size_t len)
+{
+	struct svc_conn *sc = arg;
+	struct rpcrdma__svc_transport *srv = sc->srv;
+	struct rpcrdma_xdr_stream xdr;
+	struct svc_call *r;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		/* Out of memory: drop the call; the client retries or times out. */
+		free(rec);
+		srv->st.bad_msgs++;
+		return 0;
+	}
+	r->conn = sc;
+	r->rec = rec;
+	r->base.tpriv = r;
+	r->base.peer = (const struct sockaddr *)&sc->peer;
+	sc->refs++;
+	sc->inflight++;
+	srv->st.calls_received++;
+	rpcrdma_xdr_init_const(&xdr, rec, len);
+	srv->cb->call(srv->cb_ctx, &r->base, &xdr);
+	if (sc->dead || sc->later_err)
+		return 1;
+	if (conn_should_pause(sc)) {
+		conn_pause(sc);
+		return 1;
+	}
+	return 0;
+}
+
+static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct svc_conn *sc = w->ctx;
+	bool resumed = false;
+	int rc;
+
+	sc->refs++; /* the callbacks below may release the last call */
+	if (sc->c.paused && (events & (EPOLLERR | EPOLLHUP))) {
+		/* Reported whatever we watch: waiting would spin on it. */
+		conn_close(sc, -ECONNRESET);
+		goto out;
+	}
+	if (events & EPOLLOUT) {
+		rc = rpcrdma__sock_flush(&sc->c);
+		if (rc) {
+			conn_close(sc, rc);
+			goto out;
+		}
+		if (sc->c.paused && !conn_should_pause(sc)) {
+			sc->c.paused = false;
+			rpcrdma__sock_conn_update(&sc->c);
+			/* Calls may be staged already; the socket need not fire again. */
+			resumed = true;
+		}
+	}
+	if (!sc->dead && !sc->c.paused && (resumed || (events & (EPOLLIN | EPOLLERR | EPOLLHUP)))) {
+		uint64_t before = sc->srv->st.inline_recv_bytes;
+
+		rc = rpcrdma__sock_read(&sc->c, deliver_call, sc);
+		if (rc < 0) {
+			if (rc != -ECONNRESET)
+				sc->srv->st.bad_msgs += rc == -EPROTO || rc == -EMSGSIZE;
+			sc->srv->st.records_too_large += rc == -EMSGSIZE;
+			conn_close(sc, rc);
+		} else if (!sc->dead) {
+			uint64_t now = rpcrdma_loop_now(sc->c.loop);
+
+			if (sc->srv->st.inline_recv_bytes != before)
+				sc->last_rx = now;
+			/* A record begun: its clock runs until it is whole,
+			 * however slowly its bytes trickle in. */
+			if (!rpcrdma__sock_rx_partial(&sc->c.rx))
+				sc->rec_start = 0;
+			else if (!sc->rec_start)
+				sc->rec_start = now;
+		}
+	}
+out:
+	conn_put(sc);
+}
+
+/* Runs from a timer: a close found inside a core call, or a resume. */
+static void conn_deferred(struct rpcrdma__timer *tm)
+{
+	struct svc_conn *sc = tm->ctx;
+	int rc;
+
+	if (sc->dead)
+		return;
+	if (sc->later_err) {
+		conn_close(sc, sc->later_err);
+		return;
+	}
+	if (!sc->c.paused || conn_should_pause(sc))
+		return;
+	/* Calls may be staged already: the socket need not get readable again. */
+	sc->refs++;
+	sc->c.paused = false;
+	rc = rpcrdma__sock_deliver_staged(&sc->c, deliver_call, sc);
+	if (rc < 0) {
+		sc->srv->st.bad_msgs++;
+		conn_close(sc, rc);
+	} else if (!sc->dead) {
+		if (!rpcrdma__sock_rx_partial(&sc->c.rx))
+			sc->rec_start = 0;
+		rpcrdma__sock_conn_update(&sc->c);
+	}
+	conn_put(sc);
+}
+
+/*
+ * The time-outs, looked at every tick: replies that do not drain, a call
+ * that does not arrive whole, a connection that does nothing.  While
+ * reading is paused the partial call waits on us, not on the peer.
+ */
+static void conn_tick(struct rpcrdma__timer *tm)
+{
+	struct svc_conn *sc = tm->ctx;
+	struct rpcrdma__svc_transport *srv = sc->srv;
+	uint64_t now = rpcrdma_loop_now(sc->c.loop);
+
+	if (sc->dead)
+		return;
+	if (sc->c.q.head && now - sc->c.last_tx >= srv->b.drain_ms) {
+		srv->st.drain_timeouts++;
+		conn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	if (!sc->c.paused && sc->rec_start && now - sc->rec_start >= srv->b.record_ms) {
+		srv->st.record_timeouts++;
+		conn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	/* Idle since the last byte either way (a long call's reply counts). */
+	if (!sc->inflight && !sc->c.q.head && !sc->rec_start &&
+	    now - (sc->last_rx > sc->c.last_tx ? sc->last_rx : sc->c.last_tx) >= srv->b.idle_ms) {
+		srv->st.idle_closes++;
+		conn_close(sc, -ETIMEDOUT);
+		return;
+	}
+	rpcrdma__timer_start(sc->c.loop, &sc->tick, srv->b.tick_ms, conn_tick, sc);
+}
+
+static void conn_fail_later(struct svc_conn *sc, int err)
+{
+	sc->later_err = err;
+	rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);
+}
+
+static void accept_retry(struct rpcrdma__timer *tm);
+
+/* Serve the accepted socket @fd (admitted: counted against max_conns)
+ * here; closes it, and gives the admission back, on failure. */
+static void conn_start(struct rpcrdma__svc_transport *srv, int fd,
+		       const struct sockaddr_storage *peer, socklen_t plen, bool admitted)
+{
+	struct svc_conn *sc = calloc(1, sizeof(*sc));
+
+	if (!sc || rpcrdma__sock_conn_init(&sc->c, srv->loop, srv->max_record, &srv->st)) {
+		if (sc)
+			rpcrdma__sock_conn_free(&sc->c);
+		free(sc);
+		close(fd);
+		goto out_release;
+	}
+	rpcrdma__list_init(&sc->node);
+	sc->srv = srv;
+	sc->c.fd = fd;
+	memcpy(&sc->peer, peer, plen <= sizeof(*peer) ? plen : sizeof(*peer));
+	sc->refs = 1;
+	if (rpcrdma__watch_start(srv->loop, &sc->c.watch, fd, EPOLLIN, conn_on_event, sc)) {
+		rpcrdma__sock_conn_free(&sc->c); /* closes fd */
+		free(sc);
+		goto out_release;
+	}
+	sc->admitted = admitted;
+	sc->last_rx = rpcrdma_loop_now(srv->loop);
+	rpcrdma__timer_start(srv->loop, &sc->tick, srv->b.tick_ms, conn_tick, sc);
+	rpcrdma__list_add_head(&srv->conns, &sc->node);
+	return;
+
+out_release:
+	if (admitted && srv->cb->conn_release)
+		srv->cb->conn_release(srv->cb_ctx);
+}
+
+/* A socket on its way to a worker's loop (cb->place). */
+struct handed_socket {
+	struct rpcrdma__svc_transport *to;
+	int fd;
+	socklen_t plen;
+	bool admitted;
+	struct sockaddr_storage peer;
+};
+
+static void adopt(void *arg)
+{
+	struct handed_socket *h = arg;
+
+	conn_start(h->to, h->fd, &h->peer, h->plen, h->admitted);
+	free(h);
+}
+
+/* Runs on the listener's thread; adopt() runs on the worker's. */
+static int handoff(struct rpcrdma__svc_transport *to, int fd, const struct sockaddr_storage *peer,
+		   socklen_t plen, bool admitted)
+{
+	struct handed_socket *h = malloc(sizeof(*h));
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	h->to = to;
+	h->fd = fd;
+	h->admitted = admitted;
+	h->plen = plen <= sizeof(h->peer) ? plen : sizeof(h->peer);
+	memcpy(&h->peer, peer, h->plen);
+	rc = rpcrdma_loop_wake(to->loop, adopt, h);
+	if (rc)
+		free(h);
+	return rc;
+}
+
+static void on_listener_event(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct rpcrdma__svc_transport *srv = w->ctx;
+
+	(void)events;
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		struct sockaddr_storage peer;
+		socklen_t plen = sizeof(peer);
+		bool admitted;
+		int fd;
+
+		fd =
+		    accept4(srv->fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* Out of descriptors: the listener would stay
+				 * readable and spin; look again a bit later. */
+				rpcrdma__watch_stop(&srv->watch);
+				rpcrdma__timer_start(srv->loop, &srv->accept_retry, ACCEPT_RETRY_MS,
+						     accept_retry, srv);
+			}
+			return;
+		}
+		admitted = srv->cb->conn_admit != NULL;
+		if (admitted && !srv->cb->conn_admit(srv->cb_ctx)) {
+			/* max_conns: refused at once; the peer sees the close. */
+			srv->st.conns_refused++;
+			close(fd);
+			continue;
+		}
+		(void)rpcrdma__sock_set_nodelay(fd);
+		if (srv->cb->place) {
+			struct rpcrdma__svc_transport *to = srv->cb->place(srv->cb_ctx);
+
+			if (to && to != srv && !handoff(to, fd, &peer, plen, admitted)) {
+				srv->st.conns_handed_off++;
+				continue;
+			}
+		}
+		conn_start(srv, fd, &peer, plen, admitted);
+	}
+}
+
+static void accept_retry(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__svc_transport *srv = tm->ctx;
+
+	if (rpcrdma__watch_start(srv->loop, &srv->watch, srv->fd, EPOLLIN, on_listener_event, srv))
+		rpcrdma__timer_start(srv->loop, &srv->accept_retry, ACCEPT_RETRY_MS, accept_retry,
+				     srv);
+}
+
+/* A server transport without a socket yet; NULL on bad arguments or no memory. */
+static struct rpcrdma__svc_transport *svc_alloc(struct rpcrdma_loop *loop,
+						const struct rpcrdma_server_opts *opts,
+						const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+						struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__svc_transport *srv;
+
+	if (!loop || !opts || !cb || !out || !(srv = calloc(1, sizeof(*srv))))
+		return NULL;
+	srv->loop = loop;
+	srv->cb = cb;
+	srv->cb_ctx = cb_ctx;
+	srv->max_record = rpcrdma__sock_max_record(opts->max_record);
+	rpcrdma__svc_bounds_of(opts, &srv->b);
+	srv->fd = -1;
+	rpcrdma__list_init(&srv->conns);
+	return srv;
+}
+
+static int tcp_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		      void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__svc_transport *srv;
+	int one = 1, rc;
+
+	if (!addr)
+		return -EINVAL;
+	srv = svc_alloc(loop, opts, cb, cb_ctx, out);
+	if (!srv)
+		return out && loop && opts && cb ? -ENOMEM : -EINVAL;
+	srv->fd = socket(addr->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (srv->fd < 0) {
+		rc = -errno;
+		free(srv);
+		return rc;
+	}
+	(void)setsockopt(srv->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(srv->fd, addr, addrlen) < 0 || listen(srv->fd, SOMAXCONN) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	rc = rpcrdma__watch_start(loop, &srv->watch, srv->fd, EPOLLIN, on_listener_event, srv);
+	if (rc)
+		goto out_close;
+	*out = srv;
+	return 0;
+
+out_close:
+	close(srv->fd);
+	free(srv);
+	return rc;
+}
+
+static int tcp_worker(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		      const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		      void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__svc_transport *srv;
+
+	(void)addr;
+	(void)addrlen;
+	srv = svc_alloc(loop, opts, cb, cb_ctx, out);
+	if (!srv)
+		return out && loop && opts && cb ? -ENOMEM : -EINVAL;
+	*out = srv;
+	return 0;
+}
+
+static int tcp_port(struct rpcrdma__svc_transport *srv)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(srv->fd, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return -EAFNOSUPPORT;
+}
+
+static int tcp_reply_begin(struct rpcrdma__sreq *req)
+{
+	struct svc_call *r = req->tpriv;
+	struct rpcrdma__sock_buf *b;
+
+	/* Even for a closed connection: the core may cache what it encodes. */
+	b = rpcrdma__sock_buf_new(req->reply_hint);
+	if (!b)
+		return -ENOMEM;
+	free(r->buf);
+	r->buf = b;
+	rpcrdma_xdr_init(&req->reply, b->data + 4, b->cap);
+	return 0;
+}
+
+static void call_release(struct svc_call *r)
+{
+	struct svc_conn *sc = r->conn;
+	void (*done)(void *) = r->base.done;
+	void *done_ctx = r->base.done_ctx;
+
+	free(r->buf);
+	free(r->rec);
+	free(r);
+	/* The record holds a copy of the results: the core may free them. */
+	if (done)
+		done(done_ctx);
+	sc->inflight--;
+	if (!sc->dead && sc->c.paused && !conn_should_pause(sc) && !sc->later.armed) {
+		sc->later_err = 0;
+		rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);
+	}
+	conn_put(sc);
+}
+
+static int tcp_reply_send(struct rpcrdma__sreq *req)
+{
+	struct svc_call *r = req->tpriv;
+	struct svc_conn *sc = r->conn;
+	struct rpcrdma__sock_buf *b = r->buf;
+	bool idle;
+	int rc;
+
+	if (!b) {
+		call_release(r);
+		return -EINVAL;
+	}
+	if (sc->dead || sc->later_err) {
+		call_release(r);
+		return -ENOTCONN;
+	}
+	r->buf = NULL;
+	rpcrdma__sock_buf_seal(b, rpcrdma_xdr_pos(&req->reply));
+	idle = sc->c.q.head == NULL;
+	rpcrdma__sock_queue_push(&sc->c, b);
+	sc->srv->st.calls_sent++;
+	sc->srv->st.inline_msgs++;
+	rc = 0;
+	if (idle) {
+		rc = rpcrdma__sock_flush(&sc->c);
+		if (rc)
+			conn_fail_later(sc, rc);
+	}
+	if (!rc && conn_should_pause(sc) && !sc->c.paused)
+		conn_pause(sc);
+	call_release(r);
+	return rc;
+}
+
+static void tcp_reply_drop(struct rpcrdma__sreq *req)
+{
+	call_release(req->tpriv);
+}
+
+static void tcp_svc_destroy(struct rpcrdma__svc_transport *srv)
+{
+	if (!srv)
+		return;
+	rpcrdma__watch_stop(&srv->watch);
+	rpcrdma__timer_stop(&srv->accept_retry);
+	if (srv->fd >= 0)
+		close(srv->fd);
+	while (!rpcrdma__list_empty(&srv->conns)) {
+		struct svc_conn *sc =
+		    rpcrdma__container_of(rpcrdma__list_first(&srv->conns), struct svc_conn, node);
+
+		/* Replies still queued get one last try; the kernel's socket
+		 * buffer delivers what it takes after close. */
+		if (sc->c.q.head && !sc->later_err)
+			(void)rpcrdma__sock_flush(&sc->c);
+		conn_close(sc, 0);
+	}
+	free(srv);
+}
+
+static void tcp_svc_stats(struct rpcrdma__svc_transport *srv, struct rpcrdma_xprt_stats *out)
+{
+	*out = srv->st;
+}
+
+const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops = {
+    .name = "tcp",
+    .listen = tcp_listen,
+    .worker = tcp_worker,
+    .port = tcp_port,
+    .reply_begin = tcp_reply_begin,
+    .reply_send = tcp_reply_send,
+    .reply_drop = tcp_reply_drop,
+    .destroy = tcp_svc_destroy,
+    .stats = tcp_svc_stats,
+};
