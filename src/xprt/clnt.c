@@ -62,7 +62,7 @@
 
 #include "proto/version.h"
 #include "common/trace.h"
-#include "xprt/xprt.h"
+#include "xprt/clnt.h"
 
 enum xreq_state {
 	XREQ_IDLE,    /* on the free list, or being set up */
@@ -185,7 +185,7 @@ struct xclnt {
 	 * callback responder served on our connection and the receives we
 	 * keep posted for its calls.  As the server's reverse-direction
 	 * partner: no connection of our own. */
-	struct rpcrdma__svc_transport *bc_host;
+	struct rpcrdma__xpartner *bc_host;
 	uint32_t bc_credits;
 	bool partner;
 	bool partner_waiting; /* the core asked to connect: tell it at attach */
@@ -193,15 +193,16 @@ struct xclnt {
 	/* An attach that came while the last connection's calls were still
 	 * being fenced: done once they are (finish_down). */
 	const struct rpcrdma__xconn *pending_owner;
-	/* The responder whose connections we serve: it frees us when the
-	 * core let go of us before our last operation completed. */
-	struct rpcrdma__svc_transport *home;
-	struct rpcrdma__clnt_transport *buried_next;
+	/* What our owner sees of us (a partner): buried on the owner's
+	 * device when the core let go of us before our last operation
+	 * completed. */
+	struct rpcrdma__xpartner self;
 };
 
 #define XREQ_FREE_MAX 64u
 
 static void partner_destroy(struct xclnt *t);
+static void partner_attach(struct xclnt *t, const struct rpcrdma__xconn *owner);
 
 static struct xclnt *xclnt_of(struct rpcrdma__clnt_transport *t)
 {
@@ -489,7 +490,7 @@ static void finish_down(struct xclnt *t)
 		const struct rpcrdma__xconn *owner = t->pending_owner;
 
 		t->pending_owner = NULL;
-		rpcrdma__xclnt_partner_attach((struct rpcrdma__clnt_transport *)(void *)t, owner);
+		partner_attach(t, owner);
 	}
 }
 
@@ -525,7 +526,7 @@ static void start_down(struct xclnt *t, int err)
 			       "taken to be Version One");
 	}
 	if (t->bc_host)
-		rpcrdma__xsvc_partner_detach(t->bc_host);
+		t->bc_host->ops->detach(t->bc_host, err);
 	/* Guard, so that fences ending synchronously below cannot finish
 	 * the teardown before every call was visited. */
 	t->fences_live++;
@@ -569,7 +570,7 @@ static void apply_version(struct xclnt *t)
 	/* The callback responder answers on this connection: the same
 	 * thresholds (RFC 8167 4.2). */
 	if (t->bc_host && t->conn.state == RPCRDMA__XCONN_UP)
-		rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
+		t->bc_host->ops->update(t->bc_host, &t->conn);
 }
 
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
@@ -605,7 +606,7 @@ static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event 
 		rpcrdma__timer_stop(&t->handshake);
 		t->conn.state = RPCRDMA__XCONN_UP;
 		if (t->bc_host)
-			rpcrdma__xsvc_partner_attach(t->bc_host, &t->conn);
+			t->bc_host->ops->attach(t->bc_host, &t->conn);
 		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn.id, 0, t->conn.vers, 0,
 			       "connected, version %u, inline send %u recv %u, credits asked %u",
 			       t->conn.vers, t->conn.thr.send_max, t->conn.thr.recv_max, t->credits);
@@ -948,7 +949,7 @@ static void props_answered(struct xclnt *t, struct xreq *x, const struct rpcrdma
 		t->conn.thr.send_max =
 		    rpcrdma__props_send_max(&peer, t->inline_send, t->conn.thr.send_max);
 		if (t->bc_host)
-			rpcrdma__xsvc_partner_update(t->bc_host, &t->conn);
+			t->bc_host->ops->update(t->bc_host, &t->conn);
 	} else if (h->proc == RPCRDMA_PROC_ERROR) {
 		t->st.rdma_errors_received++;
 	} else {
@@ -1099,7 +1100,7 @@ static void on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		    t->hdr.proc == RPCRDMA_PROC_OPTIONAL)
 			dir = RPCRDMA__DIR_REPLY;
 		if (dir == RPCRDMA__DIR_CALL)
-			rpcrdma__xsvc_partner_recv(t->bc_host, r->buf, r->len);
+			t->bc_host->ops->recv(t->bc_host, r->buf, r->len, ev->flags);
 		if (dir != RPCRDMA__DIR_REPLY) {
 			if (dir != RPCRDMA__DIR_CALL)
 				t->st.bad_msgs++;
@@ -1862,13 +1863,8 @@ static void x_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_xprt_stat
 	*out = t->st;
 	if (t->cr.max_in_flight_seen > out->credits_in_use_max)
 		out->credits_in_use_max = t->cr.max_in_flight_seen;
-	if (t->bc_host) {
-		struct rpcrdma_xprt_stats host;
-
-		memset(&host, 0, sizeof(host));
-		rpcrdma__rdma_svc_ops.stats(t->bc_host, &host);
-		rpcrdma__bc_fold_stats(out, &host, false);
-	}
+	if (t->bc_host)
+		t->bc_host->ops->stats(t->bc_host, out);
 }
 
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *tt)
@@ -1927,12 +1923,13 @@ static void partner_disconnect(struct rpcrdma__clnt_transport *tt)
 	(void)tt;
 }
 
-int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t credits,
+static const struct rpcrdma__xpartner_ops partner_ops;
+
+int rpcrdma__xclnt_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
+				  uint32_t inline_recv, uint32_t credits,
 				  const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
 				  struct rpcrdma__clnt_transport **out)
 {
-	struct rpcrdma__xdev *dev = home ? rpcrdma__xsvc_dev(home) : NULL;
-	uint32_t inline_send = 0, inline_recv = 0;
 	struct xclnt *t;
 	uint32_t nslots;
 
@@ -1943,8 +1940,7 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t 
 	if (!t)
 		return -ENOMEM;
 	t->partner = true;
-	t->home = home;
-	rpcrdma__xsvc_inline(home, &inline_send, &inline_recv);
+	t->self.ops = &partner_ops;
 	t->cb = cb;
 	t->cb_ctx = cb_ctx;
 	/* The owner's instance, borrowed: never watched, opened or closed
@@ -1987,10 +1983,13 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t 
 	return 0;
 }
 
-void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *tt,
-				   const struct rpcrdma__xconn *owner)
+static struct xclnt *xclnt_of_partner(struct rpcrdma__xpartner *p)
 {
-	struct xclnt *t = xclnt_of(tt);
+	return (struct xclnt *)(void *)((char *)p - offsetof(struct xclnt, self));
+}
+
+static void partner_attach(struct xclnt *t, const struct rpcrdma__xconn *owner)
+{
 
 	if (!owner->pc)
 		return;
@@ -2018,9 +2017,8 @@ void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *tt,
 		rpcrdma__timer_start(t->dev.loop, &t->partner_timer, 0, partner_announce, t);
 }
 
-void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *tt, int err)
+static void partner_detach(struct xclnt *t, int err)
 {
-	struct xclnt *t = xclnt_of(tt);
 
 	t->pending_owner = NULL;
 	if (t->conn.state != RPCRDMA__XCONN_UP)
@@ -2036,10 +2034,10 @@ void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *tt, int err)
 	rpcrdma__timer_start(t->dev.loop, &t->later, 0, on_later, t);
 }
 
-void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *tt, const uint8_t *buf,
-				 uint32_t len, unsigned int flags)
+static void partner_recv(struct rpcrdma__xpartner *p, const uint8_t *buf, uint32_t len,
+			 unsigned int flags)
 {
-	struct xclnt *t = xclnt_of(tt);
+	struct xclnt *t = xclnt_of_partner(p);
 	struct rpcrdma_prov_event ev;
 	struct rpcrdma__xrecv *r;
 
@@ -2062,9 +2060,8 @@ void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *tt, const uint8
 	maybe_writable(t);
 }
 
-bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *tt)
+static bool partner_idle(struct xclnt *t)
 {
-	struct xclnt *t = xclnt_of(tt);
 
 	if (t->conn.state != RPCRDMA__XCONN_IDLE || t->fences_live)
 		return false;
@@ -2075,9 +2072,9 @@ bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *tt)
 	return true;
 }
 
-uint32_t rpcrdma__xclnt_partner_credits(struct rpcrdma__clnt_transport *tt)
+static uint32_t partner_credits(struct rpcrdma__xpartner *p)
 {
-	return xclnt_of(tt)->credits;
+	return xclnt_of_partner(p)->credits;
 }
 
 static struct rpcrdma__creq *noop_find(void *ctx, uint32_t xid)
@@ -2122,9 +2119,8 @@ static const struct rpcrdma__clnt_cb partner_gone_cb = {
     .writable = noop_event,
 };
 
-void rpcrdma__xclnt_partner_free(struct rpcrdma__clnt_transport *tt)
+static void partner_free(struct xclnt *t)
 {
-	struct xclnt *t = xclnt_of(tt);
 	struct xreq *x;
 
 	rpcrdma__timer_stop(&t->later);
@@ -2156,25 +2152,56 @@ static void partner_destroy(struct xclnt *t)
 	t->partner_waiting = false;
 	rpcrdma__timer_stop(&t->partner_timer);
 	if (t->conn.state == RPCRDMA__XCONN_UP)
-		rpcrdma__xclnt_partner_detach((struct rpcrdma__clnt_transport *)(void *)t, 0);
+		partner_detach(t, 0);
 	if (t->conn.state == RPCRDMA__XCONN_DOWN && !t->fences_live) {
 		rpcrdma__timer_stop(&t->later);
 		finish_down(t);
 	}
-	if (rpcrdma__xclnt_partner_idle((struct rpcrdma__clnt_transport *)(void *)t)) {
-		rpcrdma__xclnt_partner_free((struct rpcrdma__clnt_transport *)(void *)t);
+	if (partner_idle(t)) {
+		partner_free(t);
 		return;
 	}
-	rpcrdma__xsvc_bury(t->home, (struct rpcrdma__clnt_transport *)(void *)t);
+	/* The owner's device: t->dev is only a borrowed copy. */
+	rpcrdma__xdev_bury(t->conn.dev, &t->self);
 }
 
-struct rpcrdma__clnt_transport **rpcrdma__xclnt_buried_next(struct rpcrdma__clnt_transport *tt)
+static void partner_op_attach(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner)
 {
-	return &xclnt_of(tt)->buried_next;
+	partner_attach(xclnt_of_partner(p), owner);
 }
 
-void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *tt,
-				struct rpcrdma__svc_transport *host, uint32_t credits)
+static void partner_op_detach(struct rpcrdma__xpartner *p, int err)
+{
+	partner_detach(xclnt_of_partner(p), err);
+}
+
+static bool partner_op_idle(struct rpcrdma__xpartner *p)
+{
+	return partner_idle(xclnt_of_partner(p));
+}
+
+static void partner_op_free(struct rpcrdma__xpartner *p)
+{
+	partner_free(xclnt_of_partner(p));
+}
+
+/* The server's reverse requester as its owner (the responder) sees it. */
+static const struct rpcrdma__xpartner_ops partner_ops = {
+    .recv = partner_recv,
+    .attach = partner_op_attach,
+    .detach = partner_op_detach,
+    .idle = partner_op_idle,
+    .credits = partner_credits,
+    .free = partner_op_free,
+};
+
+struct rpcrdma__xpartner *rpcrdma__xclnt_partner(struct rpcrdma__clnt_transport *tt)
+{
+	return &xclnt_of(tt)->self;
+}
+
+void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *tt, struct rpcrdma__xpartner *host,
+				uint32_t credits)
 {
 	struct xclnt *t = xclnt_of(tt);
 

@@ -66,9 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rpc/core.h"
 #include "common/trace.h"
-#include "xprt/xprt.h"
+#include "xprt/svc.h"
 
 enum xsreq_state {
 	SREQ_IDLE,
@@ -160,8 +159,10 @@ struct xsconn {
 	struct xsreq *tx_head, *tx_tail;
 	bool told_core;
 	/* RFC 8167: the reverse-direction requester bound to this connection
-	 * (backchannel.c), and the receives kept posted for its replies. */
-	struct rpcrdma__clnt_transport *bc_req;
+	 * (bidir.c), and the receives kept posted for its replies; @bc_down
+	 * tells the backchannel @bc when the connection goes. */
+	struct rpcrdma__xpartner *bc_req;
+	void (*bc_down)(void *bc);
 	void *bc;
 	uint32_t bc_recvs;
 	/* Bounds (rpcrdma_server_opts): replies queued or posted, their
@@ -210,8 +211,7 @@ struct xsvc {
 	bool partner;
 	bool refuse_chunks; /* reverse calls with chunks get ERR_CHUNK (5.3) */
 	struct xsconn *partner_sc;
-	/* Reverse requesters let go of with operations outstanding. */
-	struct rpcrdma__clnt_transport *buried;
+	struct rpcrdma__xpartner self; /* what the owner sees of us */
 	/* Bounds: the largest call rebuilt (max_record), the Read-chunk
 	 * bytes one connection and all of them may hold, and the
 	 * connections waiting for the latter (woken from rd_kick). */
@@ -436,32 +436,6 @@ static void sreq_release(struct xsreq *s)
 	/* Nothing posted reads the results any more: the core may free them. */
 	if (done)
 		done(done_ctx);
-}
-
-/* Frees the buried reverse requesters that are idle (@all: every one,
- * the provider instance is about to close). */
-static void reap_buried(struct xsvc *v, bool all)
-{
-	struct rpcrdma__clnt_transport **pp = &v->buried, *t;
-
-	while ((t = *pp)) {
-		struct rpcrdma__clnt_transport **next = rpcrdma__xclnt_buried_next(t);
-
-		if (all || rpcrdma__xclnt_partner_idle(t)) {
-			*pp = *next;
-			rpcrdma__xclnt_partner_free(t);
-		} else {
-			pp = next;
-		}
-	}
-}
-
-void rpcrdma__xsvc_bury(struct rpcrdma__svc_transport *home, struct rpcrdma__clnt_transport *t)
-{
-	struct xsvc *v = xsvc_of(home);
-
-	*rpcrdma__xclnt_buried_next(t) = v->buried;
-	v->buried = t;
 }
 
 /* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
@@ -1290,7 +1264,7 @@ static bool route_reverse(struct xsconn *sc, const struct rpcrdma__xrecv *r,
 	if (!sc->bc_req ||
 	    rpcrdma__bc_direction(r->buf, r->len, &v->lim, &v->hdr) != RPCRDMA__DIR_REPLY)
 		return false;
-	rpcrdma__xclnt_partner_recv(sc->bc_req, r->buf, r->len, ev->flags);
+	sc->bc_req->ops->recv(sc->bc_req, r->buf, r->len, ev->flags);
 	return true;
 }
 
@@ -1393,7 +1367,7 @@ static void conn_down(struct xsconn *sc)
 	sc->sreqs++;
 	/* ORDER: the reverse calls are fenced while the connection exists. */
 	if (sc->bc)
-		rpcrdma__bc_conn_down(sc->bc);
+		sc->bc_down(sc->bc);
 	pump_reads(sc);
 	pump_tx(sc);
 	if (sc->c.pc && !v->partner) /* a partner's is its owner's */
@@ -1401,8 +1375,8 @@ static void conn_down(struct xsconn *sc)
 	sc->c.pc = NULL;
 	if (sc->told_core && !v->destroying && v->cb->conn_closed)
 		v->cb->conn_closed(v->cb_ctx, sc);
-	if (v->buried)
-		reap_buried(v, false);
+	if (v->dev.buried)
+		rpcrdma__xdev_reap(&v->dev, false);
 	sc->sreqs--;
 	conn_try_free(sc);
 }
@@ -1654,7 +1628,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
 	rpcrdma__svc_bounds_of(opts, &v->b);
-	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__TCP_MAX_RECORD_DEFAULT;
+	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__SVC_MAX_RECORD_DEFAULT;
 	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;
 	v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
@@ -1962,7 +1936,7 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 	}
 	for (sc = v->conns; sc; sc = sc->next) {
 		if (sc->bc)
-			rpcrdma__bc_conn_down(sc->bc);
+			sc->bc_down(sc->bc);
 		if (sc->c.pc && !v->partner)
 			rpcrdma__provider_conn_destroy(sc->c.pc);
 		sc->c.pc = NULL;
@@ -1990,7 +1964,7 @@ static void s_destroy(struct rpcrdma__svc_transport *t)
 	}
 	/* ORDER: after the last poll, before the instance closes (they
 	 * deregister their memory). */
-	reap_buried(v, true);
+	rpcrdma__xdev_reap(&v->dev, true);
 	svc_close(v);
 }
 
@@ -2026,6 +2000,8 @@ const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
  * Calls beyond the credits we grant are bounded by the pool's limit: a
  * server that ignores them loses the excess, not our memory.
  */
+static const struct rpcrdma__xpartner_ops partner_ops;
+
 int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
 				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
 				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
@@ -2039,6 +2015,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	if (!v)
 		return -ENOMEM;
 	v->partner = true;
+	v->self.ops = &partner_ops;
 	v->refuse_chunks = refuse_chunks;
 	v->cb = cb;
 	v->cb_ctx = cb_ctx;
@@ -2076,10 +2053,14 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	return 0;
 }
 
-void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner)
+static struct xsvc *xsvc_of_partner(struct rpcrdma__xpartner *p)
 {
-	struct xsvc *v = xsvc_of(t);
+	return (struct xsvc *)(void *)((char *)p - offsetof(struct xsvc, self));
+}
+
+static void partner_attach(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner)
+{
+	struct xsvc *v = xsvc_of_partner(p);
 	struct xsconn *sc;
 
 	if (v->partner_sc || v->destroying || !owner->pc)
@@ -2112,10 +2093,9 @@ void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
 	v->partner_sc = sc;
 }
 
-void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner)
+static void partner_update(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner)
 {
-	struct xsvc *v = xsvc_of(t);
+	struct xsvc *v = xsvc_of_partner(p);
 
 	if (!v->partner_sc)
 		return;
@@ -2123,20 +2103,22 @@ void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
 	v->partner_sc->c.thr = owner->thr;
 }
 
-void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t)
+static void partner_detach(struct rpcrdma__xpartner *p, int err)
 {
-	struct xsvc *v = xsvc_of(t);
+	struct xsvc *v = xsvc_of_partner(p);
 	struct xsconn *sc = v->partner_sc;
 
 	if (!sc)
 		return;
+	(void)err;
 	v->partner_sc = NULL;
 	conn_down(sc);
 }
 
-void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len)
+static void partner_recv(struct rpcrdma__xpartner *p, const uint8_t *buf, uint32_t len,
+			 unsigned int flags)
 {
-	struct xsvc *v = xsvc_of(t);
+	struct xsvc *v = xsvc_of_partner(p);
 	struct xsconn *sc = v->partner_sc;
 	struct rpcrdma__xrecv *r;
 
@@ -2153,10 +2135,30 @@ void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t 
 	r->len = len;
 	r->conn = &sc->c;
 	v->st.inline_recv_bytes += len;
+	(void)flags;
 	sc->sreqs++;
 	handle_call(sc, r);
 	sc->sreqs--;
 	conn_try_free(sc);
+}
+
+static void partner_stats(struct rpcrdma__xpartner *p, struct rpcrdma_xprt_stats *out)
+{
+	rpcrdma__bc_fold_stats(out, &xsvc_of_partner(p)->st, false);
+}
+
+/* The client's callback responder as its owner (the requester) sees it. */
+static const struct rpcrdma__xpartner_ops partner_ops = {
+    .recv = partner_recv,
+    .attach = partner_attach,
+    .update = partner_update,
+    .detach = partner_detach,
+    .stats = partner_stats,
+};
+
+struct rpcrdma__xpartner *rpcrdma__xsvc_partner(struct rpcrdma__svc_transport *t)
+{
+	return &xsvc_of(t)->self;
 }
 
 void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq)
@@ -2173,12 +2175,14 @@ void *rpcrdma__xsvc_conn_bc(void *conn)
 	return conn ? ((struct xsconn *)conn)->bc : NULL;
 }
 
-int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner, void *bc)
+int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void (*down)(void *bc),
+			    void *bc)
 {
 	struct xsconn *sc = conn;
 
 	if (!partner) {
 		sc->bc_req = NULL;
+		sc->bc_down = NULL;
 		sc->bc = NULL;
 		sc->bc_recvs = 0;
 		return 0;
@@ -2188,12 +2192,13 @@ int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner,
 	if (sc->c.state != RPCRDMA__XCONN_UP || !sc->c.pc)
 		return -ENOTCONN;
 	sc->bc = bc;
+	sc->bc_down = down;
 	sc->bc_req = partner;
-	sc->bc_recvs = rpcrdma__xclnt_partner_credits(partner);
+	sc->bc_recvs = partner->ops->credits(partner);
 	/* ORDER: the receives for the replies are posted before the first
 	 * reverse call can leave (RFC 8167 4.3.2). */
 	refill(sc);
-	rpcrdma__xclnt_partner_attach(partner, &sc->c);
+	partner->ops->attach(partner, &sc->c);
 	return 0;
 }
 

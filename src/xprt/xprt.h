@@ -90,6 +90,9 @@ struct rpcrdma__xdev {
 	void *ctx;
 	int failed;                       /* 0, or the instance's error: only close is left */
 	struct rpcrdma__xfence *deferred; /* fences waiting to revoke more */
+	/* Reverse-direction partners their core let go of while operations
+	 * were outstanding (partner.c): freed once idle, or at close. */
+	struct rpcrdma__xpartner *buried;
 };
 
 int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
@@ -392,15 +395,18 @@ void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stre
 			    size_t hdr_len, uint32_t align, uint32_t thresh);
 
 /*
- * Bidirectional RPC-over-RDMA (RFC 8167; backchannel.c).  The role that
- * opened or accepted a connection (the "owner": the client's requester,
- * the server's responder) posts every receive on it and keeps it; the
- * other direction is served by a "partner" of the opposite role (the
- * client's callback responder, the server's reverse requester) that sends
- * on the owner's connection and never posts receives of its own.  The
- * owner tells each message's direction (rpcrdma__bc_direction) and copies
- * a message of the partner's direction into one of the partner's buffers,
- * so each role keeps its own buffers, credits and counters.
+ * Bidirectional RPC-over-RDMA (RFC 8167; partner.c, and bidir.c for the
+ * glue that knows both roles).  The role that opened or accepted a
+ * connection (the "owner": the client's requester, the server's responder)
+ * posts every receive on it and keeps it; the other direction is served by
+ * a "partner" of the opposite role (the client's callback responder, the
+ * server's reverse requester) that sends on the owner's connection and
+ * never posts receives of its own.  The owner tells each message's
+ * direction (rpcrdma__bc_direction) and hands a message of the partner's
+ * direction to the partner, which copies it into one of its own buffers,
+ * so each role keeps its own buffers, credits and counters.  An owner
+ * reaches its partner only through struct rpcrdma__xpartner, so neither
+ * role depends on the other.
  */
 
 /* Reverse credits, either end: requested (server) or granted (client). */
@@ -411,76 +417,86 @@ void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stre
  * plus its Writes, and the callback responder's Reads go one by one. */
 #define RPCRDMA__BC_SQ_SHARE 48u
 
-/* The direction of the message in @buf (its header decoded against @lim
- * into @scratch): RPCRDMA__DIR_* of proto/direction.h. */
+struct rpcrdma__xpartner;
+
+/**
+ * struct rpcrdma__xpartner_ops - what an owner may ask of its partner
+ * @recv: a message of the partner's direction arrived on the owner's
+ *	connection (@flags: the receive completion's); the partner copies it
+ * @attach: the owner's connection @owner is up: send on it (its version,
+ *	thresholds and send-queue share)
+ * @update: the owner's version or thresholds changed on the same connection
+ * @detach: the owner's connection is going (@err: why, or 0); the partner
+ *	fences what it has in flight while the connection still exists
+ * @idle: nothing posted or fenced is outstanding: @free may be called
+ * @credits: receives the partner asks its owner to keep posted for it
+ * @free: frees the partner (idle, or its provider instance about to close)
+ * @stats: adds the partner's counters to @out's reverse-direction ones
+ *
+ * Each role provides one table (clnt.c: the reverse requester; svc.c: the
+ * callback responder); the ones a role does not need may be NULL.
+ */
+struct rpcrdma__xpartner_ops {
+	void (*recv)(struct rpcrdma__xpartner *p, const uint8_t *buf, uint32_t len,
+		     unsigned int flags);
+	void (*attach)(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner);
+	void (*update)(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner);
+	void (*detach)(struct rpcrdma__xpartner *p, int err);
+	bool (*idle)(struct rpcrdma__xpartner *p);
+	uint32_t (*credits)(struct rpcrdma__xpartner *p);
+	void (*free)(struct rpcrdma__xpartner *p);
+	void (*stats)(struct rpcrdma__xpartner *p, struct rpcrdma_xprt_stats *out);
+};
+
+/**
+ * struct rpcrdma__xpartner - a role serving the reverse direction
+ * @ops: its operations
+ * @buried_next: link on its device's list of buried partners
+ *
+ * Embedded in the role's transport; the role finds itself back with
+ * container arithmetic.
+ */
+struct rpcrdma__xpartner {
+	const struct rpcrdma__xpartner_ops *ops;
+	struct rpcrdma__xpartner *buried_next;
+};
+
+/**
+ * rpcrdma__bc_direction - the direction of a received message
+ * @buf: the message
+ * @len: its length
+ * @lim: header limits to decode it against
+ * @scratch: where its header is decoded
+ *
+ * Return: RPCRDMA__DIR_* of proto/direction.h.
+ */
 int rpcrdma__bc_direction(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr_limits *lim,
 			  struct rpcrdma_hdr *scratch);
 
-/* clnt.c: the requester as the server's reverse-direction partner. */
-extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;
-/* A requester with no connection of its own, serving connections of
- * @home (a responder: its provider instance, inline sizes). */
-int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t credits,
-				  const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
-				  struct rpcrdma__clnt_transport **out);
-/* Frees a partner the core let go of (ops->destroy buried it at its home
- * because operations were outstanding): once idle, or with the home's
- * provider instance about to close. */
-void rpcrdma__xclnt_partner_free(struct rpcrdma__clnt_transport *t);
-struct rpcrdma__clnt_transport **rpcrdma__xclnt_buried_next(struct rpcrdma__clnt_transport *t);
-void rpcrdma__xsvc_bury(struct rpcrdma__svc_transport *home, struct rpcrdma__clnt_transport *t);
-/* The owner's connection @owner is up: send on it (its thresholds, a
- * share of its send queue); the owner keeps @credits receives posted for
- * our replies.  The core hears cb->connected when it asked to connect. */
-void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *t,
-				   const struct rpcrdma__xconn *owner);
-/* The owner's connection is going: every reverse call in flight is fenced
- * and handed back to the core (cb->disconnected); the core's next connect
- * waits for the next attach. */
-void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *t, int err);
-/* A reply-direction message the owner received (copied here). */
-void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *t, const uint8_t *buf,
-				 uint32_t len, unsigned int flags);
-/* Nothing posted or fenced is outstanding: the transport may be freed. */
-bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *t);
-/* Receives the partner asks its owner to keep posted (its credits). */
-uint32_t rpcrdma__xclnt_partner_credits(struct rpcrdma__clnt_transport *t);
-/* The owner side of a client hosting callbacks. */
-void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *t,
-				struct rpcrdma__svc_transport *host, uint32_t credits);
-struct rpcrdma__xdev *rpcrdma__xclnt_dev(struct rpcrdma__clnt_transport *t);
-void rpcrdma__xclnt_inline(struct rpcrdma__clnt_transport *t, uint32_t *send, uint32_t *recv);
-
-/* svc.c: the responder as the client's callback partner. */
-int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
-				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
-				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
-				 struct rpcrdma__svc_transport **out);
-void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner);
-/* The owner's version or thresholds changed (Version Two negotiation, the
- * properties exchange) on the same connection. */
-void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner);
-void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
-void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
-/* The RDMA connection a request came on (opaque; NULL when it is gone or
- * the request did not come over RDMA), its backchannel and its binding. */
-void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq);
-void *rpcrdma__xsvc_conn_bc(void *conn);
-/* Binds @partner (NULL: unbinds) to @conn for @bc.  Returns 0, -EBUSY when
- * another backchannel holds the connection, -ENOTCONN when it is down. */
-int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner, void *bc);
-struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t);
-void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv);
-/* Counters of a partner, folded into the owner's reverse-direction ones. */
+/**
+ * rpcrdma__bc_fold_stats - a partner's counters as reverse-direction ones
+ * @out: the owner's counters, whose rev_* fields grow
+ * @p: the partner's own counters
+ * @requester: the partner is a reverse requester (server side)
+ */
 void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma_xprt_stats *p,
 			    bool requester);
-/* backchannel.c: the connection @bc was bound to is going. */
-void rpcrdma__bc_conn_down(void *bc);
-/* Tests: the core client behind a backchannel (to steer its XIDs). */
-struct rpcrdma_backchannel;
-struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *bc);
+
+/**
+ * rpcrdma__xdev_bury - keep a partner its core let go of
+ * @dev: the provider instance its operations were posted on
+ * @p: the partner, not idle yet
+ *
+ * The partner is freed by rpcrdma__xdev_reap() once idle.
+ */
+void rpcrdma__xdev_bury(struct rpcrdma__xdev *dev, struct rpcrdma__xpartner *p);
+
+/**
+ * rpcrdma__xdev_reap - free buried partners
+ * @dev: their provider instance
+ * @all: every one (the instance is about to close), not only idle ones
+ */
+void rpcrdma__xdev_reap(struct rpcrdma__xdev *dev, bool all);
 
 /*
  * RPC-over-RDMA Version Two optional features a responder serves (draft
