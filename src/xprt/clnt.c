@@ -1454,45 +1454,33 @@ static int plan_write_chunks(struct xclnt *t, struct xreq *x, const struct rpcrd
 	return segs > RPCRDMA__XPRT_MAX_WSEGS ? -EMSGSIZE : 0;
 }
 
-static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
+/* The full call's length: the reduced stream plus the DDP items taken out
+ * of it (XDR-padded), which must lie in order on XDR units of it. */
+static int measure_call(const struct xreq *x, size_t reduced_len, size_t *full_len)
 {
-	struct xreq *x = creq ? creq->tpriv : NULL;
-	struct rpcrdma_hdr *h = &t->hdr;
-	struct rpcrdma_call_shape shape;
-	struct rpcrdma_call_plan plan;
-	struct rpcrdma_prov_sge sge[2];
-	struct rpcrdma_prov_mr *mr;
-	unsigned int nsge = 0;
-	size_t reduced_len, full_len, hdr_len, prev = 0;
-	uint64_t ddp_total;
-	uint32_t proc, nseg;
-	int n, rc;
+	size_t prev = 0;
 
-	if (!x || x->creq != creq || x->state != XREQ_BEGUN)
-		return -EINVAL;
-	if (t->conn.state != RPCRDMA__XCONN_UP) {
-		rc = -ENOTCONN;
-		goto out_fail;
-	}
-	if (!can_send(t)) {
-		t->want_writable = true;
-		rc = -EAGAIN;
-		goto out_fail;
-	}
-	reduced_len = rpcrdma_xdr_pos(&creq->send);
-	full_len = reduced_len;
+	*full_len = reduced_len;
 	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
 		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
 
 		/* An upper layer that rewound its stream after an item was
 		 * taken leaves items we cannot place. */
-		if (it->pos < prev || it->pos > reduced_len || it->pos % RPCRDMA_XDR_UNIT) {
-			rc = -EINVAL;
-			goto out_fail;
-		}
+		if (it->pos < prev || it->pos > reduced_len || it->pos % RPCRDMA_XDR_UNIT)
+			return -EINVAL;
 		prev = it->pos;
-		full_len += rpcrdma_xdr_align(it->len);
+		*full_len += rpcrdma_xdr_align(it->len);
 	}
+	return 0;
+}
+
+/* Asks the protocol (rpcrdma__plan_call) how the call travels. */
+static int plan_call(struct xclnt *t, struct xreq *x, const struct rpcrdma__creq *creq,
+		     size_t reduced_len, size_t full_len, struct rpcrdma_call_plan *plan)
+{
+	struct rpcrdma_call_shape shape;
+	uint64_t ddp_total = 0;
+	int rc;
 
 	memset(&shape, 0, sizeof(shape));
 	shape.full_len = full_len;
@@ -1501,8 +1489,7 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	shape.ddp_segs = x->cddp.nitems; /* each item fits one segment (ddp.c) */
 	rc = plan_write_chunks(t, x, creq);
 	if (rc)
-		goto out_fail;
-	ddp_total = 0;
+		return rc;
 	for (uint32_t i = 0; i < x->nwch; i++) {
 		ddp_total += x->wch[i].len;
 		shape.write_segs += x->wch[i].nsegs;
@@ -1521,91 +1508,89 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	if (shape.max_reply > RPCRDMA__XPRT_MAX_MSG)
 		shape.max_reply = RPCRDMA__XPRT_MAX_MSG;
 	shape.reply_segs = 1;
-	rc = rpcrdma__plan_call(&shape, &t->conn.thr, &plan);
-	if (rc)
-		goto out_fail;
+	return rpcrdma__plan_call(&shape, &t->conn.thr, plan);
+}
 
-	rpcrdma_hdr_init(h, x->xid, t->conn.vers, t->credits, RPCRDMA_PROC_MSG);
-	proc = RPCRDMA_PROC_MSG;
-	switch (plan.form) {
-	case RPCRDMA_CALL_INLINE:
-		/*
-		 * Short message, RDMA_MSG with no Read list:
-		 *  - the whole call, DDP items included, fits the server's
-		 *    inline threshold, so moving them by RDMA would only add
-		 *    round trips and registrations.
-		 */
-		break;
-	case RPCRDMA_CALL_READ_CHUNKS:
-		/*
-		 * RDMA_MSG with Read chunks:
-		 *  - the full call does not fit inline, the reduced one does;
-		 *  - each DDP item is one Read chunk at its position in the
-		 *    full stream, carrying the data without XDR padding
-		 *    (RFC 8166 4.4.5.1): the server adds the round-up.
-		 */
-		x->chunks |= XREQ_CH_READ;
-		prev = 0;
-		for (uint32_t i = 0; i < x->cddp.nitems; i++) {
-			const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
-			struct rpcrdma_segment seg;
+/*
+ * RDMA_MSG with Read chunks:
+ *  - the full call does not fit inline, the reduced one does;
+ *  - each DDP item is one Read chunk at its position in the full stream,
+ *    carrying the data without XDR padding (RFC 8166 4.4.5.1): the server
+ *    adds the round-up.
+ */
+static int encode_read_list(struct xclnt *t, struct xreq *x, struct rpcrdma_hdr *h)
+{
+	struct rpcrdma_prov_mr *mr;
+	size_t prev = 0;
+	uint32_t nseg;
+	int rc;
 
-			rc = own_reg(t, x, it->data, it->len, &mr);
-			if (!rc)
-				rc = grant_region(t, x, mr, (void *)(uintptr_t)it->data, it->len,
-						  RPCRDMA_PACCESS_REMOTE_READ, &seg, 1, &nseg);
-			if (!rc)
-				rc = rpcrdma_hdr_add_read(h, (uint32_t)(it->pos + prev), &seg);
-			if (rc)
-				goto out_fail;
-			prev += rpcrdma_xdr_align(it->len);
-		}
-		break;
-	case RPCRDMA_CALL_LONG: {
-		/*
-		 * Long Call, RDMA_NOMSG with a Position-Zero Read chunk:
-		 *  - even the reduced call exceeds the server's threshold;
-		 *  - the full call travels as one region (the smallest header,
-		 *    plan.h): our encode buffer when no item was taken out,
-		 *    else a copy with the items put back.
-		 */
+	x->chunks |= XREQ_CH_READ;
+	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
+		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
 		struct rpcrdma_segment seg;
-		struct rpcrdma__xbuf *b = &x->msg;
 
-		if (full_len > UINT32_MAX) {
-			rc = -EMSGSIZE;
-			goto out_fail;
-		}
-		x->chunks |= XREQ_CH_LONG;
-		proc = RPCRDMA_PROC_NOMSG;
-		h->proc = proc;
-		if (x->cddp.nitems) {
-			rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->lbuf, full_len);
-			if (rc)
-				goto out_fail;
-			rebuild_full(x, reduced_len, x->lbuf.addr);
-			b = &x->lbuf;
-		}
-		rc = grant_region(t, x, b->mr, b->addr, full_len, RPCRDMA_PACCESS_REMOTE_READ, &seg,
-				  1, &nseg);
+		rc = own_reg(t, x, it->data, it->len, &mr);
 		if (!rc)
-			rc = rpcrdma_hdr_add_read(h, 0, &seg);
+			rc = grant_region(t, x, mr, (void *)(uintptr_t)it->data, it->len,
+					  RPCRDMA_PACCESS_REMOTE_READ, &seg, 1, &nseg);
+		if (!rc)
+			rc = rpcrdma_hdr_add_read(h, (uint32_t)(it->pos + prev), &seg);
 		if (rc)
-			goto out_fail;
-		break;
+			return rc;
+		prev += rpcrdma_xdr_align(it->len);
 	}
+	return 0;
+}
+
+/*
+ * Long Call, RDMA_NOMSG with a Position-Zero Read chunk:
+ *  - even the reduced call exceeds the server's threshold;
+ *  - the full call travels as one region (the smallest header, plan.h):
+ *    our encode buffer when no item was taken out, else a copy with the
+ *    items put back.
+ */
+static int encode_long_call(struct xclnt *t, struct xreq *x, struct rpcrdma_hdr *h,
+			    size_t reduced_len, size_t full_len)
+{
+	struct rpcrdma_segment seg;
+	struct rpcrdma__xbuf *b = &x->msg;
+	uint32_t nseg;
+	int rc;
+
+	if (full_len > UINT32_MAX)
+		return -EMSGSIZE;
+	x->chunks |= XREQ_CH_LONG;
+	h->proc = RPCRDMA_PROC_NOMSG;
+	if (x->cddp.nitems) {
+		rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->lbuf, full_len);
+		if (rc)
+			return rc;
+		rebuild_full(x, reduced_len, x->lbuf.addr);
+		b = &x->lbuf;
 	}
+	rc = grant_region(t, x, b->mr, b->addr, full_len, RPCRDMA_PACCESS_REMOTE_READ, &seg, 1,
+			  &nseg);
+	if (!rc)
+		rc = rpcrdma_hdr_add_read(h, 0, &seg);
+	return rc;
+}
+
+/*
+ * Write chunks for the DDP results, in the order the results consume them:
+ *  - the caller gave a buffer for each, so the server places the result
+ *    there directly; sized exactly, no room for XDR padding (RFC 8166
+ *    4.4.6.1);
+ *  - a zero-length one is a single segment of zeros (nfsdirect-00
+ *    section 4): no memory is exposed for it.
+ */
+static int encode_write_list(struct xclnt *t, struct xreq *x, struct rpcrdma_hdr *h)
+{
+	struct rpcrdma_prov_mr *mr;
+	uint32_t nseg;
+	int rc;
 
 	for (uint32_t i = 0; i < x->nwch; i++) {
-		/*
-		 * Write chunks for the DDP results, in the order the results
-		 * consume them:
-		 *  - the caller gave a buffer for each, so the server places
-		 *    the result there directly; sized exactly, no room for XDR
-		 *    padding (RFC 8166 4.4.6.1);
-		 *  - a zero-length one is a single segment of zeros
-		 *    (nfsdirect-00 section 4): no memory is exposed for it.
-		 */
 		struct rpcrdma__wchunk *c = &x->wch[i];
 
 		c->seg0 = x->wsegs;
@@ -1623,63 +1608,154 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 		if (!rc)
 			rc = rpcrdma_hdr_add_write(h, &x->wseg[c->seg0], nseg);
 		if (rc)
-			goto out_fail;
+			return rc;
 		c->nsegs = nseg;
 		x->wsegs += nseg;
 		x->chunks |= XREQ_CH_WRITE;
 	}
-	if (plan.reply_chunk) {
-		/*
-		 * Reply chunk:
-		 *  - the largest reply, with its header, can exceed our inline
-		 *    receive size (RFC 8166 5.3.3: MUST provide one); it goes
-		 *    with a Write chunk when both apply.
-		 */
-		rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->rbuf, plan.reply_chunk_len);
-		if (!rc)
-			rc = grant_region(t, x, x->rbuf.mr, x->rbuf.addr, plan.reply_chunk_len,
-					  RPCRDMA_PACCESS_REMOTE_WRITE, x->rseg,
-					  RPCRDMA__XPRT_MAX_WSEGS, &x->rsegs);
-		if (!rc)
-			rc = rpcrdma_hdr_set_reply(h, x->rseg, x->rsegs);
-		if (rc)
-			goto out_fail;
-		x->chunks |= XREQ_CH_REPLY;
-	}
+	return 0;
+}
+
+/*
+ * Reply chunk: the largest reply, with its header, can exceed our inline
+ * receive size (RFC 8166 5.3.3: MUST provide one); it goes with a Write
+ * chunk when both apply.
+ */
+static int encode_reply_chunk(struct xclnt *t, struct xreq *x, struct rpcrdma_hdr *h,
+			      uint64_t len)
+{
+	int rc;
+
+	rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->rbuf, len);
+	if (!rc)
+		rc = grant_region(t, x, x->rbuf.mr, x->rbuf.addr, len, RPCRDMA_PACCESS_REMOTE_WRITE,
+				  x->rseg, RPCRDMA__XPRT_MAX_WSEGS, &x->rsegs);
+	if (!rc)
+		rc = rpcrdma_hdr_set_reply(h, x->rseg, x->rsegs);
+	if (rc)
+		return rc;
+	x->chunks |= XREQ_CH_REPLY;
+	return 0;
+}
+
+/* Encodes the transport header and lays out the Send: the header, then
+ * the message inline (the reduced one, or the full one when the planned
+ * form is inline and items were taken out), or nothing (Long Call). */
+static int build_send_sges(struct xclnt *t, struct xreq *x, struct rpcrdma_hdr *h,
+			   const struct rpcrdma_call_plan *plan, size_t reduced_len,
+			   size_t full_len, struct rpcrdma_prov_sge *sge, unsigned int *nsge)
+{
+	size_t hdr_len;
+	int n;
 
 	n = rpcrdma_hdr_encode(h, x->sbuf.addr, x->sbuf.len);
-	if (n < 0) {
-		rc = n;
-		goto out_fail;
-	}
+	if (n < 0)
+		return n;
 	hdr_len = (size_t)n;
-	sge[nsge].addr = x->sbuf.addr;
-	sge[nsge].mr = x->sbuf.mr;
-	if (plan.form == RPCRDMA_CALL_INLINE && x->cddp.nitems) {
+	sge[0].addr = x->sbuf.addr;
+	sge[0].mr = x->sbuf.mr;
+	*nsge = 1;
+	if (plan->form == RPCRDMA_CALL_INLINE && x->cddp.nitems) {
 		/* The items go back inline: one copy of small data beats
 		 * registering it. */
-		if (hdr_len + full_len > t->conn.thr.send_max || hdr_len + full_len > x->sbuf.len) {
-			rc = -EMSGSIZE;
-			goto out_fail;
-		}
+		if (hdr_len + full_len > t->conn.thr.send_max || hdr_len + full_len > x->sbuf.len)
+			return -EMSGSIZE;
 		rebuild_full(x, reduced_len, x->sbuf.addr + hdr_len);
-		sge[nsge++].length = (uint32_t)(hdr_len + full_len);
+		sge[0].length = (uint32_t)(hdr_len + full_len);
 	} else {
-		size_t body = plan.form == RPCRDMA_CALL_LONG ? 0 : reduced_len;
+		size_t body = plan->form == RPCRDMA_CALL_LONG ? 0 : reduced_len;
 
 		/* RFC 8166 5.2: the Send MUST NOT exceed the receiver's
 		 * threshold. */
-		if (hdr_len + body > t->conn.thr.send_max) {
-			rc = -EMSGSIZE;
-			goto out_fail;
-		}
-		sge[nsge++].length = (uint32_t)hdr_len;
+		if (hdr_len + body > t->conn.thr.send_max)
+			return -EMSGSIZE;
+		sge[0].length = (uint32_t)hdr_len;
 		if (body) {
-			sge[nsge].addr = x->msg.addr;
-			sge[nsge].mr = x->msg.mr;
-			sge[nsge++].length = (uint32_t)body;
+			sge[1].addr = x->msg.addr;
+			sge[1].mr = x->msg.mr;
+			sge[1].length = (uint32_t)body;
+			*nsge = 2;
 		}
 	}
+	return 0;
+}
+
+/* A call went out: the counters. */
+static void count_call(struct xclnt *t, const struct xreq *x, const struct rpcrdma_hdr *h,
+		       const struct rpcrdma_prov_sge *sge, unsigned int nsge)
+{
+	t->st.calls_sent++;
+	if (t->conn.vers == RPCRDMA_VERSION_TWO)
+		t->st.vers_two_msgs++;
+	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
+	if (x->chunks & XREQ_CH_LONG)
+		t->st.long_calls++;
+	else if (x->chunks & XREQ_CH_READ)
+		t->st.read_chunk_msgs++;
+	else
+		t->st.inline_msgs++;
+	if (x->chunks & XREQ_CH_WRITE)
+		t->st.write_chunk_msgs++;
+	if (x->chunks & XREQ_CH_REPLY)
+		t->st.reply_chunk_msgs++;
+	for (uint32_t i = 0; i < h->nreads; i++)
+		t->st.rdma_read_bytes += h->reads[i].target.length;
+	if (t->cr.in_flight > t->st.credits_in_use_max)
+		t->st.credits_in_use_max = t->cr.in_flight;
+}
+
+/* Marshals and posts one call: measure, plan, the chunk lists, the Send. */
+static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
+{
+	struct xreq *x = creq ? creq->tpriv : NULL;
+	struct rpcrdma_hdr *h = &t->hdr;
+	struct rpcrdma_call_plan plan;
+	struct rpcrdma_prov_sge sge[2];
+	unsigned int nsge = 0;
+	size_t reduced_len, full_len;
+	int rc;
+
+	if (!x || x->creq != creq || x->state != XREQ_BEGUN)
+		return -EINVAL;
+	if (t->conn.state != RPCRDMA__XCONN_UP) {
+		rc = -ENOTCONN;
+		goto out_fail;
+	}
+	if (!can_send(t)) {
+		t->want_writable = true;
+		rc = -EAGAIN;
+		goto out_fail;
+	}
+	reduced_len = rpcrdma_xdr_pos(&creq->send);
+	rc = measure_call(x, reduced_len, &full_len);
+	if (!rc)
+		rc = plan_call(t, x, creq, reduced_len, full_len, &plan);
+	if (rc)
+		goto out_fail;
+
+	rpcrdma_hdr_init(h, x->xid, t->conn.vers, t->credits, RPCRDMA_PROC_MSG);
+	switch (plan.form) {
+	case RPCRDMA_CALL_INLINE:
+		/* Short message, RDMA_MSG with no Read list: the whole call,
+		 * DDP items included, fits the server's inline threshold, so
+		 * moving them by RDMA would only add round trips and
+		 * registrations. */
+		break;
+	case RPCRDMA_CALL_READ_CHUNKS:
+		rc = encode_read_list(t, x, h);
+		break;
+	case RPCRDMA_CALL_LONG:
+		rc = encode_long_call(t, x, h, reduced_len, full_len);
+		break;
+	}
+	if (!rc)
+		rc = encode_write_list(t, x, h);
+	if (!rc && plan.reply_chunk)
+		rc = encode_reply_chunk(t, x, h, plan.reply_chunk_len);
+	if (!rc)
+		rc = build_send_sges(t, x, h, &plan, reduced_len, full_len, sge, &nsge);
+	if (rc)
+		goto out_fail;
 
 	x->send_op.done = on_send;
 	rc = rpcrdma__provider_post_send(t->conn.pc, sge, nsge, 0, 0, &x->send_op);
@@ -1700,25 +1776,7 @@ static int call_send(struct xclnt *t, struct rpcrdma__creq *creq)
 	creq->conn_id = t->conn.id;
 	if (RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
 		trace_call_chunks(t, x, h);
-
-	t->st.calls_sent++;
-	if (t->conn.vers == RPCRDMA_VERSION_TWO)
-		t->st.vers_two_msgs++;
-	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
-	if (x->chunks & XREQ_CH_LONG)
-		t->st.long_calls++;
-	else if (x->chunks & XREQ_CH_READ)
-		t->st.read_chunk_msgs++;
-	else
-		t->st.inline_msgs++;
-	if (x->chunks & XREQ_CH_WRITE)
-		t->st.write_chunk_msgs++;
-	if (x->chunks & XREQ_CH_REPLY)
-		t->st.reply_chunk_msgs++;
-	for (uint32_t i = 0; i < h->nreads; i++)
-		t->st.rdma_read_bytes += h->reads[i].target.length;
-	if (t->cr.in_flight > t->st.credits_in_use_max)
-		t->st.credits_in_use_max = t->cr.in_flight;
+	count_call(t, x, h, sge, nsge);
 	return 0;
 
 out_fail:
