@@ -1,9 +1,13 @@
 /*
- * The requester (clnt.c): what the rest of the engine may reach of it.
+ * The requester (rpcrdma__rdma_clnt_ops): one connection to one server
+ * and the calls in flight on it, split by stage into clnt_*.c.  The first
+ * part is what the rest of the engine (bidir.c) may reach; the second what
+ * the stage files share.  docs/architecture.md tells the whole story.
  */
 #ifndef RPCRDMA_XPRT_CLNT_H
 #define RPCRDMA_XPRT_CLNT_H
 
+#include "proto/version.h"
 #include "xprt/xprt.h"
 
 /* The requester as the server's reverse-direction partner (a core
@@ -58,5 +62,202 @@ struct rpcrdma__xdev *rpcrdma__xclnt_dev(struct rpcrdma__clnt_transport *t);
  * @recv: its inline receive size
  */
 void rpcrdma__xclnt_inline(struct rpcrdma__clnt_transport *t, uint32_t *send, uint32_t *recv);
+
+/*
+ * Shared by the requester's stage files.
+ */
+
+enum rpcrdma__xreq_state {
+	XREQ_IDLE,    /* on the free list, or being set up */
+	XREQ_BEGUN,   /* call_begin done: the core is encoding */
+	XREQ_SENT,    /* in the table, waiting for a reply */
+	XREQ_REPLIED, /* reply held, grants being revoked */
+	XREQ_FAILED,  /* RDMA_ERROR or a bad reply, grants being revoked */
+	XREQ_DEAD,    /* forgotten: freed once nothing refers to it */
+};
+
+/* How the call went, for the counters. */
+enum rpcrdma__xreq_chunks {
+	XREQ_CH_READ = 1u << 0,
+	XREQ_CH_LONG = 1u << 1,
+	XREQ_CH_WRITE = 1u << 2,
+	XREQ_CH_REPLY = 1u << 3,
+};
+
+struct rpcrdma__xclnt;
+
+struct rpcrdma__xreq {
+	struct rpcrdma__xclnt *t;
+	struct rpcrdma__creq *creq; /* NULL once the core forgot it */
+	enum rpcrdma__xreq_state state;
+	uint32_t xid;
+	struct rpcrdma__xreq *hnext; /* table chain */
+	struct rpcrdma__xreq *next;  /* free list */
+	struct rpcrdma__xreq *all_prev, *all_next;
+	bool in_table;
+	bool send_busy;
+	bool in_callback; /* the core is looking at its reply: keep it all */
+	/* ERR_VERS came before the Send completed: send again from on_send. */
+	bool resend_pending;
+	/* Not a call: our transport properties exchange (Version Two). */
+	bool is_props;
+	struct rpcrdma__xop send_op;
+	struct rpcrdma__xfence fence;
+	/* The core gave up on the call while its grants were still being
+	 * revoked: told (cb->aborted) once they are. */
+	struct rpcrdma__creq *abort_creq;
+	uint64_t fence_t0; /* tracing CHUNK: when its fence started */
+
+	struct rpcrdma__xbuf msg;  /* the call as the core encodes it */
+	struct rpcrdma__xbuf sbuf; /* the Send: transport header, maybe the message */
+	struct rpcrdma__xbuf lbuf; /* a Long Call's full message, when DDP items were taken */
+	struct rpcrdma__xbuf rbuf; /* the Reply chunk's memory */
+	struct rpcrdma__ddp_call cddp;
+	struct rpcrdma__ddp_reply rddp;
+
+	/* Remote access for this call, and the caller's buffers registered
+	 * for it (deregistered once the grants are revoked). */
+	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
+	/* The Send as posted, kept so that a call refused with ERR_VERS can
+	 * go again in the version the responder speaks. */
+	struct rpcrdma_prov_sge sge[2];
+	unsigned int nsge;
+	unsigned int ngrants;
+	struct rpcrdma_prov_mr *own_mr[RPCRDMA__XPRT_MAX_DDP + 1];
+	unsigned int nown;
+
+	/* What the call offered. */
+	unsigned int chunks; /* enum rpcrdma__xreq_chunks */
+	uint32_t nwch;
+	struct rpcrdma__wchunk wch[RPCRDMA__XPRT_MAX_WCHUNKS];
+	uint32_t wsegs; /* segments of all Write chunks */
+	struct rpcrdma_segment wseg[RPCRDMA__XPRT_MAX_WSEGS];
+	uint32_t rsegs;
+	struct rpcrdma_segment rseg[RPCRDMA__XPRT_MAX_WSEGS];
+
+	/* The reply. */
+	struct rpcrdma__xrecv *rep;
+	bool rep_in_rbuf; /* RDMA_NOMSG: the message is in rbuf */
+	size_t rep_off, rep_len;
+	uint64_t written;
+	int fail_err;
+};
+
+struct rpcrdma__xclnt {
+	struct rpcrdma__xdev dev;
+	const struct rpcrdma__clnt_cb *cb;
+	void *cb_ctx;
+	struct sockaddr_storage dst;
+	socklen_t dstlen;
+	uint32_t inline_send, inline_recv, credits, seg_max;
+	/* Version negotiation (proto/version.h): the highest version offered,
+	 * and this connection's state. */
+	uint32_t max_vers;
+	struct rpcrdma__vneg vneg;
+	/* The transport properties exchange (properties.c): due once
+	 * Version Two is agreed, and how many are out (0 or 1). */
+	bool props_due;
+	uint32_t props_out;
+	struct rpcrdma__props peer_props;
+
+	struct rpcrdma__xconn conn;
+	struct rpcrdma_credits cr;
+	struct rpcrdma__xrecv_pool pool;
+	struct rpcrdma_hdr_limits lim;
+
+	struct rpcrdma__xreq *free;
+	unsigned int nfree;
+	struct rpcrdma__xreq *all;
+	struct rpcrdma__xreq **tab;
+	uint32_t mask;
+
+	unsigned int fences_live;
+	unsigned int norphans; /* aborted calls still in the table */
+	int down_err;
+	bool want_writable;
+	/* Inside a transport op called by the core: callbacks wait for
+	 * @later, so the core is never re-entered from its own call. */
+	unsigned int api_depth;
+	struct rpcrdma__timer later;
+	struct rpcrdma__timer handshake; /* bounds CONNECTING */
+
+	struct rpcrdma_hdr hdr; /* scratch: one header at a time */
+	struct rpcrdma_xprt_stats st;
+
+	/* Bidirectional operation (xprt.h, bidir.c).  As an owner: the
+	 * callback responder served on our connection and the receives we
+	 * keep posted for its calls.  As the server's reverse-direction
+	 * partner: no connection of our own. */
+	struct rpcrdma__xpartner *bc_host;
+	uint32_t bc_credits;
+	bool partner;
+	bool partner_waiting; /* the core asked to connect: tell it at attach */
+	struct rpcrdma__timer partner_timer;
+	/* An attach that came while the last connection's calls were still
+	 * being fenced: done once they are (finish_down). */
+	const struct rpcrdma__xconn *pending_owner;
+	/* What our owner sees of us (a partner): buried on the owner's
+	 * device when the core let go of us before our last operation
+	 * completed. */
+	struct rpcrdma__xpartner self;
+};
+
+#define XREQ_FREE_MAX 64u
+
+static inline struct rpcrdma__xclnt *xclnt_of(struct rpcrdma__clnt_transport *t)
+{
+	return (struct rpcrdma__xclnt *)(void *)t;
+}
+
+/* clnt_calls.c: calls in flight */
+struct rpcrdma__xreq **rpcrdma__xclnt_tab_slot(struct rpcrdma__xclnt *t, uint32_t xid);
+void rpcrdma__xclnt_tab_add(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+void rpcrdma__xclnt_tab_del(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+struct rpcrdma__xreq *rpcrdma__xclnt_tab_take(struct rpcrdma__xclnt *t, uint32_t xid);
+void rpcrdma__xclnt_req_unlink_all(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+struct rpcrdma__xreq *rpcrdma__xclnt_req_get(struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_req_drop_own(struct rpcrdma__xreq *x);
+void rpcrdma__xclnt_req_repost(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r);
+void rpcrdma__xclnt_req_try_free(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+bool rpcrdma__xclnt_can_send(const struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_maybe_writable(struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_on_later(struct rpcrdma__timer *tm);
+void rpcrdma__xclnt_req_fence(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+void rpcrdma__xclnt_req_posted(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+void rpcrdma__xclnt_send_failed(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+int rpcrdma__xclnt_call_abort(struct rpcrdma__xclnt *t, struct rpcrdma__creq *creq);
+int rpcrdma__xclnt_op_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
+
+/* clnt_conn.c: the connection */
+void rpcrdma__xclnt_finish_down(struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err);
+void rpcrdma__xclnt_apply_version(struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_op_destroy(struct rpcrdma__clnt_transport *tt);
+void rpcrdma__xclnt_op_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_xprt_stats *out);
+
+/* clnt_marshal.c: marshalling */
+int rpcrdma__xclnt_op_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
+int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *creq);
+int rpcrdma__xclnt_op_call_send(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
+
+/* clnt_reply.c: replies */
+void rpcrdma__xclnt_resend(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+void rpcrdma__xclnt_reply_arrived(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
+				  const struct rpcrdma_hdr *h);
+void rpcrdma__xclnt_handle_reply(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r,
+				 const struct rpcrdma_prov_event *ev);
+void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+
+/* clnt_vers.c: Version Two negotiation */
+void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r,
+				    const struct rpcrdma_hdr *h);
+void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t);
+void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
+				   const struct rpcrdma_hdr *h);
+
+/* clnt_partner.c: the reverse-direction partner */
+void rpcrdma__xclnt_partner_attach(struct rpcrdma__xclnt *t, const struct rpcrdma__xconn *owner);
+void rpcrdma__xclnt_partner_destroy(struct rpcrdma__xclnt *t);
 
 #endif /* RPCRDMA_XPRT_CLNT_H */
