@@ -1101,26 +1101,15 @@ static bool call_fits(const struct xsreq *s, size_t max)
 	return total <= max;
 }
 
-static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
+/* Decodes the call's transport header and sorts it by procedure: true
+ * when it is a call to serve (RDMA_MSG, RDMA_NOMSG, or RDMA_MSGP taken as
+ * RDMA_MSG); otherwise it has been answered, dropped or handed on. */
+static bool screen_call(struct xsconn *sc, struct xsreq *s)
 {
 	struct xsvc *v = sc->svc;
+	struct rpcrdma__xrecv *r = s->r;
 	struct rpcrdma_hdr_fault fault;
-	struct xsreq *s;
-	int n, rc;
-
-	s = sreq_get(v, sc);
-	if (!s) {
-		rpcrdma__xrecv_put(&v->pool, r);
-		return;
-	}
-	s->r = r;
-	sc->held++;
-	/* Every message the requester counts against its credits is in
-	 * progress until answered. */
-	s->counted = true;
-	sc->in_progress++;
-	if (sc->in_progress > v->st.credits_in_use_max)
-		v->st.credits_in_use_max = sc->in_progress;
+	int rc;
 
 	rc = rpcrdma_hdr_decode(r->buf, r->len, &v->lim, &s->hdr, &fault);
 	if (rc) {
@@ -1135,7 +1124,7 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 			send_error(s, fault.action);
 		else
 			sreq_release(s);
-		return;
+		return false;
 	}
 	switch (s->hdr.proc) {
 	case RPCRDMA_PROC_MSG:
@@ -1156,7 +1145,7 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 				       "RDMA_MSGP refused (RFC 8166 5.6.1)");
 			v->st.bad_msgs++;
 			send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-			return;
+			return false;
 		}
 		/* From here on it is an RDMA_MSG whose payload carries
 		 * padding: the reply is planned and sent as for RDMA_MSG. */
@@ -1168,24 +1157,34 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		 * without an answer. */
 		v->st.bad_msgs++;
 		sreq_release(s);
-		return;
+		return false;
 	case RPCRDMA_PROC_ERROR:
 		/* Never answer an error with an error. */
 		v->st.rdma_errors_received++;
 		sreq_release(s);
-		return;
+		return false;
 	case RPCRDMA_PROC_OPTIONAL:
 		/* The decoder takes it in Version Two only. */
 		v->st.optional_msgs++;
 		learn_version(sc, s->hdr.vers);
 		handle_optional(s);
-		return;
+		return false;
 	default:
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-		return;
+		return false;
 	}
-	learn_version(sc, s->hdr.vers);
+	return true;
+}
+
+/* Refuses what the call's chunks ask beyond our bounds (ERR_CHUNK), and
+ * lays out its Read chunks (the pieces and the RDMA Reads).  False when an
+ * RDMA_ERROR went instead. */
+static bool plan_call_reads(struct xsconn *sc, struct xsreq *s)
+{
+	struct xsvc *v = sc->svc;
+	int n, rc;
+
 	if (v->refuse_chunks && (s->hdr.nreads || s->hdr.nwrites || s->hdr.has_reply)) {
 		/* RFC 8167 5.3: a responder that takes no chunks in the
 		 * reverse direction MUST answer ERR_CHUNK. */
@@ -1193,7 +1192,7 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 			       RPCRDMA_ERR_BAD_HEADER, 0,
 			       "reverse call with chunks refused (RFC 8167 5.3)");
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-		return;
+		return false;
 	}
 
 	if (!call_fits(s, v->max_call)) {
@@ -1201,7 +1200,7 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		v->st.records_too_large++;
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-		return;
+		return false;
 	}
 	n = rpcrdma__plan_rebuild(&s->hdr, s->hdr.payload_len, s->pieces, v->max_call);
 	if (n <= 0 || n > (int)RPCRDMA_REBUILD_MAX_PIECES) {
@@ -1212,7 +1211,7 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 			       "Read chunks do not fit the message, or the call is too large");
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-		return;
+		return false;
 	}
 	s->npieces = (unsigned int)n;
 	rc = plan_reads(s, (unsigned int)n);
@@ -1221,8 +1220,16 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 			       "Read chunks refused: %s", rpcrdma_strerror(rc));
 		v->st.bad_msgs++;
 		send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* A call accepted: the counters. */
+static void count_call(struct xsconn *sc, struct xsreq *s)
+{
+	struct xsvc *v = sc->svc;
+
 	if (s->hdr.proc == RPCRDMA_PROC_NOMSG)
 		v->st.long_calls++;
 	else if (s->hdr.nreads)
@@ -1237,6 +1244,32 @@ static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
 		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_LONG_CALL, sc->c.id, s->hdr.xid,
 			       s->hdr.payload_len, 0, "Long Call received: %u Read segments",
 			       s->hdr.nreads);
+}
+
+static void handle_call(struct xsconn *sc, struct rpcrdma__xrecv *r)
+{
+	struct xsvc *v = sc->svc;
+	struct xsreq *s;
+
+	s = sreq_get(v, sc);
+	if (!s) {
+		rpcrdma__xrecv_put(&v->pool, r);
+		return;
+	}
+	s->r = r;
+	sc->held++;
+	/* Every message the requester counts against its credits is in
+	 * progress until answered. */
+	s->counted = true;
+	sc->in_progress++;
+	if (sc->in_progress > v->st.credits_in_use_max)
+		v->st.credits_in_use_max = sc->in_progress;
+	if (!screen_call(sc, s))
+		return;
+	learn_version(sc, s->hdr.vers);
+	if (!plan_call_reads(sc, s))
+		return;
+	count_call(sc, s);
 	if (!s->nrops) {
 		deliver(s);
 		return;
