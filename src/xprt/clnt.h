@@ -14,6 +14,10 @@
  * client's ops, made by rpcrdma__xclnt_partner_create()). */
 extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;
 
+/* How long a requester's connection may stay in the RDMA handshake
+ * (ms; tests shorten it). */
+extern uint32_t rpcrdma__xclnt_handshake_ms;
+
 /**
  * rpcrdma__xclnt_partner_create - a requester serving another's connections
  * @dev: the owner's provider instance (borrowed: never watched or closed)
@@ -210,54 +214,268 @@ static inline struct rpcrdma__xclnt *xclnt_of(struct rpcrdma__clnt_transport *t)
 }
 
 /* clnt_calls.c: calls in flight */
+/**
+ * rpcrdma__xclnt_tab_slot - the table chain a call with @xid hashes to
+ * @t: the requester
+ * @xid: the XID
+ */
 struct rpcrdma__xreq **rpcrdma__xclnt_tab_slot(struct rpcrdma__xclnt *t, uint32_t xid);
+
+/**
+ * rpcrdma__xclnt_tab_add - enter a sent call in the table by XID
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_tab_add(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_tab_del - take a call out of the table
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_tab_del(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_tab_take - find and take out the call a reply answers
+ * @t: the requester
+ * @xid: the reply's XID
+ *
+ * Return: the call, or NULL when none is in flight with @xid.
+ */
 struct rpcrdma__xreq *rpcrdma__xclnt_tab_take(struct rpcrdma__xclnt *t, uint32_t xid);
+
+/**
+ * rpcrdma__xclnt_req_unlink_all - take a call object off the list of all calls
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_req_unlink_all(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_req_get - a call object for call_begin (from the free list or new)
+ * @t: the requester
+ *
+ * Return: the call, or NULL when memory ran out.
+ */
 struct rpcrdma__xreq *rpcrdma__xclnt_req_get(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_req_drop_own - deregister the caller's buffers registered for one call
+ * @x: the call, none of whose grants may still stand
+ */
 void rpcrdma__xclnt_req_drop_own(struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_req_repost - give a receive back to the connection (post it again)
+ * @t: the requester
+ * @r: the receive buffer
+ */
 void rpcrdma__xclnt_req_repost(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r);
+
+/**
+ * rpcrdma__xclnt_req_try_free - return a call object once nothing refers to it
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_req_try_free(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_can_send - whether a credit and the receives a call needs are there
+ * @t: the requester
+ */
 bool rpcrdma__xclnt_can_send(const struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_maybe_writable - tell the core it may send again, if it waited and may
+ * @t: the requester
+ */
 void rpcrdma__xclnt_maybe_writable(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_on_later - timer: callbacks held back while the core was inside an op
+ * @tm: the requester's @later timer
+ */
 void rpcrdma__xclnt_on_later(struct rpcrdma__timer *tm);
+
+/**
+ * rpcrdma__xclnt_req_fence - revoke every grant of a call; its end follows once done
+ * @t: the requester
+ * @x: the call (may be freed on return)
+ */
 void rpcrdma__xclnt_req_fence(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_req_posted - a call's Send is posted: it holds a credit and is looked up by XID
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_req_posted(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_send_failed - undo call_begin and the grants of a call_send that failed
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_send_failed(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_call_abort - the core gives up on a call
+ * @t: the requester
+ * @creq: the core's call
+ *
+ * Return: 0, or 1 when the core must wait for cb->aborted (a revocation is pending).
+ */
 int rpcrdma__xclnt_call_abort(struct rpcrdma__xclnt *t, struct rpcrdma__creq *creq);
+
+/**
+ * rpcrdma__xclnt_op_call_abort - ops->call_abort
+ * @tt: the transport
+ * @creq: the core's call
+ *
+ * Return: as rpcrdma__xclnt_call_abort().
+ */
 int rpcrdma__xclnt_op_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
 
 /* clnt_conn.c: the connection */
+/**
+ * rpcrdma__xclnt_finish_down - end a lost connection once every call is fenced: tell the core
+ * @t: the requester
+ */
 void rpcrdma__xclnt_finish_down(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_start_down - the connection is lost: fence every call in flight
+ * @t: the requester
+ * @err: why (negative errno or RPCRDMA_ERR_*)
+ */
 void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err);
+
+/**
+ * rpcrdma__xclnt_apply_version - set the thresholds for the version the negotiation reached
+ * @t: the requester
+ */
 void rpcrdma__xclnt_apply_version(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_op_destroy - ops->destroy
+ * @tt: the transport
+ */
 void rpcrdma__xclnt_op_destroy(struct rpcrdma__clnt_transport *tt);
+
+/**
+ * rpcrdma__xclnt_op_stats - ops->stats, reverse-direction counters of a callback host folded in
+ * @tt: the transport
+ * @out: the counters
+ */
 void rpcrdma__xclnt_op_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_xprt_stats *out);
 
 /* clnt_marshal.c: marshalling */
+/**
+ * rpcrdma__xclnt_op_call_begin - ops->call_begin: a registered buffer and DDP context for a call
+ * @tt: the transport
+ * @creq: the core's call
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xclnt_op_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
+
+/**
+ * rpcrdma__xclnt_call_send - marshal a call and post its Send
+ * @t: the requester
+ * @creq: the core's call, begun
+ *
+ * Return: 0, -EAGAIN (wait for cb->writable), or a negative errno (the call failed).
+ */
 int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *creq);
+
+/**
+ * rpcrdma__xclnt_op_call_send - ops->call_send
+ * @tt: the transport
+ * @creq: the core's call
+ *
+ * Return: as rpcrdma__xclnt_call_send().
+ */
 int rpcrdma__xclnt_op_call_send(struct rpcrdma__clnt_transport *tt, struct rpcrdma__creq *creq);
 
 /* clnt_reply.c: replies */
+/**
+ * rpcrdma__xclnt_resend - post a call's Send again in the connection's version (after ERR_VERS)
+ * @t: the requester
+ * @x: the call
+ */
 void rpcrdma__xclnt_resend(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
+/**
+ * rpcrdma__xclnt_reply_arrived - an answer ended a call at the responder: free its credit, take the
+ * grant
+ * @t: the requester
+ * @x: the call
+ * @h: the answer's header
+ */
 void rpcrdma__xclnt_reply_arrived(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 				  const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xclnt_handle_reply - a reply-direction message arrived: check it, fence its call,
+ * complete
+ * @t: the requester
+ * @r: the receive holding it
+ * @ev: its completion
+ */
 void rpcrdma__xclnt_handle_reply(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r,
 				 const struct rpcrdma_prov_event *ev);
+
+/**
+ * rpcrdma__xclnt_on_recv - receive completion handler of the requester's connection
+ * @op: the receive's operation
+ * @ev: the completion
+ */
 void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+
+/**
+ * rpcrdma__xclnt_on_send - Send completion handler of a call
+ * @op: the call's Send operation
+ * @ev: the completion
+ */
 void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
 
 /* clnt_vers.c: Version Two negotiation */
+/**
+ * rpcrdma__xclnt_handle_err_vers - an RDMA_ERROR/ERR_VERS answer: fall back, or end the connection
+ * @t: the requester
+ * @r: the receive holding it
+ * @h: its header
+ */
 void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *r,
 				    const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xclnt_props_start - send our transport properties once Version Two is agreed
+ * @t: the requester
+ */
 void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_props_answered - the answer to our properties exchange arrived
+ * @t: the requester
+ * @x: the exchange's call object
+ * @h: the answer's header
+ */
 void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 				   const struct rpcrdma_hdr *h);
 
 /* clnt_partner.c: the reverse-direction partner */
+/**
+ * rpcrdma__xclnt_partner_attach - a reverse requester starts sending on its owner's connection
+ * @t: the requester (a partner)
+ * @owner: the owner's connection, up
+ */
 void rpcrdma__xclnt_partner_attach(struct rpcrdma__xclnt *t, const struct rpcrdma__xconn *owner);
+
+/**
+ * rpcrdma__xclnt_partner_destroy - the core let go of a reverse requester: free or bury it
+ * @t: the requester (a partner)
+ */
 void rpcrdma__xclnt_partner_destroy(struct rpcrdma__xclnt *t);
 
 #endif /* RPCRDMA_XPRT_CLNT_H */

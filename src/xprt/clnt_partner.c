@@ -269,8 +269,9 @@ static void partner_free(struct rpcrdma__xclnt *t)
 }
 
 /* The core let go of us (it aborted its calls first).  Operations still
- * posted name our memory: until they complete we stay with our home
- * responder, which frees us then, or before its provider instance goes. */
+ * posted name our memory: until they complete we stay buried on our
+ * owner's provider instance (rpcrdma__xdev_bury), which frees us then, or
+ * before it closes. */
 void rpcrdma__xclnt_partner_destroy(struct rpcrdma__xclnt *t)
 {
 	t->cb = &partner_gone_cb;

@@ -262,33 +262,156 @@ static inline struct rpcrdma__xsconn *xsconn_of(struct rpcrdma__xconn *c)
 }
 
 /* svc_calls.c: call and connection objects */
+/**
+ * rpcrdma__xsvc_conn_try_free - free a connection once it is down and nothing refers to it
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_sreq_unlink_all - take a call object off the list of all calls
+ * @v: the responder
+ * @s: the call
+ */
 void rpcrdma__xsvc_sreq_unlink_all(struct rpcrdma__xsvc *v, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_sreq_free_bufs - free a call object's buffers
+ * @s: the call
+ */
 void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_sreq_get - a call object for a received call (from the free list or new)
+ * @v: the responder
+ * @sc: the connection
+ *
+ * Return: the call, or NULL when memory ran out.
+ */
 struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_rl_add - queue a call whose RDMA Reads are out (oldest first)
+ * @sc: the connection
+ * @s: the call
+ */
 void rpcrdma__xsvc_rl_add(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_rl_remove - take a call off the queue of calls reading
+ * @sc: the connection
+ * @s: the call
+ */
 void rpcrdma__xsvc_rl_remove(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_rd_kick - timer: connections waiting for the Read-chunk budget go again
+ * @tm: the responder's @rd_kick timer
+ */
 void rpcrdma__xsvc_rd_kick(struct rpcrdma__timer *tm);
+
+/**
+ * rpcrdma__xsvc_sreq_release - a call is done: its buffers, budgets and accounting go back
+ * @s: the call
+ */
 void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_conn_close - ask the provider to close a connection (failed RDMA, lost reply)
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_refill - keep the receives the grant needs posted
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_hold_drop - drop the calls held back while replies drain
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_hold_drop(struct rpcrdma__xsconn *sc);
 
 /* svc_send.c: replies, Writes, RDMA_ERROR */
+/**
+ * rpcrdma__xsvc_after_sq - send-queue room came back: queued Reads and replies go
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_after_sq(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_pump_tx - post queued replies while the send queue has room
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_pump_tx(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_send_header_only - send a reply that is only a transport header
+ * @s: the call
+ * @h: the header
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xsvc_send_header_only(struct rpcrdma__xsreq *s, const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xsvc_send_error - answer a call with RDMA_ERROR (or drop it) as the decoder says
+ * @s: the call
+ * @action: what rpcrdma_hdr_decode() named
+ */
 void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action);
+
+/**
+ * rpcrdma__xsvc_op_reply_begin - ops->reply_begin: the stream and DDP context for a reply
+ * @sreq: the core's request
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq);
+
+/**
+ * rpcrdma__xsvc_op_reply_send - ops->reply_send: plan, write and send the reply
+ * @sreq: the core's request
+ *
+ * Return: 0, or a negative errno when the reply was lost.
+ */
 int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq);
+
+/**
+ * rpcrdma__xsvc_op_reply_drop - ops->reply_drop: release a request without a reply
+ * @sreq: the core's request
+ */
 void rpcrdma__xsvc_op_reply_drop(struct rpcrdma__sreq *sreq);
 
 /* svc_recv.c: calls and RDMA Reads */
+/**
+ * rpcrdma__xsvc_pump_reads - post the RDMA Reads of queued calls, within the peer's IRD and the
+ * budgets
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_handle_call - a call-direction message arrived: screen, plan its Reads, deliver
+ * @sc: the connection
+ * @r: the receive holding it
+ */
 void rpcrdma__xsvc_handle_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xrecv *r);
+
+/**
+ * rpcrdma__xsvc_on_recv - receive completion handler of the responder's connections
+ * @op: the receive's operation
+ * @ev: the completion
+ */
 void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
 
 /* svc_conn.c: the transport and its connections */
+/**
+ * rpcrdma__xsvc_conn_down - a connection ends: drop reads and queued replies, tell the core
+ * @sc: the connection
+ */
 void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc);
 
 #endif /* RPCRDMA_XPRT_SVC_H */

@@ -1,18 +1,13 @@
 /*
- * The RPC-over-RDMA connection engine (Versions One and Two): internal interfaces
- * shared by its files.
- *
- *   conn.c  a provider instance driven by the event loop (struct
- *           rpcrdma__xdev), registered buffers, receive buffer pools,
- *           connection state common to both roles (thresholds, send queue
- *           and receive accounting), remote-access fencing, private data.
- *   clnt.c  the requester: rpcrdma__rdma_clnt_ops.
- *   svc.c   the responder: rpcrdma__rdma_svc_ops.
- *   ddp.c   the XDR direct-data-placement hooks of both roles.
- *
- * The protocol decisions (which message form, credit values, chunk layout)
- * come from src/proto/plan.h; this engine owns memory, registration,
- * ordering and the connection life cycle.
+ * The RPC-over-RDMA connection engine (Versions One and Two): the
+ * interfaces its files share.  conn.c drives a provider instance from the
+ * event loop and owns buffers, receive pools, the state of a connection
+ * common to both roles, fencing and private data; partner.c the
+ * role-neutral part of bidirectional operation; ddp.c the XDR DDP hooks;
+ * properties.c the transport properties feature.  The requester is
+ * clnt_*.c (clnt.h), the responder svc_*.c (svc.h); only bidir.c knows
+ * both.  Protocol decisions come from src/proto/plan.h.  The whole story,
+ * with a call's path through the files, is in docs/architecture.md.
  *
  * Threads: everything here belongs to the loop's thread.
  */
@@ -46,14 +41,15 @@
 #define RPCRDMA__XPRT_MAX_MSG (16u << 20)
 /* DDP-eligible arguments one call moves in Read chunks; more go inline. */
 #define RPCRDMA__XPRT_MAX_DDP 8u
-/* Segments of the one Write chunk a call offers for its DDP result. */
+/* Segments one call offers in all its Write chunks together, and in its
+ * Reply chunk. */
 #define RPCRDMA__XPRT_MAX_WSEGS 8u
 /* Write chunks one call offers (RPCRDMA_CALL_MAX_WRITE_CHUNKS). */
 #define RPCRDMA__XPRT_MAX_WCHUNKS 4u
 /* Bytes in one segment we advertise (and the provider's max_msg_size). */
 #define RPCRDMA__XPRT_MAX_SEG (1u << 30)
 /* Remote grants one call may hold: Read chunks, the Position-Zero chunk,
- * the Write chunk and the Reply chunk. */
+ * the Write chunks' segments and the Reply chunk. */
 #define RPCRDMA__XPRT_MAX_GRANTS (RPCRDMA__XPRT_MAX_DDP + 1 + RPCRDMA__XPRT_MAX_WSEGS + 1)
 /* Room reserved for a transport header in our send buffers: every header
  * this engine sends fits (see rpcrdma__plan_call's -EMSGSIZE). */
@@ -180,7 +176,8 @@ void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv 
 /*
  * One connection, as both roles see it.  A requester and a responder embed
  * it; the role-specific state (credits, calls) lives with the role, so a
- * future bidirectional connection carries both on one of these.
+ * bidirectional connection carries both on one of these (the partner's
+ * copy shares the owner's provider connection).
  */
 enum rpcrdma__xconn_state {
 	RPCRDMA__XCONN_IDLE,       /* no provider connection */
@@ -245,9 +242,6 @@ void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_
 /* Tests: send no RFC 8797 private data (both roles), so that the
  * versions' default thresholds apply. */
 extern bool rpcrdma__xprt_omit_private;
-/* How long a requester's connection may stay in the RDMA handshake
- * (ms; tests shorten it). */
-extern uint32_t rpcrdma__xclnt_handshake_ms;
 
 /* Normalise a configured inline size: 0 means the default; clamped to
  * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can
