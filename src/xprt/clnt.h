@@ -8,6 +8,7 @@
 #define RPCRDMA_XPRT_CLNT_H
 
 #include "proto/version.h"
+#include "xprt/ddp.h"
 #include "xprt/xprt.h"
 
 /* The requester as the server's reverse-direction partner (a core

@@ -8,6 +8,7 @@
 #ifndef RPCRDMA_XPRT_SVC_H
 #define RPCRDMA_XPRT_SVC_H
 
+#include "xprt/ddp.h"
 #include "xprt/xprt.h"
 
 /**

@@ -3,8 +3,8 @@
  * interfaces its files share.  conn.c drives a provider instance from the
  * event loop and owns buffers, receive pools, the state of a connection
  * common to both roles, fencing and private data; partner.c the
- * role-neutral part of bidirectional operation; ddp.c the XDR DDP hooks;
- * properties.c the transport properties feature.  The requester is
+ * role-neutral part of bidirectional operation; ddp.c (ddp.h) the XDR DDP
+ * hooks; properties.c the transport properties feature.  The requester is
  * clnt_*.c (clnt.h), the responder svc_*.c (svc.h); only bidir.c knows
  * both.  Protocol decisions come from src/proto/plan.h.  The whole story,
  * with a call's path through the files, is in docs/architecture.md.
@@ -91,17 +91,46 @@ struct rpcrdma__xdev {
 	struct rpcrdma__xpartner *buried;
 };
 
+/**
+ * rpcrdma__xdev_open - open a provider instance and watch it from a loop
+ * @dev: the device to fill
+ * @loop: the loop that drives it
+ * @name: the provider ("ofi" or "verbs")
+ * @local: the local address that picks the device
+ * @locallen: its length
+ * @on_event: connection, listener and device events (not completions)
+ * @ctx: @dev->ctx
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
 		       const struct sockaddr *local, socklen_t locallen,
 		       void (*on_event)(struct rpcrdma__xdev *, const struct rpcrdma_prov_event *),
 		       void *ctx);
-/* Stops the loop's watches and closes the instance: no event follows. */
+/**
+ * rpcrdma__xdev_close - stop the loop's watches and close the instance
+ * @dev: the device; no event follows
+ */
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev);
-/* Polls and dispatches up to @max events.  Returns how many. */
+/**
+ * rpcrdma__xdev_drain - poll and dispatch events
+ * @dev: the device
+ * @max: the most events to dispatch
+ *
+ * Return: how many were dispatched.
+ */
 unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max);
 
-/* The local address a connection to @dst would leave from (a route
- * look-up through a connected UDP socket); port 0. */
+/**
+ * rpcrdma__xprt_local_addr - the local address a connection would leave from
+ * @dst: the destination
+ * @dstlen: its length
+ * @out: the address (port 0), from a route look-up through a connected
+ *	UDP socket
+ * @outlen: its length
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xprt_local_addr(const struct sockaddr *dst, socklen_t dstlen,
 			     struct sockaddr_storage *out, socklen_t *outlen);
 
@@ -115,8 +144,19 @@ struct rpcrdma__xbuf {
 	struct rpcrdma_prov_mr *mr;
 };
 
-/* Makes @b at least @len bytes (keeps it when already large enough). */
+/**
+ * rpcrdma__xbuf_reserve - make a registered buffer at least @len bytes
+ * @p: the provider instance that registers it
+ * @b: the buffer (kept when already large enough)
+ * @len: the bytes needed
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len);
+/**
+ * rpcrdma__xbuf_free - deregister and free a buffer
+ * @b: the buffer (emptied)
+ */
 void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b);
 
 /*
@@ -132,11 +172,27 @@ struct rpcrdma__xbuf_spares {
 	size_t bytes, max_bytes;
 };
 
-/* As rpcrdma__xbuf_reserve(), taking the smallest spare that fits first. */
+/**
+ * rpcrdma__xbuf_take - as rpcrdma__xbuf_reserve(), from the spares first
+ * @sp: the spares; the smallest that fits is taken
+ * @p: the provider instance
+ * @b: the buffer
+ * @len: the bytes needed
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider *p,
 		       struct rpcrdma__xbuf *b, size_t len);
-/* Gives @b (emptied) to the spares, or frees it when they are full. */
+/**
+ * rpcrdma__xbuf_give - keep a buffer for reuse
+ * @sp: the spares (full: the buffer is freed)
+ * @b: the buffer (emptied)
+ */
 void rpcrdma__xbuf_give(struct rpcrdma__xbuf_spares *sp, struct rpcrdma__xbuf *b);
+/**
+ * rpcrdma__xbuf_spares_free - free every spare
+ * @sp: the spares
+ */
 void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp);
 
 /*
@@ -166,11 +222,33 @@ struct rpcrdma__xrecv_pool {
 	struct rpcrdma__xrecv_slab *slabs;
 };
 
+/**
+ * rpcrdma__xrecv_pool_init - an empty pool of receive buffers
+ * @pool: the pool
+ * @prov: the provider instance that registers its slabs
+ * @size: the size of every buffer (our inline receive size)
+ * @max: the most buffers it may hold
+ */
 void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_provider *prov,
 			      uint32_t size, uint32_t max);
+/**
+ * rpcrdma__xrecv_pool_destroy - free a pool's slabs
+ * @pool: the pool, none of whose buffers may still be posted
+ */
 void rpcrdma__xrecv_pool_destroy(struct rpcrdma__xrecv_pool *pool);
-/* NULL when the pool is at its limit or memory ran out. */
+/**
+ * rpcrdma__xrecv_get - a receive buffer
+ * @pool: the pool
+ *
+ * Return: the buffer, or NULL when the pool is at its limit or memory ran
+ * out.
+ */
 struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool);
+/**
+ * rpcrdma__xrecv_put - give a receive buffer back
+ * @pool: the pool
+ * @r: the buffer
+ */
 void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r);
 
 /*
@@ -217,35 +295,80 @@ struct rpcrdma__xconn {
 	uint32_t bc_sq_share;
 };
 
-/* Posts receives until @target are posted (or the pool is out).  Returns
- * 0, or the error of a post that failed. */
+/**
+ * rpcrdma__xconn_fill_recvs - post receives up to a target
+ * @c: the connection
+ * @target: receives to have posted (fewer when the pool is out)
+ *
+ * Return: 0, or the error of a post that failed.
+ */
 int rpcrdma__xconn_fill_recvs(struct rpcrdma__xconn *c, uint32_t target);
-/* Posts one receive (a buffer the caller took back from a completion). */
+/**
+ * rpcrdma__xconn_repost - post one receive again
+ * @c: the connection
+ * @r: a buffer the caller took back from a completion
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xconn_repost(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r);
-/* A receive completed: accounting (ops_out included).  True when it
- * belongs to @c's current connection (false: a stale completion, the
- * buffer went back to the pool). */
+/**
+ * rpcrdma__xconn_recv_completed - account for a receive completion
+ * @c: the connection (ops_out included)
+ * @r: the buffer
+ * @ev: the completion
+ *
+ * Return: true when it belongs to @c's current connection; false for a
+ * stale completion, whose buffer went back to the pool.
+ */
 bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r,
 				   const struct rpcrdma_prov_event *ev);
 
-/* Our RFC 8797 private data.  Returns its length. */
+/**
+ * rpcrdma__xconn_private - our RFC 8797 private data
+ * @inline_send: our inline send size
+ * @inline_recv: our inline receive size
+ * @invalidate: we take Send With Invalidate
+ * @buf: where it is encoded
+ * @cap: room in @buf
+ *
+ * Return: its length.
+ */
 size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool invalidate,
 			      uint8_t *buf, size_t cap);
-/* The peer's private data arrived (or none did): thresholds are set. */
+/**
+ * rpcrdma__xconn_negotiate - set the thresholds from the peer's private data
+ * @c: the connection
+ * @pdata: the peer's private data, or NULL when none came
+ * @len: its length
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ */
 void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_t len,
 			      uint32_t our_send, uint32_t our_recv);
-/* The connection speaks @vers now: thresholds again, with that version's
- * default for a peer that sent no private data (1024 or 4096).  Called
- * when version negotiation settles, without dropping the connection. */
+/**
+ * rpcrdma__xconn_set_version - the connection speaks @vers now
+ * @c: the connection
+ * @vers: the version negotiation settled on
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ *
+ * Thresholds again, with that version's default for a peer that sent no
+ * private data (1024 or 4096), without dropping the connection.
+ */
 void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_t our_send,
 				uint32_t our_recv);
 /* Tests: send no RFC 8797 private data (both roles), so that the
  * versions' default thresholds apply. */
 extern bool rpcrdma__xprt_omit_private;
 
-/* Normalise a configured inline size: 0 means the default; clamped to
- * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can
- * advertise (whole KiB), so buffers are exactly what the peer is told. */
+/**
+ * rpcrdma__xprt_inline_size - normalise a configured inline size
+ * @configured: 0 for the default
+ *
+ * Return: the size clamped to [1024, RPCRDMA_CM_MAX_INLINE] and rounded
+ * down to what RFC 8797 can advertise (whole KiB), so buffers are exactly
+ * what the peer is told.
+ */
 uint32_t rpcrdma__xprt_inline_size(uint32_t configured);
 
 /*
@@ -272,121 +395,28 @@ struct rpcrdma__xfence {
 	struct rpcrdma__xfence *next_deferred;
 };
 
-/*
- * Revokes the @n grants in @g (entries with g == NULL are skipped, done
- * ones are cleared), and calls f->done once every REVOKE completion has
- * arrived -- possibly before returning, when nothing was granted; @done
- * may free @f's owner, so the caller must not touch it afterwards.
- * *@failed (may be NULL) gets the number of revocations the provider
- * refused.  Returns the number started.
+/**
+ * rpcrdma__xfence_start - revoke a call's grants
+ * @f: the fence
+ * @dev: the device the grants were made on
+ * @g: the grants (entries with g == NULL are skipped, done ones cleared)
+ * @n: their number
+ * @done: called once every REVOKE completion has arrived -- possibly
+ *	before returning, when nothing was granted; it may free @f's owner,
+ *	so the caller must not touch it afterwards
+ * @failed: gets the number of revocations the provider refused (may be NULL)
+ *
+ * Return: the number of revocations started.
  */
 unsigned int rpcrdma__xfence_start(struct rpcrdma__xfence *f, struct rpcrdma__xdev *dev,
 				   struct rpcrdma__xgrant *g, unsigned int n,
 				   void (*done)(struct rpcrdma__xfence *), unsigned int *failed);
 
-/* Takes @f off its device's list of deferred revocations (its owner is
- * being freed with the provider instance still open). */
+/**
+ * rpcrdma__xfence_cancel - take a fence off its device's deferred list
+ * @f: the fence, whose owner is being freed with the instance still open
+ */
 void rpcrdma__xfence_cancel(struct rpcrdma__xfence *f);
-
-/*
- * ddp.c: the XDR DDP hooks.
- */
-
-/* A DDP-eligible argument taken out of a call (a Read chunk candidate). */
-struct rpcrdma__ddp_item {
-	size_t pos; /* XDR position in the reduced stream */
-	const void *data;
-	uint32_t len;
-};
-
-/* Requester, encoding a call: records DDP items. */
-struct rpcrdma__ddp_call {
-	struct rpcrdma_xdr_ddp base;
-	uint32_t nitems;
-	uint32_t max_len; /* items longer than this stay inline */
-	struct rpcrdma__ddp_item items[RPCRDMA__XPRT_MAX_DDP];
-};
-
-void rpcrdma__ddp_call_init(struct rpcrdma__ddp_call *d, uint32_t max_len);
-
-/* Requester: one Write chunk a call offered, and what the reply said of it. */
-struct rpcrdma__wchunk {
-	uint8_t *buf;     /* the caller's memory; NULL for a zero-length chunk */
-	size_t len;       /* its room; 0: the result is to come inline */
-	uint32_t seg0;    /* first of its segments in the call's segment table */
-	uint32_t nsegs;
-	uint64_t written; /* bytes the responder wrote there */
-};
-
-/* Requester, decoding a reply: resolves the n-th DDP item against the n-th
- * Write chunk offered. */
-struct rpcrdma__ddp_reply {
-	struct rpcrdma_xdr_ddp base;
-	const struct rpcrdma__wchunk *chunks;
-	uint32_t nchunks;
-	uint32_t next; /* chunks the items decoded so far consumed */
-};
-
-void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, const struct rpcrdma__wchunk *chunks,
-			     uint32_t nchunks);
-
-/*
- * Responder, encoding a reply: takes DDP results into the call's Write
- * chunks.  A result of at least RPCRDMA__XPRT_ZC_MIN bytes, when the core
- * keeps its memory until the reply is done (struct rpcrdma__sreq done), is
- * written straight from where the application put it, through a
- * registration made for this reply; smaller ones, and every result when
- * the memory is not kept, are copied into a registered buffer that stays
- * with the request slot for the next reply.
- */
-#define RPCRDMA__XPRT_ZC_MIN (32u << 10)
-/* Copy buffers larger than this are not kept between replies. */
-#define RPCRDMA__XPRT_KEEP_MAX (256u << 10)
-
-struct rpcrdma__ddp_result {
-	uint32_t chunk; /* index in the call's Write list */
-	uint32_t len;
-	const uint8_t *src;          /* where the Write reads from */
-	struct rpcrdma_prov_mr *mr;  /* its registration */
-	struct rpcrdma_prov_mr *own; /* made for this reply (zero copy), or NULL */
-	struct rpcrdma__xbuf buf;    /* copy buffer, kept between replies */
-};
-
-struct rpcrdma__ddp_resp {
-	struct rpcrdma_xdr_ddp base;
-	struct rpcrdma_provider *prov;
-	const struct rpcrdma_hdr *call;
-	uint32_t next; /* next unused Write chunk */
-	uint32_t nresults;
-	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
-	int error;                /* first failure (memory, registration) */
-	bool zero_copy;           /* the source memory outlives the reply's operations */
-	uint64_t zero_copy_bytes; /* counters: bytes written without a copy */
-	uint64_t copied_bytes;
-};
-
-/* Starts a reply.  The copy buffers of an earlier reply are kept. */
-void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call, bool zero_copy);
-/* Ends a reply: registrations made for it go, large copy buffers too.
- * Only once no posted operation reads from them. */
-void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d);
-/* Frees everything, kept copy buffers included.  Zeroes @d first use. */
-void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d);
-/* Bytes the call's Write chunk @i can take. */
-uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i);
-
-/* Responder, decoding an RDMA_MSGP call (accept_msgp): skips the padding
- * the requester put before large DDP-eligible items. */
-struct rpcrdma__ddp_msgp {
-	struct rpcrdma_xdr_ddp base;
-	struct rpcrdma_xdr_stream *xdr; /* the stream handed to the core */
-	size_t hdr_len;                 /* transport header before the payload */
-	uint32_t align, thresh;
-};
-
-void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stream *xdr,
-			    size_t hdr_len, uint32_t align, uint32_t thresh);
 
 /*
  * Bidirectional RPC-over-RDMA (RFC 8167; partner.c, and bidir.c for the
@@ -427,8 +457,9 @@ struct rpcrdma__xpartner;
  * @free: frees the partner (idle, or its provider instance about to close)
  * @stats: adds the partner's counters to @out's reverse-direction ones
  *
- * Each role provides one table (clnt.c: the reverse requester; svc.c: the
- * callback responder); the ones a role does not need may be NULL.
+ * Each role provides one table (clnt_partner.c: the reverse requester;
+ * svc_partner.c: the callback responder); the ones a role does not need
+ * may be NULL.
  */
 struct rpcrdma__xpartner_ops {
 	void (*recv)(struct rpcrdma__xpartner *p, const uint8_t *buf, uint32_t len,
@@ -509,13 +540,28 @@ struct rpcrdma__xopt_ctx {
 
 /* properties.c: RPCRDMA_OPT_PROPERTIES (docs/rpcrdma-v2-properties.md). */
 extern const struct rpcrdma__opt_feature rpcrdma__xprops_feature;
-/* Our properties as rdma_optinfo (both roles send the same four).
- * Returns the length or -ENOSPC. */
+/**
+ * rpcrdma__xprops_build - our properties as rdma_optinfo (both roles send the same four)
+ * @buf: where they are encoded
+ * @cap: room in @buf
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ * @credits: our credits
+ *
+ * Return: the length, or -ENOSPC.
+ */
 int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t our_recv,
 			  uint32_t credits);
 
-/* Tests: the provider instance behind a transport (for its counters). */
+/**
+ * rpcrdma__xprt_clnt_provider - tests: the provider instance behind a requester
+ * @t: the transport
+ */
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);
+/**
+ * rpcrdma__xprt_svc_provider - tests: the provider instance behind a responder
+ * @t: the transport
+ */
 struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t);
 
 #endif /* RPCRDMA_XPRT_XPRT_H */
