@@ -4,7 +4,7 @@
  * completion queue per instance, the endpoints of its connections, the
  * libfabric registrations behind local buffers and per-RPC grants, and the
  * choice of memory keys.  The facts it relies on were measured on libfabric
- * 1.17 and are listed in the project's LIBFABRIC.md.
+ * 1.17 (OFI_API_VERSION) and are stated where the code relies on them.
  *
  * Normal operation.  Each posted operation takes a slot (struct ofi_op) from
  * its connection; the slot is libfabric's op_context, and a Read or Write
@@ -56,7 +56,7 @@
 #include "common/list.h"
 #include "provider/provider.h"
 
-/* The oldest libfabric whose tcp behaviour LIBFABRIC.md describes. */
+/* The oldest libfabric whose tcp behaviour this provider was measured on. */
 #define OFI_API_VERSION FI_VERSION(1, 17)
 /* Local scatter entries we keep per slot (tcp offers 4). */
 #define OFI_SGE_MAX 8u

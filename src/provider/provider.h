@@ -404,14 +404,35 @@ struct rpcrdma_provider_ops {
 int rpcrdma__provider_open(const char *name, const struct rpcrdma_prov_open_attr *attr,
                            struct rpcrdma_provider **out);
 
-/** rpcrdma__provider_lookup - the vtable of @name, or NULL. */
+/**
+ * rpcrdma__provider_lookup - a built-in provider's vtable
+ * @name: "ofi" or "verbs"
+ *
+ * Return: its ops, or NULL when no provider of that name is built in.
+ */
 const struct rpcrdma_provider_ops *rpcrdma__provider_lookup(const char *name);
 
-/** rpcrdma__provider_names - NULL-terminated list of built-in providers. */
+/**
+ * rpcrdma__provider_names - the built-in providers
+ *
+ * Return: their names, NULL-terminated.
+ */
 const char *const *rpcrdma__provider_names(void);
 
+/**
+ * rpcrdma__provider_status_str - a completion status by name (traces, tests)
+ * @st: the status
+ */
 const char *rpcrdma__provider_status_str(enum rpcrdma_prov_status st);
+/**
+ * rpcrdma__provider_event_str - an event type by name
+ * @t: the type
+ */
 const char *rpcrdma__provider_event_str(enum rpcrdma_prov_event_type t);
+/**
+ * rpcrdma__provider_op_str - an operation by name
+ * @op: the operation
+ */
 const char *rpcrdma__provider_op_str(enum rpcrdma_prov_op op);
 
 /*
@@ -425,20 +446,44 @@ struct rpcrdma_prov_evq {
 	size_t cap, head, count;
 };
 
-/* Appends a copy of @ev.  -ENOMEM leaves the queue as it was. */
+/**
+ * rpcrdma__provider_evq_push - queue a copy of an event
+ * @q: the queue
+ * @ev: the event
+ *
+ * Return: 0, or -ENOMEM (the queue is left as it was).
+ */
 int rpcrdma__provider_evq_push(struct rpcrdma_prov_evq *q, const struct rpcrdma_prov_event *ev);
+/**
+ * rpcrdma__provider_evq_pop - take the oldest queued event
+ * @q: the queue
+ * @ev: where it is copied
+ *
+ * Return: false when the queue is empty.
+ */
 bool rpcrdma__provider_evq_pop(struct rpcrdma_prov_evq *q, struct rpcrdma_prov_event *ev);
-/*
- * Makes queued events forget @c (completions lose their conn, connection
- * events are dropped: type 0, skip it when popped) and @l (listener set to
- * NULL).  Either may be NULL.
+/**
+ * rpcrdma__provider_evq_scrub - make queued events forget a connection or listener
+ * @q: the queue
+ * @c: completions lose their conn, connection events are dropped (type 0:
+ *	skip it when popped); may be NULL
+ * @l: events naming it get a NULL listener; may be NULL
  */
 void rpcrdma__provider_evq_scrub(struct rpcrdma_prov_evq *q, const struct rpcrdma_prov_conn *c,
                                  const struct rpcrdma_prov_listener *l);
+/**
+ * rpcrdma__provider_evq_free - free a queue's storage
+ * @q: the queue
+ */
 void rpcrdma__provider_evq_free(struct rpcrdma_prov_evq *q);
 
-/* Copies a peer's private data into @ev, truncating (and flagging) beyond
- * RPCRDMA_PROV_PRIVATE_MAX. */
+/**
+ * rpcrdma__provider_copy_private - a peer's private data into an event
+ * @ev: the event
+ * @data: the data
+ * @len: its length; beyond RPCRDMA_PROV_PRIVATE_MAX it is truncated (and
+ *	the event flagged)
+ */
 void rpcrdma__provider_copy_private(struct rpcrdma_prov_event *ev, const void *data, size_t len);
 
 /*
@@ -457,22 +502,56 @@ struct rpcrdma_prov_inbox {
 	struct rpcrdma_prov_inbox_item *head, **tail;
 };
 
-/* Creates the eventfd and adds it to @epfd.  Returns 0 or -errno. */
+/**
+ * rpcrdma__provider_inbox_init - create an inbox's eventfd, watched by @epfd
+ * @ib: the inbox
+ * @epfd: the instance's epoll set
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__provider_inbox_init(struct rpcrdma_prov_inbox *ib, int epfd);
-/* Any thread.  Returns 0 or -errno (the item was not queued). */
+/**
+ * rpcrdma__provider_inbox_push - queue an item for the owner (any thread)
+ * @ib: the inbox
+ * @it: the item
+ *
+ * Return: 0, or a negative errno (the item was not queued).
+ */
 int rpcrdma__provider_inbox_push(struct rpcrdma_prov_inbox *ib, struct rpcrdma_prov_inbox_item *it);
-/* The same, with @prep(@arg) run under the inbox's lock first: the item is
- * queued only if it returns 0 (else its error is returned), and the owner's
- * next take waits until both are done.  Lets a source finish moving a
- * resource whose events the owner may see before the item arrives. */
+/**
+ * rpcrdma__provider_inbox_push_with - queue an item after preparing under the lock
+ * @ib: the inbox
+ * @it: the item
+ * @prep: run under the inbox's lock first; the item is queued only if it
+ *	returns 0, and the owner's next take waits until both are done
+ * @arg: its argument
+ *
+ * Lets a source finish moving a resource whose events the owner may see
+ * before the item arrives.
+ *
+ * Return: 0, @prep's error, or a negative errno.
+ */
 int rpcrdma__provider_inbox_push_with(struct rpcrdma_prov_inbox *ib,
 				      struct rpcrdma_prov_inbox_item *it, int (*prep)(void *),
 				      void *arg);
-/* The owner's thread: every item queued so far, oldest first, or NULL. */
+/**
+ * rpcrdma__provider_inbox_take - every item queued so far (owner's thread)
+ * @ib: the inbox
+ *
+ * Return: the items, oldest first, or NULL.
+ */
 struct rpcrdma_prov_inbox_item *rpcrdma__provider_inbox_take(struct rpcrdma_prov_inbox *ib);
-/* The caller frees what rpcrdma__provider_inbox_take() still returns. */
+/**
+ * rpcrdma__provider_inbox_destroy - close an inbox
+ * @ib: the inbox; the caller frees what rpcrdma__provider_inbox_take()
+ *	still returns
+ */
 void rpcrdma__provider_inbox_destroy(struct rpcrdma_prov_inbox *ib);
-/* Whether @fd is the inbox's eventfd (epoll dispatch). */
+/**
+ * rpcrdma__provider_inbox_fd - whether @fd is the inbox's eventfd (epoll dispatch)
+ * @ib: the inbox
+ * @fd: a ready descriptor
+ */
 bool rpcrdma__provider_inbox_fd(const struct rpcrdma_prov_inbox *ib, int fd);
 
 /*
@@ -492,11 +571,24 @@ struct rpcrdma_prov_poll_state {
 	void *ctx;
 };
 
+/**
+ * rpcrdma__provider_poll_loop - the poll every implementation runs
+ * @ps: the instance's queue, counters, failure and @fill (see above)
+ * @ev: where events are stored
+ * @max: room in @ev
+ *
+ * Return: as the provider's poll does.
+ */
 int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,
 				struct rpcrdma_prov_event *ev, unsigned int max);
 
-/* Records @sa as @c's peer address when it is a well-formed IPv4 or IPv6
- * address of at least its family's size; otherwise leaves it unknown. */
+/**
+ * rpcrdma__provider_set_peer - record a connection's peer address
+ * @c: the connection
+ * @sa: the address; taken only when a well-formed IPv4 or IPv6 address of
+ *	at least its family's size (otherwise the peer stays unknown)
+ * @len: its length
+ */
 void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa,
 				size_t len);
 
@@ -519,27 +611,63 @@ struct rpcrdma_prov_keys {
 	uint32_t table[2 * RPCRDMA_PROV_QUARANTINE]; /* the same, 0 = empty */
 };
 
-/* 0, -EAGAIN (no acceptable key in many draws), or getrandom()'s -errno. */
+/**
+ * rpcrdma__provider_key_draw - a fresh handle
+ * @k: the instance's keys
+ * @key: the handle drawn
+ *
+ * Return: 0, -EAGAIN (no acceptable key in many draws), or getrandom()'s
+ * negative errno.
+ */
 int rpcrdma__provider_key_draw(struct rpcrdma_prov_keys *k, uint32_t *key);
+/**
+ * rpcrdma__provider_key_quarantined - whether @key was retired recently
+ * @k: the instance's keys
+ * @key: a handle
+ */
 bool rpcrdma__provider_key_quarantined(const struct rpcrdma_prov_keys *k, uint32_t key);
+/**
+ * rpcrdma__provider_key_retire - put a revoked handle in quarantine
+ * @k: the instance's keys
+ * @key: the handle
+ */
 void rpcrdma__provider_key_retire(struct rpcrdma_prov_keys *k, uint32_t key);
 
-/* [addr, addr + len) lies inside [base, base + blen). */
+/**
+ * rpcrdma__provider_range_in - whether [addr, addr + len) lies inside [base, base + blen)
+ * @addr: the range
+ * @len: its length
+ * @base: the enclosing range
+ * @blen: its length
+ */
 bool rpcrdma__provider_range_in(const void *addr, size_t len, const void *base, size_t blen);
 
-/*
- * Checks a local scatter list against @max entries and the registrations of
- * @p (mr may be NULL only if @mr_optional).  Returns the byte total or
- * -EINVAL.
+/**
+ * rpcrdma__provider_sgl_check - check a local scatter list
+ * @p: the instance whose registrations the entries must lie in
+ * @sgl: the list
+ * @nsge: its entries
+ * @max: the most entries allowed
+ * @mr_optional: an entry's mr may be NULL
+ *
+ * Return: the byte total, or -EINVAL.
  */
 int64_t rpcrdma__provider_sgl_check(const struct rpcrdma_provider *p,
                                     const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
                                     unsigned int max, bool mr_optional);
 
-/*
- * Checks the arguments of an RDMA Read or Write against the caps: entry
- * counts, registrations, segment lengths, offsets that would wrap, and
- * equal non-zero totals.  Returns the total or -EINVAL.
+/**
+ * rpcrdma__provider_rma_check - check an RDMA Read's or Write's arguments
+ * @p: the instance (its caps and registrations)
+ * @sgl: the local entries
+ * @nsge: their number
+ * @segs: the remote segments
+ * @nseg: their number
+ *
+ * Entry counts, registrations, segment lengths, offsets that would wrap,
+ * and equal non-zero totals.
+ *
+ * Return: the total, or -EINVAL.
  */
 int64_t rpcrdma__provider_rma_check(const struct rpcrdma_provider *p,
                                     const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
@@ -564,6 +692,19 @@ struct rpcrdma_prov_rma_piece {
 	struct rpcrdma_prov_rseg remote[RPCRDMA_PROV_MAX_RSEGS];
 };
 
+/**
+ * rpcrdma__provider_rma_next - the next work request of a split Read or Write
+ * @cur: the cursor (zeroed to start)
+ * @sgl: the local entries
+ * @nsge: their number
+ * @segs: the remote segments
+ * @nseg: their number
+ * @lmax: local entries one request may take
+ * @rmax: remote entries one request may take
+ * @out: the request
+ *
+ * Return: true while a request was filled, false when nothing is left.
+ */
 bool rpcrdma__provider_rma_next(struct rpcrdma_prov_rma_cursor *cur,
                                 const struct rpcrdma_prov_sge *sgl, unsigned int nsge,
                                 const struct rpcrdma_prov_rseg *segs, unsigned int nseg,

@@ -12,37 +12,7 @@
 #include "rpc/transport.h"
 
 /* TCP: the largest record accepted when opts.max_record is 0. */
-#define RPCRDMA__TCP_MAX_RECORD_DEFAULT ((1u << 20) + (64u << 10))
-
-/*
- * The server's resource bounds (rpcrdma_server_opts, docs/security.md),
- * with the defaults applied.  Why these defaults: six idle minutes is what
- * the Linux NFS server allows; 30 seconds for a call to arrive or a reply
- * to move is far beyond any healthy network and short enough that a
- * stalled peer is gone long before a client's own time-out would retry;
- * 8 MiB of queued replies covers a pipeline of eight 1 MiB READs, which
- * fills any link a client can keep up with; 256 MiB of Read-chunk buffers
- * is 64 concurrent 4 MiB WRITEs per transport.
- */
-#define RPCRDMA__SVC_MAX_CONNS_DEFAULT 1024u
-#define RPCRDMA__SVC_IDLE_MS_DEFAULT 360000u
-#define RPCRDMA__SVC_RECORD_MS_DEFAULT 30000u
-#define RPCRDMA__SVC_QUEUED_DEFAULT ((size_t)8 << 20)
-#define RPCRDMA__SVC_DRAIN_MS_DEFAULT 30000u
-#define RPCRDMA__SVC_READ_BYTES_DEFAULT ((size_t)256 << 20)
-
-struct rpcrdma__svc_bounds {
-	unsigned int max_conns;
-	uint32_t idle_ms, record_ms, drain_ms;
-	size_t max_queued;
-	size_t max_read_bytes;
-	/* How often a connection looks at its clocks: a quarter of the
-	 * shortest time-out, within 10 ms .. 5 s. */
-	uint32_t tick_ms;
-};
-
-void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
-			    struct rpcrdma__svc_bounds *out);
+#define RPCRDMA__TCP_MAX_RECORD_DEFAULT RPCRDMA__SVC_MAX_RECORD_DEFAULT
 
 /**
  * The transport ops for @kind.  Returns 0, -EINVAL for an unknown value, or
@@ -74,6 +44,9 @@ int rpcrdma__rpcbind_port(struct rpcrdma_loop *loop, uint32_t prog, uint32_t ver
 void rpcrdma__client_disconnect(struct rpcrdma_client *clnt);
 struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *clnt);
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *srv);
+/* The core client behind a backchannel (backchannel.c; to steer its XIDs). */
+struct rpcrdma_backchannel;
+struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *bc);
 
 /*
  * Bidirectional RPC (backchannel.c).  A core client or server whose

@@ -256,6 +256,39 @@ struct rpcrdma__svc_transport_ops {
 	void (*stats)(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out);
 };
 
+/*
+ * The server's resource bounds (rpcrdma_server_opts, docs/security.md),
+ * with the defaults applied.  Why these defaults: six idle minutes is what
+ * the Linux NFS server allows; 30 seconds for a call to arrive or a reply
+ * to move is far beyond any healthy network and short enough that a
+ * stalled peer is gone long before a client's own time-out would retry;
+ * 8 MiB of queued replies covers a pipeline of eight 1 MiB READs, which
+ * fills any link a client can keep up with; 256 MiB of Read-chunk buffers
+ * is 64 concurrent 4 MiB WRITEs per transport.  Every server transport
+ * enforces them; the core computes them (rpcrdma__svc_bounds_of, svc.c).
+ */
+/* The largest call a server takes when opts.max_record is 0 (any transport). */
+#define RPCRDMA__SVC_MAX_RECORD_DEFAULT ((1u << 20) + (64u << 10))
+#define RPCRDMA__SVC_MAX_CONNS_DEFAULT 1024u
+#define RPCRDMA__SVC_IDLE_MS_DEFAULT 360000u
+#define RPCRDMA__SVC_RECORD_MS_DEFAULT 30000u
+#define RPCRDMA__SVC_QUEUED_DEFAULT ((size_t)8 << 20)
+#define RPCRDMA__SVC_DRAIN_MS_DEFAULT 30000u
+#define RPCRDMA__SVC_READ_BYTES_DEFAULT ((size_t)256 << 20)
+
+struct rpcrdma__svc_bounds {
+	unsigned int max_conns;
+	uint32_t idle_ms, record_ms, drain_ms;
+	size_t max_queued;
+	size_t max_read_bytes;
+	/* How often a connection looks at its clocks: a quarter of the
+	 * shortest time-out, within 10 ms .. 5 s. */
+	uint32_t tick_ms;
+};
+
+void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
+			    struct rpcrdma__svc_bounds *out);
+
 extern const struct rpcrdma__clnt_transport_ops rpcrdma__tcp_clnt_ops;
 extern const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops;
 extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_clnt_ops;

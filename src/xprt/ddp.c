@@ -4,7 +4,7 @@
  * rpcrdma_xdr_decode_ddp() and the chunks of RPC-over-RDMA.
  *
  *   - Requester, encoding a call: every DDP-eligible argument leaves the
- *     stream and is recorded; clnt.c then decides per call whether the
+ *     stream and is recorded; clnt_marshal.c then decides per call whether the
  *     items travel in Read chunks, go back inline, or ride in a Long Call.
  *   - Requester, decoding a reply: the n-th DDP-eligible result resolves
  *     against the n-th Write chunk offered; what the responder placed
@@ -18,12 +18,12 @@
  *     requester put before large items is skipped.
  *
  * Nothing here touches the wire or the provider except the responder's
- * result buffers, registered so svc.c can RDMA Write from them.
+ * result buffers, registered so svc_send.c can RDMA Write from them.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "xprt/xprt.h"
+#include "xprt/ddp.h"
 
 static int call_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
 {

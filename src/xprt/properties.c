@@ -8,7 +8,7 @@
  * responder: the peer's receive size becomes our inline send threshold,
  * without a reconnection (draft 5.2), and the answer carries our own
  * properties back under the same XID.  The requester's half (sending the
- * exchange once Version Two is agreed, applying the answer) is in clnt.c.
+ * exchange once Version Two is agreed, applying the answer) is in clnt_vers.c.
  */
 #include <errno.h>
 #include <string.h>

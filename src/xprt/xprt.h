@@ -1,18 +1,13 @@
 /*
- * The RPC-over-RDMA connection engine (Versions One and Two): internal interfaces
- * shared by its files.
- *
- *   conn.c  a provider instance driven by the event loop (struct
- *           rpcrdma__xdev), registered buffers, receive buffer pools,
- *           connection state common to both roles (thresholds, send queue
- *           and receive accounting), remote-access fencing, private data.
- *   clnt.c  the requester: rpcrdma__rdma_clnt_ops.
- *   svc.c   the responder: rpcrdma__rdma_svc_ops.
- *   ddp.c   the XDR direct-data-placement hooks of both roles.
- *
- * The protocol decisions (which message form, credit values, chunk layout)
- * come from src/proto/plan.h; this engine owns memory, registration,
- * ordering and the connection life cycle.
+ * The RPC-over-RDMA connection engine (Versions One and Two): the
+ * interfaces its files share.  conn.c drives a provider instance from the
+ * event loop and owns buffers, receive pools, the state of a connection
+ * common to both roles, fencing and private data; partner.c the
+ * role-neutral part of bidirectional operation; ddp.c (ddp.h) the XDR DDP
+ * hooks; properties.c the transport properties feature.  The requester is
+ * clnt_*.c (clnt.h), the responder svc_*.c (svc.h); only bidir.c knows
+ * both.  Protocol decisions come from src/proto/plan.h.  The whole story,
+ * with a call's path through the files, is in docs/architecture.md.
  *
  * Threads: everything here belongs to the loop's thread.
  */
@@ -46,14 +41,15 @@
 #define RPCRDMA__XPRT_MAX_MSG (16u << 20)
 /* DDP-eligible arguments one call moves in Read chunks; more go inline. */
 #define RPCRDMA__XPRT_MAX_DDP 8u
-/* Segments of the one Write chunk a call offers for its DDP result. */
+/* Segments one call offers in all its Write chunks together, and in its
+ * Reply chunk. */
 #define RPCRDMA__XPRT_MAX_WSEGS 8u
 /* Write chunks one call offers (RPCRDMA_CALL_MAX_WRITE_CHUNKS). */
 #define RPCRDMA__XPRT_MAX_WCHUNKS 4u
 /* Bytes in one segment we advertise (and the provider's max_msg_size). */
 #define RPCRDMA__XPRT_MAX_SEG (1u << 30)
 /* Remote grants one call may hold: Read chunks, the Position-Zero chunk,
- * the Write chunk and the Reply chunk. */
+ * the Write chunks' segments and the Reply chunk. */
 #define RPCRDMA__XPRT_MAX_GRANTS (RPCRDMA__XPRT_MAX_DDP + 1 + RPCRDMA__XPRT_MAX_WSEGS + 1)
 /* Room reserved for a transport header in our send buffers: every header
  * this engine sends fits (see rpcrdma__plan_call's -EMSGSIZE). */
@@ -90,19 +86,51 @@ struct rpcrdma__xdev {
 	void *ctx;
 	int failed;                       /* 0, or the instance's error: only close is left */
 	struct rpcrdma__xfence *deferred; /* fences waiting to revoke more */
+	/* Reverse-direction partners their core let go of while operations
+	 * were outstanding (partner.c): freed once idle, or at close. */
+	struct rpcrdma__xpartner *buried;
 };
 
+/**
+ * rpcrdma__xdev_open - open a provider instance and watch it from a loop
+ * @dev: the device to fill
+ * @loop: the loop that drives it
+ * @name: the provider ("ofi" or "verbs")
+ * @local: the local address that picks the device
+ * @locallen: its length
+ * @on_event: connection, listener and device events (not completions)
+ * @ctx: @dev->ctx
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
 		       const struct sockaddr *local, socklen_t locallen,
 		       void (*on_event)(struct rpcrdma__xdev *, const struct rpcrdma_prov_event *),
 		       void *ctx);
-/* Stops the loop's watches and closes the instance: no event follows. */
+/**
+ * rpcrdma__xdev_close - stop the loop's watches and close the instance
+ * @dev: the device; no event follows
+ */
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev);
-/* Polls and dispatches up to @max events.  Returns how many. */
+/**
+ * rpcrdma__xdev_drain - poll and dispatch events
+ * @dev: the device
+ * @max: the most events to dispatch
+ *
+ * Return: how many were dispatched.
+ */
 unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max);
 
-/* The local address a connection to @dst would leave from (a route
- * look-up through a connected UDP socket); port 0. */
+/**
+ * rpcrdma__xprt_local_addr - the local address a connection would leave from
+ * @dst: the destination
+ * @dstlen: its length
+ * @out: the address (port 0), from a route look-up through a connected
+ *	UDP socket
+ * @outlen: its length
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xprt_local_addr(const struct sockaddr *dst, socklen_t dstlen,
 			     struct sockaddr_storage *out, socklen_t *outlen);
 
@@ -116,8 +144,19 @@ struct rpcrdma__xbuf {
 	struct rpcrdma_prov_mr *mr;
 };
 
-/* Makes @b at least @len bytes (keeps it when already large enough). */
+/**
+ * rpcrdma__xbuf_reserve - make a registered buffer at least @len bytes
+ * @p: the provider instance that registers it
+ * @b: the buffer (kept when already large enough)
+ * @len: the bytes needed
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len);
+/**
+ * rpcrdma__xbuf_free - deregister and free a buffer
+ * @b: the buffer (emptied)
+ */
 void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b);
 
 /*
@@ -133,11 +172,27 @@ struct rpcrdma__xbuf_spares {
 	size_t bytes, max_bytes;
 };
 
-/* As rpcrdma__xbuf_reserve(), taking the smallest spare that fits first. */
+/**
+ * rpcrdma__xbuf_take - as rpcrdma__xbuf_reserve(), from the spares first
+ * @sp: the spares; the smallest that fits is taken
+ * @p: the provider instance
+ * @b: the buffer
+ * @len: the bytes needed
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider *p,
 		       struct rpcrdma__xbuf *b, size_t len);
-/* Gives @b (emptied) to the spares, or frees it when they are full. */
+/**
+ * rpcrdma__xbuf_give - keep a buffer for reuse
+ * @sp: the spares (full: the buffer is freed)
+ * @b: the buffer (emptied)
+ */
 void rpcrdma__xbuf_give(struct rpcrdma__xbuf_spares *sp, struct rpcrdma__xbuf *b);
+/**
+ * rpcrdma__xbuf_spares_free - free every spare
+ * @sp: the spares
+ */
 void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp);
 
 /*
@@ -167,17 +222,40 @@ struct rpcrdma__xrecv_pool {
 	struct rpcrdma__xrecv_slab *slabs;
 };
 
+/**
+ * rpcrdma__xrecv_pool_init - an empty pool of receive buffers
+ * @pool: the pool
+ * @prov: the provider instance that registers its slabs
+ * @size: the size of every buffer (our inline receive size)
+ * @max: the most buffers it may hold
+ */
 void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_provider *prov,
 			      uint32_t size, uint32_t max);
+/**
+ * rpcrdma__xrecv_pool_destroy - free a pool's slabs
+ * @pool: the pool, none of whose buffers may still be posted
+ */
 void rpcrdma__xrecv_pool_destroy(struct rpcrdma__xrecv_pool *pool);
-/* NULL when the pool is at its limit or memory ran out. */
+/**
+ * rpcrdma__xrecv_get - a receive buffer
+ * @pool: the pool
+ *
+ * Return: the buffer, or NULL when the pool is at its limit or memory ran
+ * out.
+ */
 struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool);
+/**
+ * rpcrdma__xrecv_put - give a receive buffer back
+ * @pool: the pool
+ * @r: the buffer
+ */
 void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r);
 
 /*
  * One connection, as both roles see it.  A requester and a responder embed
  * it; the role-specific state (credits, calls) lives with the role, so a
- * future bidirectional connection carries both on one of these.
+ * bidirectional connection carries both on one of these (the partner's
+ * copy shares the owner's provider connection).
  */
 enum rpcrdma__xconn_state {
 	RPCRDMA__XCONN_IDLE,       /* no provider connection */
@@ -217,38 +295,80 @@ struct rpcrdma__xconn {
 	uint32_t bc_sq_share;
 };
 
-/* Posts receives until @target are posted (or the pool is out).  Returns
- * 0, or the error of a post that failed. */
+/**
+ * rpcrdma__xconn_fill_recvs - post receives up to a target
+ * @c: the connection
+ * @target: receives to have posted (fewer when the pool is out)
+ *
+ * Return: 0, or the error of a post that failed.
+ */
 int rpcrdma__xconn_fill_recvs(struct rpcrdma__xconn *c, uint32_t target);
-/* Posts one receive (a buffer the caller took back from a completion). */
+/**
+ * rpcrdma__xconn_repost - post one receive again
+ * @c: the connection
+ * @r: a buffer the caller took back from a completion
+ *
+ * Return: 0 or a negative errno.
+ */
 int rpcrdma__xconn_repost(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r);
-/* A receive completed: accounting (ops_out included).  True when it
- * belongs to @c's current connection (false: a stale completion, the
- * buffer went back to the pool). */
+/**
+ * rpcrdma__xconn_recv_completed - account for a receive completion
+ * @c: the connection (ops_out included)
+ * @r: the buffer
+ * @ev: the completion
+ *
+ * Return: true when it belongs to @c's current connection; false for a
+ * stale completion, whose buffer went back to the pool.
+ */
 bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xrecv *r,
 				   const struct rpcrdma_prov_event *ev);
 
-/* Our RFC 8797 private data.  Returns its length. */
+/**
+ * rpcrdma__xconn_private - our RFC 8797 private data
+ * @inline_send: our inline send size
+ * @inline_recv: our inline receive size
+ * @invalidate: we take Send With Invalidate
+ * @buf: where it is encoded
+ * @cap: room in @buf
+ *
+ * Return: its length.
+ */
 size_t rpcrdma__xconn_private(uint32_t inline_send, uint32_t inline_recv, bool invalidate,
 			      uint8_t *buf, size_t cap);
-/* The peer's private data arrived (or none did): thresholds are set. */
+/**
+ * rpcrdma__xconn_negotiate - set the thresholds from the peer's private data
+ * @c: the connection
+ * @pdata: the peer's private data, or NULL when none came
+ * @len: its length
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ */
 void rpcrdma__xconn_negotiate(struct rpcrdma__xconn *c, const void *pdata, size_t len,
 			      uint32_t our_send, uint32_t our_recv);
-/* The connection speaks @vers now: thresholds again, with that version's
- * default for a peer that sent no private data (1024 or 4096).  Called
- * when version negotiation settles, without dropping the connection. */
+/**
+ * rpcrdma__xconn_set_version - the connection speaks @vers now
+ * @c: the connection
+ * @vers: the version negotiation settled on
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ *
+ * Thresholds again, with that version's default for a peer that sent no
+ * private data (1024 or 4096), without dropping the connection.
+ */
 void rpcrdma__xconn_set_version(struct rpcrdma__xconn *c, uint32_t vers, uint32_t our_send,
 				uint32_t our_recv);
 /* Tests: send no RFC 8797 private data (both roles), so that the
  * versions' default thresholds apply. */
 extern bool rpcrdma__xprt_omit_private;
-/* How long a requester's connection may stay in the RDMA handshake
- * (ms; tests shorten it). */
-extern uint32_t rpcrdma__xclnt_handshake_ms;
 
-/* Normalise a configured inline size: 0 means the default; clamped to
- * [1024, RPCRDMA_CM_MAX_INLINE] and rounded down to what RFC 8797 can
- * advertise (whole KiB), so buffers are exactly what the peer is told. */
+/**
+ * rpcrdma__xprt_inline_size - normalise a configured inline size
+ * @configured: 0 for the default
+ *
+ * Return: the size clamped to [1024, RPCRDMA_CM_MAX_INLINE] and rounded
+ * down to what RFC 8797 can advertise (whole KiB), so buffers are exactly
+ * what the peer is told.
+ */
 uint32_t rpcrdma__xprt_inline_size(uint32_t configured);
 
 /*
@@ -275,132 +395,42 @@ struct rpcrdma__xfence {
 	struct rpcrdma__xfence *next_deferred;
 };
 
-/*
- * Revokes the @n grants in @g (entries with g == NULL are skipped, done
- * ones are cleared), and calls f->done once every REVOKE completion has
- * arrived -- possibly before returning, when nothing was granted; @done
- * may free @f's owner, so the caller must not touch it afterwards.
- * *@failed (may be NULL) gets the number of revocations the provider
- * refused.  Returns the number started.
+/**
+ * rpcrdma__xfence_start - revoke a call's grants
+ * @f: the fence
+ * @dev: the device the grants were made on
+ * @g: the grants (entries with g == NULL are skipped, done ones cleared)
+ * @n: their number
+ * @done: called once every REVOKE completion has arrived -- possibly
+ *	before returning, when nothing was granted; it may free @f's owner,
+ *	so the caller must not touch it afterwards
+ * @failed: gets the number of revocations the provider refused (may be NULL)
+ *
+ * Return: the number of revocations started.
  */
 unsigned int rpcrdma__xfence_start(struct rpcrdma__xfence *f, struct rpcrdma__xdev *dev,
 				   struct rpcrdma__xgrant *g, unsigned int n,
 				   void (*done)(struct rpcrdma__xfence *), unsigned int *failed);
 
-/* Takes @f off its device's list of deferred revocations (its owner is
- * being freed with the provider instance still open). */
+/**
+ * rpcrdma__xfence_cancel - take a fence off its device's deferred list
+ * @f: the fence, whose owner is being freed with the instance still open
+ */
 void rpcrdma__xfence_cancel(struct rpcrdma__xfence *f);
 
 /*
- * ddp.c: the XDR DDP hooks.
- */
-
-/* A DDP-eligible argument taken out of a call (a Read chunk candidate). */
-struct rpcrdma__ddp_item {
-	size_t pos; /* XDR position in the reduced stream */
-	const void *data;
-	uint32_t len;
-};
-
-/* Requester, encoding a call: records DDP items. */
-struct rpcrdma__ddp_call {
-	struct rpcrdma_xdr_ddp base;
-	uint32_t nitems;
-	uint32_t max_len; /* items longer than this stay inline */
-	struct rpcrdma__ddp_item items[RPCRDMA__XPRT_MAX_DDP];
-};
-
-void rpcrdma__ddp_call_init(struct rpcrdma__ddp_call *d, uint32_t max_len);
-
-/* Requester: one Write chunk a call offered, and what the reply said of it. */
-struct rpcrdma__wchunk {
-	uint8_t *buf;     /* the caller's memory; NULL for a zero-length chunk */
-	size_t len;       /* its room; 0: the result is to come inline */
-	uint32_t seg0;    /* first of its segments in the call's segment table */
-	uint32_t nsegs;
-	uint64_t written; /* bytes the responder wrote there */
-};
-
-/* Requester, decoding a reply: resolves the n-th DDP item against the n-th
- * Write chunk offered. */
-struct rpcrdma__ddp_reply {
-	struct rpcrdma_xdr_ddp base;
-	const struct rpcrdma__wchunk *chunks;
-	uint32_t nchunks;
-	uint32_t next; /* chunks the items decoded so far consumed */
-};
-
-void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, const struct rpcrdma__wchunk *chunks,
-			     uint32_t nchunks);
-
-/*
- * Responder, encoding a reply: takes DDP results into the call's Write
- * chunks.  A result of at least RPCRDMA__XPRT_ZC_MIN bytes, when the core
- * keeps its memory until the reply is done (struct rpcrdma__sreq done), is
- * written straight from where the application put it, through a
- * registration made for this reply; smaller ones, and every result when
- * the memory is not kept, are copied into a registered buffer that stays
- * with the request slot for the next reply.
- */
-#define RPCRDMA__XPRT_ZC_MIN (32u << 10)
-/* Copy buffers larger than this are not kept between replies. */
-#define RPCRDMA__XPRT_KEEP_MAX (256u << 10)
-
-struct rpcrdma__ddp_result {
-	uint32_t chunk; /* index in the call's Write list */
-	uint32_t len;
-	const uint8_t *src;          /* where the Write reads from */
-	struct rpcrdma_prov_mr *mr;  /* its registration */
-	struct rpcrdma_prov_mr *own; /* made for this reply (zero copy), or NULL */
-	struct rpcrdma__xbuf buf;    /* copy buffer, kept between replies */
-};
-
-struct rpcrdma__ddp_resp {
-	struct rpcrdma_xdr_ddp base;
-	struct rpcrdma_provider *prov;
-	const struct rpcrdma_hdr *call;
-	uint32_t next; /* next unused Write chunk */
-	uint32_t nresults;
-	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
-	int error;                /* first failure (memory, registration) */
-	bool zero_copy;           /* the source memory outlives the reply's operations */
-	uint64_t zero_copy_bytes; /* counters: bytes written without a copy */
-	uint64_t copied_bytes;
-};
-
-/* Starts a reply.  The copy buffers of an earlier reply are kept. */
-void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call, bool zero_copy);
-/* Ends a reply: registrations made for it go, large copy buffers too.
- * Only once no posted operation reads from them. */
-void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d);
-/* Frees everything, kept copy buffers included.  Zeroes @d first use. */
-void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d);
-/* Bytes the call's Write chunk @i can take. */
-uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i);
-
-/* Responder, decoding an RDMA_MSGP call (accept_msgp): skips the padding
- * the requester put before large DDP-eligible items. */
-struct rpcrdma__ddp_msgp {
-	struct rpcrdma_xdr_ddp base;
-	struct rpcrdma_xdr_stream *xdr; /* the stream handed to the core */
-	size_t hdr_len;                 /* transport header before the payload */
-	uint32_t align, thresh;
-};
-
-void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stream *xdr,
-			    size_t hdr_len, uint32_t align, uint32_t thresh);
-
-/*
- * Bidirectional RPC-over-RDMA (RFC 8167; backchannel.c).  The role that
- * opened or accepted a connection (the "owner": the client's requester,
- * the server's responder) posts every receive on it and keeps it; the
- * other direction is served by a "partner" of the opposite role (the
- * client's callback responder, the server's reverse requester) that sends
- * on the owner's connection and never posts receives of its own.  The
- * owner tells each message's direction (rpcrdma__bc_direction) and copies
- * a message of the partner's direction into one of the partner's buffers,
- * so each role keeps its own buffers, credits and counters.
+ * Bidirectional RPC-over-RDMA (RFC 8167; partner.c, and bidir.c for the
+ * glue that knows both roles).  The role that opened or accepted a
+ * connection (the "owner": the client's requester, the server's responder)
+ * posts every receive on it and keeps it; the other direction is served by
+ * a "partner" of the opposite role (the client's callback responder, the
+ * server's reverse requester) that sends on the owner's connection and
+ * never posts receives of its own.  The owner tells each message's
+ * direction (rpcrdma__bc_direction) and hands a message of the partner's
+ * direction to the partner, which copies it into one of its own buffers,
+ * so each role keeps its own buffers, credits and counters.  An owner
+ * reaches its partner only through struct rpcrdma__xpartner, so neither
+ * role depends on the other.
  */
 
 /* Reverse credits, either end: requested (server) or granted (client). */
@@ -411,76 +441,87 @@ void rpcrdma__ddp_msgp_init(struct rpcrdma__ddp_msgp *d, struct rpcrdma_xdr_stre
  * plus its Writes, and the callback responder's Reads go one by one. */
 #define RPCRDMA__BC_SQ_SHARE 48u
 
-/* The direction of the message in @buf (its header decoded against @lim
- * into @scratch): RPCRDMA__DIR_* of proto/direction.h. */
+struct rpcrdma__xpartner;
+
+/**
+ * struct rpcrdma__xpartner_ops - what an owner may ask of its partner
+ * @recv: a message of the partner's direction arrived on the owner's
+ *	connection (@flags: the receive completion's); the partner copies it
+ * @attach: the owner's connection @owner is up: send on it (its version,
+ *	thresholds and send-queue share)
+ * @update: the owner's version or thresholds changed on the same connection
+ * @detach: the owner's connection is going (@err: why, or 0); the partner
+ *	fences what it has in flight while the connection still exists
+ * @idle: nothing posted or fenced is outstanding: @free may be called
+ * @credits: receives the partner asks its owner to keep posted for it
+ * @free: frees the partner (idle, or its provider instance about to close)
+ * @stats: adds the partner's counters to @out's reverse-direction ones
+ *
+ * Each role provides one table (clnt_partner.c: the reverse requester;
+ * svc_partner.c: the callback responder); the ones a role does not need
+ * may be NULL.
+ */
+struct rpcrdma__xpartner_ops {
+	void (*recv)(struct rpcrdma__xpartner *p, const uint8_t *buf, uint32_t len,
+		     unsigned int flags);
+	void (*attach)(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner);
+	void (*update)(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner);
+	void (*detach)(struct rpcrdma__xpartner *p, int err);
+	bool (*idle)(struct rpcrdma__xpartner *p);
+	uint32_t (*credits)(struct rpcrdma__xpartner *p);
+	void (*free)(struct rpcrdma__xpartner *p);
+	void (*stats)(struct rpcrdma__xpartner *p, struct rpcrdma_xprt_stats *out);
+};
+
+/**
+ * struct rpcrdma__xpartner - a role serving the reverse direction
+ * @ops: its operations
+ * @buried_next: link on its device's list of buried partners
+ *
+ * Embedded in the role's transport; the role finds itself back with
+ * container arithmetic.
+ */
+struct rpcrdma__xpartner {
+	const struct rpcrdma__xpartner_ops *ops;
+	struct rpcrdma__xpartner *buried_next;
+};
+
+/**
+ * rpcrdma__bc_direction - the direction of a received message
+ * @buf: the message
+ * @len: its length
+ * @lim: header limits to decode it against
+ * @scratch: where its header is decoded
+ *
+ * Return: RPCRDMA__DIR_* of proto/direction.h.
+ */
 int rpcrdma__bc_direction(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr_limits *lim,
 			  struct rpcrdma_hdr *scratch);
 
-/* clnt.c: the requester as the server's reverse-direction partner. */
-extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;
-/* A requester with no connection of its own, serving connections of
- * @home (a responder: its provider instance, inline sizes). */
-int rpcrdma__xclnt_partner_create(struct rpcrdma__svc_transport *home, uint32_t credits,
-				  const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
-				  struct rpcrdma__clnt_transport **out);
-/* Frees a partner the core let go of (ops->destroy buried it at its home
- * because operations were outstanding): once idle, or with the home's
- * provider instance about to close. */
-void rpcrdma__xclnt_partner_free(struct rpcrdma__clnt_transport *t);
-struct rpcrdma__clnt_transport **rpcrdma__xclnt_buried_next(struct rpcrdma__clnt_transport *t);
-void rpcrdma__xsvc_bury(struct rpcrdma__svc_transport *home, struct rpcrdma__clnt_transport *t);
-/* The owner's connection @owner is up: send on it (its thresholds, a
- * share of its send queue); the owner keeps @credits receives posted for
- * our replies.  The core hears cb->connected when it asked to connect. */
-void rpcrdma__xclnt_partner_attach(struct rpcrdma__clnt_transport *t,
-				   const struct rpcrdma__xconn *owner);
-/* The owner's connection is going: every reverse call in flight is fenced
- * and handed back to the core (cb->disconnected); the core's next connect
- * waits for the next attach. */
-void rpcrdma__xclnt_partner_detach(struct rpcrdma__clnt_transport *t, int err);
-/* A reply-direction message the owner received (copied here). */
-void rpcrdma__xclnt_partner_recv(struct rpcrdma__clnt_transport *t, const uint8_t *buf,
-				 uint32_t len, unsigned int flags);
-/* Nothing posted or fenced is outstanding: the transport may be freed. */
-bool rpcrdma__xclnt_partner_idle(struct rpcrdma__clnt_transport *t);
-/* Receives the partner asks its owner to keep posted (its credits). */
-uint32_t rpcrdma__xclnt_partner_credits(struct rpcrdma__clnt_transport *t);
-/* The owner side of a client hosting callbacks. */
-void rpcrdma__xclnt_set_bc_host(struct rpcrdma__clnt_transport *t,
-				struct rpcrdma__svc_transport *host, uint32_t credits);
-struct rpcrdma__xdev *rpcrdma__xclnt_dev(struct rpcrdma__clnt_transport *t);
-void rpcrdma__xclnt_inline(struct rpcrdma__clnt_transport *t, uint32_t *send, uint32_t *recv);
-
-/* svc.c: the responder as the client's callback partner. */
-int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
-				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
-				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
-				 struct rpcrdma__svc_transport **out);
-void rpcrdma__xsvc_partner_attach(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner);
-/* The owner's version or thresholds changed (Version Two negotiation, the
- * properties exchange) on the same connection. */
-void rpcrdma__xsvc_partner_update(struct rpcrdma__svc_transport *t,
-				  const struct rpcrdma__xconn *owner);
-void rpcrdma__xsvc_partner_detach(struct rpcrdma__svc_transport *t);
-void rpcrdma__xsvc_partner_recv(struct rpcrdma__svc_transport *t, const uint8_t *buf, uint32_t len);
-/* The RDMA connection a request came on (opaque; NULL when it is gone or
- * the request did not come over RDMA), its backchannel and its binding. */
-void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq);
-void *rpcrdma__xsvc_conn_bc(void *conn);
-/* Binds @partner (NULL: unbinds) to @conn for @bc.  Returns 0, -EBUSY when
- * another backchannel holds the connection, -ENOTCONN when it is down. */
-int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__clnt_transport *partner, void *bc);
-struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t);
-void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv);
-/* Counters of a partner, folded into the owner's reverse-direction ones. */
+/**
+ * rpcrdma__bc_fold_stats - a partner's counters as reverse-direction ones
+ * @out: the owner's counters, whose rev_* fields grow
+ * @p: the partner's own counters
+ * @requester: the partner is a reverse requester (server side)
+ */
 void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma_xprt_stats *p,
 			    bool requester);
-/* backchannel.c: the connection @bc was bound to is going. */
-void rpcrdma__bc_conn_down(void *bc);
-/* Tests: the core client behind a backchannel (to steer its XIDs). */
-struct rpcrdma_backchannel;
-struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *bc);
+
+/**
+ * rpcrdma__xdev_bury - keep a partner its core let go of
+ * @dev: the provider instance its operations were posted on
+ * @p: the partner, not idle yet
+ *
+ * The partner is freed by rpcrdma__xdev_reap() once idle.
+ */
+void rpcrdma__xdev_bury(struct rpcrdma__xdev *dev, struct rpcrdma__xpartner *p);
+
+/**
+ * rpcrdma__xdev_reap - free buried partners
+ * @dev: their provider instance
+ * @all: every one (the instance is about to close), not only idle ones
+ */
+void rpcrdma__xdev_reap(struct rpcrdma__xdev *dev, bool all);
 
 /*
  * RPC-over-RDMA Version Two optional features a responder serves (draft
@@ -499,13 +540,28 @@ struct rpcrdma__xopt_ctx {
 
 /* properties.c: RPCRDMA_OPT_PROPERTIES (docs/rpcrdma-v2-properties.md). */
 extern const struct rpcrdma__opt_feature rpcrdma__xprops_feature;
-/* Our properties as rdma_optinfo (both roles send the same four).
- * Returns the length or -ENOSPC. */
+/**
+ * rpcrdma__xprops_build - our properties as rdma_optinfo (both roles send the same four)
+ * @buf: where they are encoded
+ * @cap: room in @buf
+ * @our_send: our inline send size
+ * @our_recv: our inline receive size
+ * @credits: our credits
+ *
+ * Return: the length, or -ENOSPC.
+ */
 int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t our_recv,
 			  uint32_t credits);
 
-/* Tests: the provider instance behind a transport (for its counters). */
+/**
+ * rpcrdma__xprt_clnt_provider - tests: the provider instance behind a requester
+ * @t: the transport
+ */
 struct rpcrdma_provider *rpcrdma__xprt_clnt_provider(struct rpcrdma__clnt_transport *t);
+/**
+ * rpcrdma__xprt_svc_provider - tests: the provider instance behind a responder
+ * @t: the transport
+ */
 struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t);
 
 #endif /* RPCRDMA_XPRT_XPRT_H */

@@ -1,77 +1,18 @@
 /*
- * Bidirectional RPC-over-RDMA (RFC 8167): which way a received message
- * goes, the backchannel objects of the public API (backchannel.h), and the
- * glue that puts a requester and a responder of this engine on one
+ * The public backchannel API (rpcrdma/backchannel.h): a client hosting
+ * callbacks on its own RDMA connection, and a server's backchannels to its
+ * clients (RFC 8167).  Built on the engine's bidirectional glue
+ * (xprt/bidir.h); docs/architecture.md tells how the two roles share a
  * connection.
- *
- * Roles.  The end that opened or accepted a connection keeps it (the
- * "owner": the client's requester, clnt.c; the server's responder, svc.c)
- * and posts every receive on it.  The other direction is a "partner" of
- * the opposite role on the same provider connection: a client's callback
- * responder (svc.c in partner mode) or a server's reverse requester
- * (clnt.c in partner mode).  The owner tells each message's direction from
- * the RPC msg_type (rpcrdma__bc_direction) and copies a message of the
- * partner's direction into one of the partner's buffers, so each role
- * keeps its own buffers, credits (4.1: accounted separately), XID table
- * (2.4: the same XID may be in flight both ways) and counters.
- *
- * Flow control.  A client hosting callbacks posts its forward credits plus
- * its reverse credits of receives, and holds forward calls back unless the
- * reverse ones stay posted (4.3.1); its responder grants those reverse
- * credits.  A server binding a backchannel to a connection raises that
- * connection's receive target by the reverse credits it asks for, before
- * the first reverse call can leave (4.3.2).  A message whose direction
- * cannot be told (RDMA_DONE, unknown procedures, an undecodable header)
- * stays with the owner's role, which never applies its credit value.
- *
- * Recovery (5.4).  When the connection goes, the reverse requester fences
- * its calls and gives them back to its core, whose reconnection attempts
- * wait for the upper layer to bind the backchannel to the client's next
- * connection; the calls' time-outs bound the wait.
  */
+#ifdef RPCRDMA_HAVE_RDMA_XPRT
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/direction.h"
 #include "rpc/core.h"
 #include "rpcrdma/backchannel.h"
-#include "xprt/xprt.h"
-
-int rpcrdma__bc_direction(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr_limits *lim,
-			  struct rpcrdma_hdr *scratch)
-{
-	struct rpcrdma_hdr_fault fault;
-
-	if (rpcrdma_hdr_decode(buf, len, lim, scratch, &fault))
-		return RPCRDMA__DIR_UNKNOWN;
-	if (scratch->hdr_len > len || scratch->payload_len > len - scratch->hdr_len)
-		return RPCRDMA__DIR_INVALID;
-	return (int)rpcrdma__msg_direction(scratch, buf + scratch->hdr_len, scratch->payload_len);
-}
-
-void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma_xprt_stats *p,
-			    bool requester)
-{
-	/* A requester partner (server) sends calls and receives replies; a
-	 * responder partner (client) the other way round. */
-	out->rev_calls += requester ? p->calls_sent : p->calls_received;
-	out->rev_replies += requester ? p->calls_received : p->calls_sent;
-	/* Both ends count a reverse call once when its arguments move by
-	 * RDMA Read (Read chunks or a Long Call). */
-	out->rev_chunk_msgs += p->read_chunk_msgs + p->long_calls;
-	out->rev_long_msgs += p->long_calls + p->long_replies;
-	out->rev_rdma_bytes += p->rdma_read_bytes + p->rdma_write_bytes;
-	out->rev_errors += requester ? p->rdma_errors_received : p->rdma_errors_sent;
-	if (p->credits_granted)
-		out->rev_credits_granted = p->credits_granted;
-	if (p->credits_in_use_max > out->rev_credits_in_use_max)
-		out->rev_credits_in_use_max = p->credits_in_use_max;
-	out->rev_timeouts += p->timeouts;
-	out->rev_retransmits += p->retransmits;
-	out->rev_dropped += p->rev_dropped;
-	out->rev_bad_msgs += p->bad_msgs;
-}
+#include "xprt/bidir.h"
 
 /*
  * Client side: the callback server on the client's own connection.
@@ -93,12 +34,9 @@ static int make_host(void *arg, const struct rpcrdma__svc_cb *cb, void *cb_ctx,
 		     struct rpcrdma__svc_transport **out)
 {
 	const struct host_make *m = arg;
-	uint32_t send, recv;
 
-	rpcrdma__xclnt_inline(m->owner, &send, &recv);
-	return rpcrdma__xsvc_partner_create(rpcrdma__xclnt_dev(m->owner), send, recv,
-					    m->opts->credits, m->opts->refuse_chunks, cb, cb_ctx,
-					    out);
+	return rpcrdma__bc_host_create(m->owner, m->opts->credits, m->opts->refuse_chunks, cb,
+				       cb_ctx, out);
 }
 
 /* The receives the owner keeps for reverse calls: what the host grants. */
@@ -142,7 +80,7 @@ int rpcrdma_client_register_callback(struct rpcrdma_client *clnt, uint32_t prog,
 					       &rpcrdma__rdma_svc_ops, make_host, &m, &host);
 		if (rc)
 			return rc;
-		rpcrdma__xclnt_set_bc_host(owner, rpcrdma__server_transport(host), o.credits);
+		rpcrdma__bc_host_attach(owner, rpcrdma__server_transport(host), o.credits);
 		rpcrdma__client_set_callbacks(clnt, host);
 	}
 	return rpcrdma_server_register(host, prog, vers, procs, nprocs);
@@ -155,7 +93,7 @@ struct rpcrdma_backchannel {
 	struct rpcrdma_server *srv;          /* the core whose connection it uses */
 	struct rpcrdma_client *clnt;         /* the reverse calls' core */
 	struct rpcrdma__clnt_transport *req; /* its requester (a partner) */
-	void *conn;                          /* the connection bound (svc.c), or NULL */
+	void *conn;                          /* the connection bound (engine's), or NULL */
 	bool enabled;
 	struct rpcrdma_backchannel *next;
 };
@@ -183,9 +121,15 @@ static void unbind(struct rpcrdma_backchannel *bc)
 {
 	if (!bc->conn)
 		return;
-	rpcrdma__xclnt_partner_detach(bc->req, -ECONNRESET);
-	(void)rpcrdma__xsvc_conn_bind(bc->conn, NULL, NULL);
+	rpcrdma__bc_unbind(bc->conn, bc->req);
 	bc->conn = NULL;
+}
+
+/* The connection @arg was bound to is going: its calls wait (RFC 8167
+ * 5.4) for the next bind, or their time-outs. */
+static void conn_down(void *arg)
+{
+	unbind(arg);
 }
 
 static void bc_free(struct rpcrdma_backchannel *bc)
@@ -261,7 +205,7 @@ static int make_req(void *arg, const struct rpcrdma__clnt_cb *cb, void *cb_ctx,
 {
 	const struct req_make *m = arg;
 
-	return rpcrdma__xclnt_partner_create(m->home, m->credits, cb, cb_ctx, out);
+	return rpcrdma__bc_req_create(m->home, m->credits, cb, cb_ctx, out);
 }
 
 /* The RDMA connection of @req, or an error. */
@@ -273,7 +217,7 @@ static int req_conn(struct rpcrdma_svc_req *req, void **conn)
 		return -EINVAL;
 	if (rpcrdma__server_ops(srv) != &rpcrdma__rdma_svc_ops)
 		return -EPROTONOSUPPORT;
-	*conn = rpcrdma__xsvc_req_conn(rpcrdma__svc_req_transport(req));
+	*conn = rpcrdma__bc_req_conn(rpcrdma__svc_req_transport(req));
 	return *conn ? 0 : -ENOTCONN;
 }
 
@@ -294,7 +238,7 @@ int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
 	rc = req_conn(req, &conn);
 	if (rc)
 		return rc;
-	bc = rpcrdma__xsvc_conn_bc(conn);
+	bc = rpcrdma__bc_conn_owner(conn);
 	if (bc) {
 		*out = bc;
 		return 0;
@@ -329,7 +273,7 @@ int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
 	rpcrdma__client_set_refusal(bc->clnt, RPCRDMA_ERR_BACKCHANNEL_OFF);
 	bc->next = bc_list_of(srv)->head;
 	bc_list_of(srv)->head = bc;
-	rc = rpcrdma__xsvc_conn_bind(conn, bc->req, bc);
+	rc = rpcrdma__bc_bind(conn, bc->req, conn_down, bc);
 	if (rc) {
 		bc_free(bc);
 		return rc;
@@ -351,22 +295,15 @@ int rpcrdma_backchannel_bind(struct rpcrdma_backchannel *bc, struct rpcrdma_svc_
 		return rc;
 	if (conn == bc->conn)
 		return 0;
-	if (rpcrdma__xsvc_conn_bc(conn))
+	if (rpcrdma__bc_conn_owner(conn))
 		return -EBUSY;
 	unbind(bc);
-	rc = rpcrdma__xsvc_conn_bind(conn, bc->req, bc);
+	rc = rpcrdma__bc_bind(conn, bc->req, conn_down, bc);
 	if (!rc)
 		bc->conn = conn;
 	return rc;
 }
 
-void rpcrdma__bc_conn_down(void *arg)
-{
-	struct rpcrdma_backchannel *bc = arg;
-
-	/* Its calls wait (5.4) for the next bind, or their time-outs. */
-	unbind(bc);
-}
 
 int rpcrdma_backchannel_enable(struct rpcrdma_backchannel *bc, bool on)
 {
@@ -408,3 +345,5 @@ struct rpcrdma_client *rpcrdma__backchannel_client(struct rpcrdma_backchannel *b
 {
 	return bc ? bc->clnt : NULL;
 }
+
+#endif /* RPCRDMA_HAVE_RDMA_XPRT */

@@ -1,0 +1,418 @@
+/*
+ * The responder (rpcrdma__rdma_svc_ops): a listener, the connections it
+ * accepts and the calls received on them, split by stage into svc_*.c.
+ * The first part is what the rest of the engine (bidir.c) may reach; the
+ * second what the stage files share.  docs/architecture.md tells the
+ * whole story.
+ */
+#ifndef RPCRDMA_XPRT_SVC_H
+#define RPCRDMA_XPRT_SVC_H
+
+#include "xprt/ddp.h"
+#include "xprt/xprt.h"
+
+/**
+ * rpcrdma__xsvc_partner_create - a client's callback responder
+ * @dev: the owner's provider instance (borrowed: never watched or closed)
+ * @inline_send: the owner's inline send size
+ * @inline_recv: the owner's inline receive size
+ * @credits: reverse credits it grants (0: the default; capped)
+ * @refuse_chunks: answer reverse calls carrying chunks with ERR_CHUNK
+ * @cb: the core's callbacks
+ * @cb_ctx: their context
+ * @out: the transport made
+ *
+ * It posts no receives: its owner hands it the call-direction messages
+ * (through rpcrdma__xsvc_partner()).
+ *
+ * Return: 0, -EINVAL or -ENOMEM.
+ */
+int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
+				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
+				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+				 struct rpcrdma__svc_transport **out);
+
+/**
+ * rpcrdma__xsvc_partner - what an owner sees of a callback responder
+ * @t: a transport made by rpcrdma__xsvc_partner_create()
+ */
+struct rpcrdma__xpartner *rpcrdma__xsvc_partner(struct rpcrdma__svc_transport *t);
+
+/**
+ * rpcrdma__xsvc_req_conn - the RDMA connection a request came on
+ * @sreq: the core's request
+ *
+ * Return: the connection (opaque), or NULL when it is gone, belongs to a
+ * callback responder, or the request did not come over RDMA.
+ */
+void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq);
+
+/**
+ * rpcrdma__xsvc_conn_bc - the backchannel bound to a connection
+ * @conn: a connection from rpcrdma__xsvc_req_conn(), or NULL
+ *
+ * Return: the @bc given to rpcrdma__xsvc_conn_bind(), or NULL.
+ */
+void *rpcrdma__xsvc_conn_bc(void *conn);
+
+/**
+ * rpcrdma__xsvc_conn_bind - bind a reverse requester to a connection
+ * @conn: the connection
+ * @partner: the reverse requester (NULL: unbinds)
+ * @down: called with @bc when the connection goes
+ * @bc: the backchannel it serves
+ *
+ * The connection's receives for the partner's replies are posted before
+ * the partner is attached (RFC 8167 4.3.2).
+ *
+ * Return: 0, -EBUSY when another backchannel holds the connection,
+ * -ENOTCONN when it is down.
+ */
+int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void (*down)(void *bc),
+			    void *bc);
+
+/**
+ * rpcrdma__xsvc_dev - a responder's provider instance
+ * @t: the responder
+ */
+struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t);
+
+/**
+ * rpcrdma__xsvc_inline - a responder's inline sizes
+ * @t: the responder
+ * @send: its inline send size
+ * @recv: its inline receive size
+ */
+void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv);
+
+/*
+ * Shared by the responder's stage files.
+ */
+enum rpcrdma__xsreq_state {
+	SREQ_IDLE,
+	SREQ_READING, /* pulling Read chunks */
+	SREQ_CORE,    /* handed to the core */
+	SREQ_QUEUED,  /* reply waiting for send-queue room */
+	SREQ_POSTED,  /* reply Writes and Send posted */
+};
+
+enum rpcrdma__xsreq_form {
+	SFORM_INLINE,
+	SFORM_LONG,
+	SFORM_ERROR, /* an RDMA_ERROR already encoded in sbuf */
+};
+
+struct rpcrdma__xsvc;
+
+struct rpcrdma__xsconn;
+
+/* One RDMA Read of a call: one remote segment into the read buffer. */
+struct rpcrdma__xsvc_read {
+	struct rpcrdma__xop op;
+	struct rpcrdma__xsreq *s;
+	uint32_t handle;
+	uint32_t len;
+	uint64_t offset;
+	size_t local_off;
+};
+
+#define XSREQ_MAX_ROPS (RPCRDMA_HDR_MAX_READS + RPCRDMA_REBUILD_MAX_PIECES)
+
+struct rpcrdma__xsreq {
+	struct rpcrdma__sreq sreq; /* the core's view; tpriv points back */
+	/* The client's address for sreq.peer, copied: a request may outlive
+	 * its connection (transport.h). */
+	struct sockaddr_storage peer;
+	struct rpcrdma__xsconn *conn;
+	enum rpcrdma__xsreq_state state;
+	struct rpcrdma__xsreq *next; /* free list, read or send queue */
+	struct rpcrdma__xsreq *all_prev, *all_next;
+	bool counted; /* counted in conn->in_progress */
+	struct rpcrdma__xrecv *r;
+	struct rpcrdma_hdr hdr; /* the call's transport header */
+	bool msgp;
+
+	/* Read chunks. */
+	struct rpcrdma__xbuf rdbuf;
+	size_t rd_total; /* bytes its Read chunks bring (charged to the conn) */
+	bool rd_charged;
+	bool rd_waited;                           /* counted once in read_budget_waits */
+	uint64_t rd_start;                        /* when its Reads began: record_timeout_ms */
+	struct rpcrdma__xsreq *rl_prev, *rl_next; /* conn's calls with Reads out, oldest first */
+	bool rl_linked;
+	struct rpcrdma__xsvc_read rops[XSREQ_MAX_ROPS];
+	uint32_t nrops, rop_next, reads_left;
+	bool read_err;
+	struct rpcrdma_rebuild_piece pieces[RPCRDMA_REBUILD_MAX_PIECES];
+	unsigned int npieces;
+	struct iovec iov[2 * RPCRDMA_REBUILD_MAX_PIECES];
+	struct rpcrdma_xdr_stream call_xdr;
+	struct rpcrdma__ddp_msgp msgp_ddp;
+
+	/* The reply. */
+	bool begun;
+	struct rpcrdma__xbuf sbuf; /* transport header */
+	struct rpcrdma__xbuf rbuf; /* the reply message */
+	struct rpcrdma__ddp_resp rddp;
+	enum rpcrdma__xsreq_form form;
+	size_t reply_len, hdr_len;
+	uint32_t grant;
+	uint32_t ops_needed;
+	struct rpcrdma__xop write_op;
+	uint32_t writes_left;
+	struct rpcrdma__xop send_op;
+	bool send_busy;
+	size_t tx_cost; /* counted in conn->tx_bytes while queued or posted */
+	bool tx_counted;
+};
+
+struct rpcrdma__xsconn {
+	struct rpcrdma__xconn c;
+	struct rpcrdma__xsvc *svc;
+	struct rpcrdma__xsconn *prev, *next;
+	unsigned int sreqs;   /* calls of this connection alive, any state */
+	uint32_t in_progress; /* calls received and not yet answered */
+	uint32_t held;        /* receive buffers held by calls */
+	uint32_t grant;       /* last grant announced */
+	size_t rd_bytes;      /* read buffers held by its calls */
+	struct rpcrdma__xsreq *rd_head, *rd_tail;
+	struct rpcrdma__xsreq *tx_head, *tx_tail;
+	bool told_core;
+	/* RFC 8167: the reverse-direction requester bound to this connection
+	 * (bidir.c), and the receives kept posted for its replies; @bc_down
+	 * tells the backchannel @bc when the connection goes. */
+	struct rpcrdma__xpartner *bc_req;
+	void (*bc_down)(void *bc);
+	void *bc;
+	uint32_t bc_recvs;
+	/* Bounds (rpcrdma_server_opts): replies queued or posted, their
+	 * bytes, and since when they have not moved; the last receive; the
+	 * tick that looks at these clocks. */
+	bool admitted;   /* counts against max_conns (cb->conn_admit) */
+	bool rd_blocked; /* waits for the transport's Read-chunk budget */
+	bool paused;     /* receives held back: tx_bytes at max_conn_queued */
+	uint32_t tx_pending;
+	size_t tx_bytes;
+	uint64_t tx_since, last_rx;
+	struct rpcrdma__timer tick;
+	/* Calls received while tx_bytes is at max_conn_queued: kept in their
+	 * receive buffers (counted in held), taken in order once the replies
+	 * drain, from hold_kick. */
+	struct rpcrdma__xrecv *hold_head, *hold_tail;
+	struct rpcrdma__timer hold_kick;
+	struct rpcrdma__xsreq *rl_head, *rl_tail; /* calls whose Reads are out, oldest first */
+};
+
+struct rpcrdma__xsvc {
+	struct rpcrdma__xdev dev;
+	struct rpcrdma_prov_listener *lst;
+	const struct rpcrdma__svc_cb *cb;
+	void *cb_ctx;
+	uint32_t inline_send, inline_recv, credits;
+	uint32_t vers_low, vers_high;
+	bool accept_msgp;
+	bool destroying;
+	struct rpcrdma_hdr_limits lim;
+	/* Version Two optional features (draft section 3) and the context
+	 * their handlers see (set per message). */
+	struct rpcrdma__opt_registry opts;
+	struct rpcrdma__xopt_ctx opt_ctx;
+	struct rpcrdma__xrecv_pool pool;
+	struct rpcrdma__xbuf_spares rd_spares; /* Read-chunk landing buffers */
+	struct rpcrdma__xsconn *conns;
+	struct rpcrdma__xsreq *free;
+	unsigned int nfree;
+	struct rpcrdma__xsreq *all;
+	struct rpcrdma_hdr hdr; /* scratch: reply headers */
+	struct rpcrdma_segment segs[RPCRDMA_HDR_MAX_SEGS];
+	struct rpcrdma_xprt_stats st;
+	/* A client's callback responder (RFC 8167; xprt.h): it serves the
+	 * connection of its owner (the requester) and posts no receives. */
+	bool partner;
+	bool refuse_chunks; /* reverse calls with chunks get ERR_CHUNK (5.3) */
+	struct rpcrdma__xsconn *partner_sc;
+	struct rpcrdma__xpartner self; /* what the owner sees of us */
+	/* Bounds: the largest call rebuilt (max_record), the Read-chunk
+	 * bytes one connection and all of them may hold, and the
+	 * connections waiting for the latter (woken from rd_kick). */
+	struct rpcrdma__svc_bounds b;
+	size_t max_call, conn_read_budget, rd_bytes;
+	unsigned int rd_blocked;
+	struct rpcrdma__timer rd_kick;
+};
+
+#define XSREQ_FREE_MAX 64u
+
+/* Read-chunk bytes one connection's calls may hold at once: four of its
+ * largest calls (max_record), within the transport's max_read_bytes; a
+ * requester cannot make us allocate more by sending many large calls. */
+#define XSCONN_READ_CALLS 4u
+
+/* Read-chunk landing buffers kept for the next calls, per transport (a
+ * worker's): enough for a pipeline of bulk WRITEs. */
+#define XSVC_RD_SPARES_MAX (32u << 20)
+
+static inline struct rpcrdma__xsvc *xsvc_of(struct rpcrdma__svc_transport *t)
+{
+	return (struct rpcrdma__xsvc *)(void *)t;
+}
+
+static inline struct rpcrdma__xsconn *xsconn_of(struct rpcrdma__xconn *c)
+{
+	return (struct rpcrdma__xsconn *)(void *)((char *)c - offsetof(struct rpcrdma__xsconn, c));
+}
+
+/* svc_calls.c: call and connection objects */
+/**
+ * rpcrdma__xsvc_conn_try_free - free a connection once it is down and nothing refers to it
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_sreq_unlink_all - take a call object off the list of all calls
+ * @v: the responder
+ * @s: the call
+ */
+void rpcrdma__xsvc_sreq_unlink_all(struct rpcrdma__xsvc *v, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_sreq_free_bufs - free a call object's buffers
+ * @s: the call
+ */
+void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_sreq_get - a call object for a received call (from the free list or new)
+ * @v: the responder
+ * @sc: the connection
+ *
+ * Return: the call, or NULL when memory ran out.
+ */
+struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_rl_add - queue a call whose RDMA Reads are out (oldest first)
+ * @sc: the connection
+ * @s: the call
+ */
+void rpcrdma__xsvc_rl_add(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_rl_remove - take a call off the queue of calls reading
+ * @sc: the connection
+ * @s: the call
+ */
+void rpcrdma__xsvc_rl_remove(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_rd_kick - timer: connections waiting for the Read-chunk budget go again
+ * @tm: the responder's @rd_kick timer
+ */
+void rpcrdma__xsvc_rd_kick(struct rpcrdma__timer *tm);
+
+/**
+ * rpcrdma__xsvc_sreq_release - a call is done: its buffers, budgets and accounting go back
+ * @s: the call
+ */
+void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s);
+
+/**
+ * rpcrdma__xsvc_conn_close - ask the provider to close a connection (failed RDMA, lost reply)
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_refill - keep the receives the grant needs posted
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_hold_drop - drop the calls held back while replies drain
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_hold_drop(struct rpcrdma__xsconn *sc);
+
+/* svc_send.c: replies, Writes, RDMA_ERROR */
+/**
+ * rpcrdma__xsvc_after_sq - send-queue room came back: queued Reads and replies go
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_after_sq(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_pump_tx - post queued replies while the send queue has room
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_pump_tx(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_send_header_only - send a reply that is only a transport header
+ * @s: the call
+ * @h: the header
+ *
+ * Return: 0 or a negative errno.
+ */
+int rpcrdma__xsvc_send_header_only(struct rpcrdma__xsreq *s, const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xsvc_send_error - answer a call with RDMA_ERROR (or drop it) as the decoder says
+ * @s: the call
+ * @action: what rpcrdma_hdr_decode() named
+ */
+void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action);
+
+/**
+ * rpcrdma__xsvc_op_reply_begin - ops->reply_begin: the stream and DDP context for a reply
+ * @sreq: the core's request
+ *
+ * Return: 0 or a negative errno.
+ */
+int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq);
+
+/**
+ * rpcrdma__xsvc_op_reply_send - ops->reply_send: plan, write and send the reply
+ * @sreq: the core's request
+ *
+ * Return: 0, or a negative errno when the reply was lost.
+ */
+int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq);
+
+/**
+ * rpcrdma__xsvc_op_reply_drop - ops->reply_drop: release a request without a reply
+ * @sreq: the core's request
+ */
+void rpcrdma__xsvc_op_reply_drop(struct rpcrdma__sreq *sreq);
+
+/* svc_recv.c: calls and RDMA Reads */
+/**
+ * rpcrdma__xsvc_pump_reads - post the RDMA Reads of queued calls, within the peer's IRD and the
+ * budgets
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_handle_call - a call-direction message arrived: screen, plan its Reads, deliver
+ * @sc: the connection
+ * @r: the receive holding it
+ */
+void rpcrdma__xsvc_handle_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xrecv *r);
+
+/**
+ * rpcrdma__xsvc_on_recv - receive completion handler of the responder's connections
+ * @op: the receive's operation
+ * @ev: the completion
+ */
+void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+
+/* svc_conn.c: the transport and its connections */
+/**
+ * rpcrdma__xsvc_conn_down - a connection ends: drop reads and queued replies, tell the core
+ * @sc: the connection
+ */
+void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc);
+
+#endif /* RPCRDMA_XPRT_SVC_H */

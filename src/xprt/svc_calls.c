@@ -1,0 +1,282 @@
+/*
+ * The responder's call and connection objects (svc.h): getting and
+ * releasing a call (its buffers, its Read-chunk budget, its place in the
+ * send accounting), freeing a connection once nothing refers to it,
+ * keeping receives posted for the grant, and calls held back while a
+ * connection's replies drain.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/trace.h"
+#include "xprt/svc.h"
+
+static void hold_release(struct rpcrdma__timer *tm);
+
+/*
+ * Objects.
+ */
+void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+
+	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
+		return;
+	rpcrdma__timer_stop(&sc->tick);
+	rpcrdma__timer_stop(&sc->hold_kick);
+	if (sc->rd_blocked && v->rd_blocked)
+		v->rd_blocked--;
+	if (sc->admitted && v->cb->conn_release)
+		v->cb->conn_release(v->cb_ctx);
+	if (sc->prev)
+		sc->prev->next = sc->next;
+	else
+		v->conns = sc->next;
+	if (sc->next)
+		sc->next->prev = sc->prev;
+	free(sc);
+}
+
+void rpcrdma__xsvc_sreq_unlink_all(struct rpcrdma__xsvc *v, struct rpcrdma__xsreq *s)
+{
+	if (s->all_prev)
+		s->all_prev->all_next = s->all_next;
+	else
+		v->all = s->all_next;
+	if (s->all_next)
+		s->all_next->all_prev = s->all_prev;
+	s->all_prev = s->all_next = NULL;
+}
+
+void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s)
+{
+	rpcrdma__ddp_resp_free(&s->rddp);
+	rpcrdma__xbuf_free(&s->rdbuf);
+	rpcrdma__xbuf_free(&s->sbuf);
+	rpcrdma__xbuf_free(&s->rbuf);
+}
+
+struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsreq *s = v->free;
+
+	if (s) {
+		v->free = s->next;
+		v->nfree--;
+	} else {
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			return NULL;
+		s->all_next = v->all;
+		if (v->all)
+			v->all->all_prev = s;
+		v->all = s;
+	}
+	s->next = NULL;
+	s->conn = sc;
+	s->state = SREQ_IDLE;
+	s->counted = false;
+	s->r = NULL;
+	s->msgp = false;
+	s->nrops = s->rop_next = s->reads_left = 0;
+	s->rd_total = 0;
+	s->rd_charged = false;
+	s->rd_waited = false;
+	s->rl_linked = false;
+	s->rl_prev = s->rl_next = NULL;
+	s->tx_counted = false;
+	s->tx_cost = 0;
+	s->read_err = false;
+	s->begun = false;
+	s->writes_left = 0;
+	s->send_busy = false;
+	s->rddp.nresults = 0;
+	memset(&s->sreq, 0, sizeof(s->sreq));
+	s->sreq.tpriv = s;
+	if (sc->c.pc && sc->c.pc->peer_addrlen) {
+		memcpy(&s->peer, &sc->c.pc->peer_addr, sc->c.pc->peer_addrlen);
+		s->sreq.peer = (const struct sockaddr *)&s->peer;
+	}
+	sc->sreqs++;
+	return s;
+}
+
+/* The calls of a connection whose Reads are out (record_timeout_ms). */
+void rpcrdma__xsvc_rl_add(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
+{
+	s->rl_next = NULL;
+	s->rl_prev = sc->rl_tail;
+	if (sc->rl_tail)
+		sc->rl_tail->rl_next = s;
+	else
+		sc->rl_head = s;
+	sc->rl_tail = s;
+	s->rl_linked = true;
+}
+
+void rpcrdma__xsvc_rl_remove(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
+{
+	if (!s->rl_linked)
+		return;
+	if (s->rl_prev)
+		s->rl_prev->rl_next = s->rl_next;
+	else
+		sc->rl_head = s->rl_next;
+	if (s->rl_next)
+		s->rl_next->rl_prev = s->rl_prev;
+	else
+		sc->rl_tail = s->rl_prev;
+	s->rl_prev = s->rl_next = NULL;
+	s->rl_linked = false;
+}
+
+/* Connections that waited for the transport's Read-chunk budget try again. */
+void rpcrdma__xsvc_rd_kick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsvc *v = tm->ctx;
+
+	for (struct rpcrdma__xsconn *sc = v->conns, *next; sc && v->rd_blocked; sc = next) {
+		next = sc->next;
+		if (!sc->rd_blocked)
+			continue;
+		sc->rd_blocked = false;
+		v->rd_blocked--;
+		rpcrdma__xsvc_after_sq(sc); /* may block it again */
+	}
+}
+
+/* Ends a call: every buffer back, the connection maybe freed. */
+void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
+{
+	struct rpcrdma__xsconn *sc = s->conn;
+	struct rpcrdma__xsvc *v = sc->svc;
+	void (*done)(void *) = s->sreq.done;
+	void *done_ctx = s->sreq.done_ctx;
+
+	s->sreq.done = NULL;
+
+	if (s->counted && sc->in_progress)
+		sc->in_progress--;
+	s->counted = false;
+	if (s->r) {
+		rpcrdma__xrecv_put(&v->pool, s->r);
+		s->r = NULL;
+		if (sc->held)
+			sc->held--;
+	}
+	rpcrdma__ddp_resp_release(&s->rddp);
+	rpcrdma__xsvc_rl_remove(sc, s);
+	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
+	if (s->rd_charged) {
+		sc->rd_bytes -= s->rd_total;
+		v->rd_bytes -= s->rd_total;
+		/* Connections waiting for the budget go again, from a timer:
+		 * not inside whatever released this call. */
+		if (v->rd_blocked && !v->rd_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &v->rd_kick, 0, rpcrdma__xsvc_rd_kick, v);
+	}
+	s->rd_charged = false;
+	if (s->tx_counted) {
+		sc->tx_bytes -= s->tx_cost;
+		sc->tx_pending--;
+		sc->tx_since = rpcrdma_loop_now(v->dev.loop);
+		if (sc->hold_head && sc->tx_bytes < v->b.max_queued && !sc->hold_kick.armed)
+			rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
+	}
+	s->tx_counted = false;
+	if (s->rbuf.len > 4u * v->inline_send)
+		rpcrdma__xbuf_free(&s->rbuf);
+	s->sreq.tpriv = NULL;
+	s->state = SREQ_IDLE;
+	s->conn = NULL;
+	/* A buffer came back: receives held back by the cap may go now. */
+	rpcrdma__xsvc_refill(sc);
+	sc->sreqs--;
+	if (v->nfree < XSREQ_FREE_MAX) {
+		s->next = v->free;
+		v->free = s;
+		v->nfree++;
+	} else {
+		rpcrdma__xsvc_sreq_unlink_all(v, s);
+		rpcrdma__xsvc_sreq_free_bufs(s);
+		free(s);
+	}
+	rpcrdma__xsvc_conn_try_free(sc);
+	/* Nothing posted reads the results any more: the core may free them. */
+	if (done)
+		done(done_ctx);
+}
+
+/* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
+void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc)
+{
+	if (sc->c.pc &&
+	    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING))
+		(void)rpcrdma__provider_disconnect(sc->c.pc);
+}
+
+/* Keep the receives the grant needs posted, within what one connection
+ * may hold. */
+void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+	uint32_t target = (sc->grant > v->credits ? sc->grant : v->credits) + sc->bc_recvs;
+	uint32_t cap = 2 * v->credits + 4 + sc->bc_recvs;
+
+	if (v->partner)
+		return; /* the owner posts every receive */
+	if (sc->c.state != RPCRDMA__XCONN_UP && sc->c.state != RPCRDMA__XCONN_CONNECTING)
+		return;
+	if (sc->held >= cap)
+		return;
+	/* max_conn_queued: no new call is taken while the requester leaves
+	 * our replies unfinished (the receives return as replies complete). */
+	if (sc->tx_bytes >= v->b.max_queued) {
+		if (!sc->paused)
+			v->st.queue_pauses++;
+		sc->paused = true;
+		return;
+	}
+	sc->paused = false;
+	if (target > cap - sc->held)
+		target = cap - sc->held;
+	(void)rpcrdma__xconn_fill_recvs(&sc->c, target);
+}
+
+/* The calls held for max_conn_queued, taken in order while there is room. */
+static void hold_release(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsconn *sc = tm->ctx;
+	struct rpcrdma__xsvc *v = sc->svc;
+	struct rpcrdma__xrecv *r;
+
+	sc->sreqs++;
+	while ((r = sc->hold_head) && sc->tx_bytes < v->b.max_queued &&
+	       sc->c.state == RPCRDMA__XCONN_UP && !v->destroying) {
+		sc->hold_head = r->next;
+		if (!sc->hold_head)
+			sc->hold_tail = NULL;
+		r->next = NULL;
+		sc->held--;
+		rpcrdma__xsvc_handle_call(sc, r);
+	}
+	sc->sreqs--;
+	rpcrdma__xsvc_conn_try_free(sc);
+}
+
+/* Calls held when the connection ends go with it. */
+void rpcrdma__xsvc_hold_drop(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xrecv *r;
+
+	while ((r = sc->hold_head)) {
+		sc->hold_head = r->next;
+		r->next = NULL;
+		if (sc->held)
+			sc->held--;
+		rpcrdma__xrecv_put(&sc->svc->pool, r);
+	}
+	sc->hold_tail = NULL;
+	rpcrdma__timer_stop(&sc->hold_kick);
+}

@@ -1,0 +1,507 @@
+/*
+ * The responder's transport (svc.h): listen or serve as a worker,
+ * connection requests (admission, accept, handoff to a worker), the
+ * provider's connection events, a connection's end and its tick (the
+ * bounds' clocks), destroy, counters, the core's ops
+ * (rpcrdma__rdma_svc_ops), and what bidir.c binds a backchannel through.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/trace.h"
+#include "xprt/svc.h"
+
+/*
+ * Connections.
+ */
+void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+
+	if (sc->c.state == RPCRDMA__XCONN_DOWN)
+		return;
+	sc->c.state = RPCRDMA__XCONN_DOWN;
+	rpcrdma__timer_stop(&sc->tick);
+	rpcrdma__xsvc_hold_drop(sc);
+	sc->sreqs++;
+	/* ORDER: the reverse calls are fenced while the connection exists. */
+	if (sc->bc)
+		sc->bc_down(sc->bc);
+	rpcrdma__xsvc_pump_reads(sc);
+	rpcrdma__xsvc_pump_tx(sc);
+	if (sc->c.pc && !v->partner) /* a partner's is its owner's */
+		rpcrdma__provider_conn_destroy(sc->c.pc);
+	sc->c.pc = NULL;
+	if (sc->told_core && !v->destroying && v->cb->conn_closed)
+		v->cb->conn_closed(v->cb_ctx, sc);
+	if (v->dev.buried)
+		rpcrdma__xdev_reap(&v->dev, false);
+	sc->sreqs--;
+	rpcrdma__xsvc_conn_try_free(sc);
+}
+
+/*
+ * The time-outs of one connection, looked at every tick: replies the
+ * requester does not let finish (drain), Read chunks it does not let us
+ * read (record), a connection that does nothing (idle).  Closing is all we
+ * can do: a posted operation cannot be taken back otherwise.
+ */
+static void conn_tick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsconn *sc = tm->ctx;
+	struct rpcrdma__xsvc *v = sc->svc;
+	uint64_t now = rpcrdma_loop_now(v->dev.loop);
+	const struct rpcrdma__xsreq *rd = sc->rl_head;
+
+	if (sc->c.state == RPCRDMA__XCONN_CONNECTING) {
+		/* Accepted, never established (the requester did not finish
+		 * the handshake): it holds receives and a place in max_conns. */
+		if (now - sc->last_rx >= v->b.record_ms) {
+			v->st.record_timeouts++;
+			rpcrdma__xsvc_conn_close(sc);
+			return;
+		}
+		rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		return;
+	}
+	if (sc->c.state != RPCRDMA__XCONN_UP)
+		return;
+	if (sc->tx_pending && now - sc->tx_since >= v->b.drain_ms) {
+		v->st.drain_timeouts++;
+		rpcrdma__xsvc_conn_close(sc);
+		return;
+	}
+	if (rd && now - rd->rd_start >= v->b.record_ms) {
+		v->st.record_timeouts++;
+		rpcrdma__xsvc_conn_close(sc);
+		return;
+	}
+	/* Idle since the last message either way (a long call's reply
+	 * counts: tx_since moves when it completes). */
+	if (!sc->in_progress && !sc->tx_pending && !rd && !sc->rd_head && !sc->hold_head &&
+	    now - (sc->last_rx > sc->tx_since ? sc->last_rx : sc->tx_since) >= v->b.idle_ms) {
+		v->st.idle_closes++;
+		rpcrdma__xsvc_conn_close(sc);
+		return;
+	}
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+}
+
+static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma_prov_conn *pc = ev->conn;
+	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
+	struct rpcrdma__xsconn *sc;
+	bool admitted;
+	size_t pdlen;
+	int rc;
+
+	/*
+	 * max_conns: the listener admits (a request handed to a worker,
+	 * listener NULL, was admitted there); refused at the connection
+	 * manager, before anything is allocated for it.
+	 */
+	if (ev->listener) {
+		admitted = v->cb->conn_admit != NULL;
+		if (admitted && (v->destroying || !v->cb->conn_admit(v->cb_ctx))) {
+			v->st.conns_refused += !v->destroying;
+			(void)rpcrdma__provider_reject(pc, NULL, 0);
+			rpcrdma__provider_conn_destroy(pc);
+			return;
+		}
+	} else {
+		admitted = v->cb->conn_release != NULL;
+	}
+	if (!v->destroying && ev->listener && v->cb->place) {
+		struct rpcrdma__svc_transport *to = v->cb->place(v->cb_ctx);
+
+		/* A worker's instance takes the request over; it accepts it
+		 * there (this function, on the worker's loop). */
+		if (to && xsvc_of(to) != v &&
+		    !rpcrdma__provider_conn_handoff(pc, xsvc_of(to)->dev.prov, to)) {
+			v->st.conns_handed_off++;
+			return;
+		}
+	}
+	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
+		(void)rpcrdma__provider_reject(pc, NULL, 0);
+		rpcrdma__provider_conn_destroy(pc);
+		if (admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
+		return;
+	}
+	sc->admitted = admitted;
+	sc->svc = v;
+	sc->c.dev = &v->dev;
+	sc->c.pc = pc;
+	sc->c.gen = 1;
+	sc->c.id = rpcrdma__trace_conn_id();
+	sc->c.vers = RPCRDMA_VERSION_ONE;
+	sc->c.pool = &v->pool;
+	sc->c.on_recv = rpcrdma__xsvc_on_recv;
+	sc->c.st = &v->st;
+	sc->c.owner = sc;
+	sc->c.sq_depth = pc->attr.send_depth;
+	sc->c.rd_depth = pc->attr.read_depth ? pc->attr.read_depth : 1;
+	sc->c.state = RPCRDMA__XCONN_CONNECTING;
+	sc->next = v->conns;
+	if (v->conns)
+		v->conns->prev = sc;
+	v->conns = sc;
+	pc->ctx = sc;
+	/* RFC 8797: the requester's receive size bounds our replies; none
+	 * sent means 1024 (RFC 8166 3.3.3). */
+	rpcrdma__xconn_negotiate(&sc->c, ev->private_len ? ev->private_data : NULL, ev->private_len,
+				 v->inline_send, v->inline_recv);
+	/* ORDER: receives before accept: the requester may send the moment
+	 * it sees the connection (provider.h). */
+	rc = rpcrdma__xconn_fill_recvs(&sc->c, v->credits);
+	if (!rc) {
+		/* We never take Send With Invalidate as a responder. */
+		pdlen =
+		    rpcrdma__xconn_private(v->inline_send, v->inline_recv, false, pd, sizeof(pd));
+		rc = rpcrdma__provider_accept(pc, pd, pdlen);
+	} else {
+		(void)rpcrdma__provider_reject(pc, NULL, 0);
+	}
+	if (rc) {
+		/* Rejected; receives come back flushed, no terminal event. */
+		sc->c.state = RPCRDMA__XCONN_DOWN;
+		rpcrdma__provider_conn_destroy(pc);
+		sc->c.pc = NULL;
+		rpcrdma__xsvc_conn_try_free(sc);
+		return;
+	}
+	/* The handshake, too, must finish within record_timeout_ms. */
+	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+}
+
+static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma__xsvc *v = dev->ctx;
+	struct rpcrdma__xsconn *sc;
+
+	switch (ev->type) {
+	case RPCRDMA_PEV_CONNECT_REQUEST:
+		if (ev->conn)
+			on_connect_request(v, ev);
+		return;
+	case RPCRDMA_PEV_ESTABLISHED:
+		sc = ev->conn ? ev->conn->ctx : NULL;
+		if (!sc || sc->c.state != RPCRDMA__XCONN_CONNECTING)
+			return;
+		sc->c.state = RPCRDMA__XCONN_UP;
+		sc->c.sq_depth = ev->conn->attr.send_depth;
+		/* A share of the send queue for reverse calls (RFC 8167). */
+		sc->c.bc_sq_share = sc->c.sq_depth > 2 * RPCRDMA__BC_SQ_SHARE ? RPCRDMA__BC_SQ_SHARE
+									      : sc->c.sq_depth / 2;
+		sc->c.sq_depth -= sc->c.bc_sq_share;
+		/* The peer's IRD, as the provider agreed it. */
+		sc->c.rd_depth = ev->conn->attr.read_depth ? ev->conn->attr.read_depth : 1;
+		if (!v->partner) {
+			sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+			rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+		}
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, sc->c.id, 0, 0, 0,
+			       "accepted, inline send %u recv %u", sc->c.thr.send_max,
+			       sc->c.thr.recv_max);
+		return;
+	case RPCRDMA_PEV_DISCONNECTED:
+	case RPCRDMA_PEV_CONNECT_ERROR:
+	case RPCRDMA_PEV_REJECTED:
+		sc = ev->conn ? ev->conn->ctx : NULL;
+		if (sc && sc->c.state != RPCRDMA__XCONN_DOWN)
+			RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->c.id, 0,
+				       ev->error, 0, "connection lost: %s (%d)",
+				       rpcrdma_strerror(ev->error ? ev->error : -ECONNRESET),
+				       ev->error);
+		if (sc)
+			rpcrdma__xsvc_conn_down(sc);
+		return;
+	case RPCRDMA_PEV_DEVICE_ERROR:
+		if (ev->listener)
+			return;
+		/* The instance is dead: every connection with it. */
+		for (sc = v->conns; sc;) {
+			struct rpcrdma__xsconn *next = sc->next;
+
+			rpcrdma__xsvc_conn_down(sc);
+			sc = next;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+/*
+ * The transport ops.
+ */
+/* The transport without a listener: its own provider instance on @addr's device. */
+static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		    void *cb_ctx, struct rpcrdma__xsvc **out)
+{
+	uint32_t vers_low, vers_high;
+	struct rpcrdma__xsvc *v;
+	int rc;
+
+	if (!loop || !addr || !opts || !cb || !cb->call || !out)
+		return -EINVAL;
+	vers_low = opts->min_vers ? opts->min_vers : RPCRDMA_VERSION_ONE;
+	vers_high = opts->max_vers ? opts->max_vers : RPCRDMA_VERSION_TWO;
+	if (vers_low > vers_high || vers_high > RPCRDMA_VERSION_TWO)
+		return -EPROTONOSUPPORT;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->cb = cb;
+	v->cb_ctx = cb_ctx;
+	v->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
+	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
+	v->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_SVC_CREDITS_DEFAULT;
+	v->vers_low = vers_low;
+	v->vers_high = vers_high;
+	v->accept_msgp = opts->accept_msgp;
+	rpcrdma__opt_registry_init(&v->opts);
+	(void)rpcrdma__opt_register(&v->opts, &rpcrdma__xprops_feature, &v->opt_ctx);
+
+	rc = rpcrdma__xdev_open(&v->dev, loop,
+				opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT,
+				addr, addrlen, on_event, v);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	/* Room for the receives of reverse replies too (RFC 8167 4.3.2). */
+	if (v->dev.prov->caps.max_recv_depth > 4 + 2 * RPCRDMA__BC_CREDITS_MAX &&
+	    v->credits > v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX)
+		v->credits = v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX;
+	else if (v->dev.prov->caps.max_recv_depth > 4 &&
+		 v->credits > v->dev.prov->caps.max_recv_depth - 4)
+		v->credits = v->dev.prov->caps.max_recv_depth - 4;
+	rpcrdma_hdr_limits_default(&v->lim);
+	v->lim.vers_low = v->vers_low;
+	v->lim.vers_high = v->vers_high;
+	v->lim.max_hdr_size = v->inline_recv;
+	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
+	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
+	rpcrdma__svc_bounds_of(opts, &v->b);
+	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__SVC_MAX_RECORD_DEFAULT;
+	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
+		v->max_call = RPCRDMA__XPRT_MAX_MSG;
+	v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
+	if (v->conn_read_budget > v->b.max_read_bytes)
+		v->conn_read_budget = v->b.max_read_bytes;
+	*out = v;
+	return 0;
+}
+
+static void svc_close(struct rpcrdma__xsvc *v)
+{
+	rpcrdma__timer_stop(&v->rd_kick);
+	rpcrdma__xbuf_spares_free(&v->rd_spares);
+	rpcrdma__xrecv_pool_destroy(&v->pool);
+	if (!v->partner) /* a partner borrows its owner's */
+		rpcrdma__xdev_close(&v->dev);
+	free(v);
+}
+
+static int op_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		     const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		     void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma_prov_conn_attr attr = {0};
+	struct rpcrdma__xsvc *v;
+	int rc = svc_open(loop, addr, addrlen, opts, cb, cb_ctx, &v);
+
+	if (rc)
+		return rc;
+	/* A call needs a Send and a few Writes; its Reads go one by one.
+	 * Reverse calls (RFC 8167) get a share of the send queue and
+	 * receives for their replies (4.3.2). */
+	attr.send_depth = 4 * v->credits + 16 + RPCRDMA__BC_SQ_SHARE;
+	attr.recv_depth = v->credits + 4 + RPCRDMA__BC_CREDITS_MAX;
+	rc = rpcrdma__provider_listen(v->dev.prov, addr, addrlen, 64, &attr, v, &v->lst);
+	if (rc) {
+		svc_close(v);
+		return rc;
+	}
+	*out = (struct rpcrdma__svc_transport *)(void *)v;
+	return 0;
+}
+
+static int op_worker(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		     const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		     void *cb_ctx, struct rpcrdma__svc_transport **out)
+{
+	struct rpcrdma__xsvc *v;
+	int rc = svc_open(loop, addr, addrlen, opts, cb, cb_ctx, &v);
+
+	if (!rc)
+		*out = (struct rpcrdma__svc_transport *)(void *)v;
+	return rc;
+}
+
+static int op_port(struct rpcrdma__svc_transport *t)
+{
+	struct rpcrdma__xsvc *v = xsvc_of(t);
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	int rc;
+
+	if (!v->lst)
+		return -ENOTCONN;
+	rc = rpcrdma__provider_listener_addr(v->lst, &ss, &len);
+	if (rc)
+		return rc;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* destroy: finish replies in progress, for at most this long. */
+#define XSVC_FINISH_MS 1000
+
+static bool replies_in_flight(const struct rpcrdma__xsvc *v)
+{
+	for (const struct rpcrdma__xsconn *sc = v->conns; sc; sc = sc->next) {
+		if (sc->c.pc && sc->c.state == RPCRDMA__XCONN_UP && (sc->tx_head || sc->c.sq_used))
+			return true;
+	}
+	return false;
+}
+
+static void op_destroy(struct rpcrdma__svc_transport *t)
+{
+	struct rpcrdma__xsvc *v = xsvc_of(t);
+	struct rpcrdma__xsreq *s;
+	struct rpcrdma__xsconn *sc;
+
+	if (!v)
+		return;
+	v->destroying = true;
+	if (v->lst) {
+		rpcrdma__provider_listener_close(v->lst);
+		v->lst = NULL;
+	}
+	/* Replies already handed to the provider get their chance to leave;
+	 * no callback reaches the core meanwhile (destroying). */
+	for (int i = 0;
+	     !v->partner && i < XSVC_FINISH_MS / 5 && replies_in_flight(v) && !v->dev.failed; i++) {
+		struct pollfd pfd = {.fd = rpcrdma__provider_fd(v->dev.prov), .events = POLLIN};
+
+		if (!rpcrdma__xdev_drain(&v->dev, 256))
+			(void)poll(&pfd, 1, 5);
+	}
+	for (sc = v->conns; sc; sc = sc->next) {
+		if (sc->bc)
+			sc->bc_down(sc->bc);
+		if (sc->c.pc && !v->partner)
+			rpcrdma__provider_conn_destroy(sc->c.pc);
+		sc->c.pc = NULL;
+	}
+	while ((s = v->all)) {
+		void (*done)(void *) = s->sreq.done;
+
+		rpcrdma__xsvc_sreq_unlink_all(v, s);
+		if (s->r)
+			rpcrdma__xrecv_put(&v->pool, s->r);
+		rpcrdma__xsvc_sreq_free_bufs(s);
+		/* The connections are gone, so nothing reads the results: the
+		 * core may free them (transport.h: done exactly once). */
+		if (done)
+			done(s->sreq.done_ctx);
+		free(s);
+	}
+	while ((sc = v->conns)) {
+		v->conns = sc->next;
+		rpcrdma__timer_stop(&sc->tick);
+		rpcrdma__xsvc_hold_drop(sc);
+		if (sc->admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
+		free(sc);
+	}
+	/* ORDER: after the last poll, before the instance closes (they
+	 * deregister their memory). */
+	rpcrdma__xdev_reap(&v->dev, true);
+	svc_close(v);
+}
+
+static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
+{
+	*out = xsvc_of(t)->st;
+}
+
+struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t)
+{
+	return t ? xsvc_of(t)->dev.prov : NULL;
+}
+
+const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
+    .name = "rdma",
+    .listen = op_listen,
+    .worker = op_worker,
+    .port = op_port,
+    .reply_begin = rpcrdma__xsvc_op_reply_begin,
+    .reply_send = rpcrdma__xsvc_op_reply_send,
+    .reply_drop = rpcrdma__xsvc_op_reply_drop,
+    .destroy = op_destroy,
+    .stats = op_stats,
+};
+
+void *rpcrdma__xsvc_req_conn(struct rpcrdma__sreq *sreq)
+{
+	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;
+
+	if (!s || !s->conn || s->conn->svc->partner || s->conn->c.state != RPCRDMA__XCONN_UP)
+		return NULL;
+	return s->conn;
+}
+
+void *rpcrdma__xsvc_conn_bc(void *conn)
+{
+	return conn ? ((struct rpcrdma__xsconn *)conn)->bc : NULL;
+}
+
+int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void (*down)(void *bc),
+			    void *bc)
+{
+	struct rpcrdma__xsconn *sc = conn;
+
+	if (!partner) {
+		sc->bc_req = NULL;
+		sc->bc_down = NULL;
+		sc->bc = NULL;
+		sc->bc_recvs = 0;
+		return 0;
+	}
+	if (sc->bc && sc->bc != bc)
+		return -EBUSY;
+	if (sc->c.state != RPCRDMA__XCONN_UP || !sc->c.pc)
+		return -ENOTCONN;
+	sc->bc = bc;
+	sc->bc_down = down;
+	sc->bc_req = partner;
+	sc->bc_recvs = partner->ops->credits(partner);
+	/* ORDER: the receives for the replies are posted before the first
+	 * reverse call can leave (RFC 8167 4.3.2). */
+	rpcrdma__xsvc_refill(sc);
+	partner->ops->attach(partner, &sc->c);
+	return 0;
+}
+
+struct rpcrdma__xdev *rpcrdma__xsvc_dev(struct rpcrdma__svc_transport *t)
+{
+	return &xsvc_of(t)->dev;
+}
+
+void rpcrdma__xsvc_inline(struct rpcrdma__svc_transport *t, uint32_t *send, uint32_t *recv)
+{
+	*send = xsvc_of(t)->inline_send;
+	*recv = xsvc_of(t)->inline_recv;
+}
