@@ -2,7 +2,7 @@
  * RPC-over-RDMA decisions, without I/O: how a call or a reply travels, how
  * a call's XDR stream is rebuilt from its Read chunks, how a Write chunk is
  * filled, what the inline thresholds of a connection are, and how credits
- * are accounted.  The connection engine (src/xprt/) asks; this module
+ * are accounted.  The connection engine (src/xprtrdma/) asks; this module
  * answers from numbers alone, so every rule is unit-tested with no RDMA.
  *
  * References: rfc5666bis-04 (RFC 8166) sections 4.3 (credits, inline

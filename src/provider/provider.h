@@ -1,6 +1,6 @@
 /*
  * The RDMA provider interface: one small vtable between the connection
- * engine (src/xprt/) and an RDMA stack.  It knows nothing of RPC-over-RDMA;
+ * engine (src/xprtrdma/) and an RDMA stack.  It knows nothing of RPC-over-RDMA;
  * it moves bytes, grants and revokes remote access, and manages connections.
  *
  * Implementations: "ofi" (libfabric, provider tcp, FI_EP_MSG; ofi.c) and

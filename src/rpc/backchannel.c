@@ -2,7 +2,7 @@
  * The public backchannel API (rpcrdma/backchannel.h): a client hosting
  * callbacks on its own RDMA connection, and a server's backchannels to its
  * clients (RFC 8167).  Built on the engine's bidirectional glue
- * (xprt/bidir.h); docs/architecture.md tells how the two roles share a
+ * (xprtrdma/bidir.h); docs/architecture.md tells how the two roles share a
  * connection.
  */
 #ifdef RPCRDMA_HAVE_RDMA_XPRT
@@ -12,7 +12,7 @@
 
 #include "rpc/core.h"
 #include "rpcrdma/backchannel.h"
-#include "xprt/bidir.h"
+#include "xprtrdma/bidir.h"
 
 /*
  * Client side: the callback server on the client's own connection.

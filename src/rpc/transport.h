@@ -1,7 +1,7 @@
 /*
  * transport.h - the contract between the transport-neutral RPC core
  * (src/rpc/clnt.c, svc.c) and a transport: TCP with record marking
- * (src/xprtsock/) or RPC-over-RDMA (src/xprt/).
+ * (src/xprtsock/) or RPC-over-RDMA (src/xprtrdma/).
  *
  * The core owns calls, XIDs, retransmission, time-outs, authentication,
  * program dispatch and the duplicate request cache.  A transport owns

@@ -1,6 +1,6 @@
 /*
  * Which transport serves a client or server: TCP with record marking is
- * always built; RPC-over-RDMA (src/xprt/) only when its CMake defines
+ * always built; RPC-over-RDMA (src/xprtrdma/) only when its CMake defines
  * RPCRDMA_HAVE_RDMA_XPRT, so the core links without it.  Also the one
  * address resolver the core and the transports share.
  */

@@ -7,7 +7,7 @@
  * CREATE_SESSION and BIND_CONN_TO_SESSION) and calls the client back.
  */
 #include "rpcrdma/backchannel.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 #define CBPROG 0x40000001u
 #define CB_CREDITS 8u

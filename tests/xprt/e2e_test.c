@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "rpc/core.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 #include "rpcrdma/rpc.h"
 
 #define PROG 0x20000777u

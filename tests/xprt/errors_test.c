@@ -15,7 +15,7 @@
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpc_msg.h"
 #include "rpcrdma/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 #define PROG 0x20000778u
 

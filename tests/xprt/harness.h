@@ -1,5 +1,5 @@
 /*
- * Test harness for the RPC-over-RDMA connection engine (src/xprt/): a
+ * Test harness for the RPC-over-RDMA connection engine (src/xprtrdma/): a
  * small fake RPC core on each side (the callbacks of transport.h) and a
  * raw peer that speaks to the provider directly, to send what no correct
  * peer would (bad headers, legacy messages, RDMA aimed at revoked
@@ -31,7 +31,7 @@
 #include "rpc/transport.h"
 #include "rpcrdma/header.h"
 #include "rpcrdma/loop.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 #define WAIT_MS 8000
 

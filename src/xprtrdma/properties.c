@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "proto/version.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 int rpcrdma__xprops_build(uint8_t *buf, size_t cap, uint32_t our_send, uint32_t our_recv,
 			  uint32_t credits)

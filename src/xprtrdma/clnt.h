@@ -8,8 +8,8 @@
 #define RPCRDMA_XPRT_CLNT_H
 
 #include "proto/version.h"
-#include "xprt/ddp.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/ddp.h"
+#include "xprtrdma/xprt.h"
 
 /* The requester as the server's reverse-direction partner (a core
  * client's ops, made by rpcrdma__xclnt_partner_create()). */

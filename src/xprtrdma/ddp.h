@@ -7,7 +7,7 @@
 #ifndef RPCRDMA_XPRT_DDP_H
 #define RPCRDMA_XPRT_DDP_H
 
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 
 /* A DDP-eligible argument taken out of a call (a Read chunk candidate). */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/trace.h"
-#include "xprt/svc.h"
+#include "xprtrdma/svc.h"
 
 /*
  * RDMA_OPTIONAL (Version Two, draft section 3): dispatched through the

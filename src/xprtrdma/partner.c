@@ -8,7 +8,7 @@
 #include <errno.h> /* provider.h's inline functions */
 
 #include "proto/direction.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 int rpcrdma__bc_direction(const uint8_t *buf, uint32_t len, const struct rpcrdma_hdr_limits *lim,
 			  struct rpcrdma_hdr *scratch)

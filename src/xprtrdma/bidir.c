@@ -7,9 +7,9 @@
  */
 #include <errno.h>
 
-#include "xprt/bidir.h"
-#include "xprt/clnt.h"
-#include "xprt/svc.h"
+#include "xprtrdma/bidir.h"
+#include "xprtrdma/clnt.h"
+#include "xprtrdma/svc.h"
 
 int rpcrdma__bc_host_create(struct rpcrdma__clnt_transport *owner, uint32_t credits,
 			    bool refuse_chunks, const struct rpcrdma__svc_cb *cb, void *cb_ctx,

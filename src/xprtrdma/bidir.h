@@ -6,7 +6,7 @@
 #ifndef RPCRDMA_XPRT_BIDIR_H
 #define RPCRDMA_XPRT_BIDIR_H
 
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 /* The reverse requester's core ops (a server's backchannel client). */
 extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;

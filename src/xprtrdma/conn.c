@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "proto/version.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/xprt.h"
 
 /* Events handled per drain before yielding to the rest of the loop. */
 #define XDEV_BATCH 256u

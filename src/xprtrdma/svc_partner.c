@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xprt/svc.h"
+#include "xprtrdma/svc.h"
 
 /*
  * A client's callback responder (RFC 8167; bidir.c): this engine on the

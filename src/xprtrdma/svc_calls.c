@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/trace.h"
-#include "xprt/svc.h"
+#include "xprtrdma/svc.h"
 
 static void hold_release(struct rpcrdma__timer *tm);
 

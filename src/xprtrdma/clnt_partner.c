@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /*
  * The server's reverse-direction requester (RFC 8167; bidir.c): this

@@ -23,7 +23,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "xprt/ddp.h"
+#include "xprtrdma/ddp.h"
 
 static int call_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
 {

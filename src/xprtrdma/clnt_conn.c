@@ -10,7 +10,7 @@
 
 #include "proto/version.h"
 #include "common/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /*
  * Connection life cycle.

@@ -10,7 +10,7 @@
 
 #include "proto/version.h"
 #include "common/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /* Tracing CHUNK: what a call that just left carries. */
 static void trace_call_chunks(const struct rpcrdma__xclnt *t, const struct rpcrdma__xreq *x,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/trace.h"
-#include "xprt/svc.h"
+#include "xprtrdma/svc.h"
 
 /* The reply's Writes and Send are all done (or never went): release.
  * WARNING: the connection may be freed on return. */

@@ -10,7 +10,7 @@
 
 #include "proto/version.h"
 #include "common/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /* Checks the segments a responder returned against those offered: same
  * count and handles, no length grown, filled in order (RFC 8166 4.4.6). */

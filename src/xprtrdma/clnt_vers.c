@@ -9,7 +9,7 @@
 
 #include "proto/version.h"
 #include "common/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /*
  * RDMA_ERROR/ERR_VERS (draft 5.2; RFC 8166 5.5.1): the responder refused

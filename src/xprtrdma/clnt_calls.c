@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/trace.h"
-#include "xprt/clnt.h"
+#include "xprtrdma/clnt.h"
 
 /*
  * The table of calls in flight, by XID.

@@ -8,8 +8,8 @@
 #ifndef RPCRDMA_XPRT_SVC_H
 #define RPCRDMA_XPRT_SVC_H
 
-#include "xprt/ddp.h"
-#include "xprt/xprt.h"
+#include "xprtrdma/ddp.h"
+#include "xprtrdma/xprt.h"
 
 /**
  * rpcrdma__xsvc_partner_create - a client's callback responder

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/trace.h"
-#include "xprt/svc.h"
+#include "xprtrdma/svc.h"
 
 /*
  * Connections.
