@@ -6,6 +6,7 @@
 #ifndef RPCRDMA_NFS_CODEC_H
 #define RPCRDMA_NFS_CODEC_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,25 @@ struct nx {
 	struct rpcrdma_xdr_stream *x;
 	bool enc;
 };
+
+/*
+ * The public pair for one two-way codec function: NX_ENTRY_POINTS(enc,
+ * dec, fn) defines enc() and dec() as rpcrdma_xdr_fn's that run fn in one
+ * direction each (a NULL object is -EINVAL).
+ */
+#define NX_ENTRY_POINTS(enc_name, dec_name, fn)                                                    \
+	int enc_name(struct rpcrdma_xdr_stream *x, void *obj)                                      \
+	{                                                                                          \
+		struct nx n = {x, true};                                                           \
+                                                                                                   \
+		return obj ? fn(&n, obj) : -EINVAL;                                                \
+	}                                                                                          \
+	int dec_name(struct rpcrdma_xdr_stream *x, void *obj)                                      \
+	{                                                                                          \
+		struct nx n = {x, false};                                                          \
+                                                                                                   \
+		return obj ? fn(&n, obj) : -EINVAL;                                                \
+	}
 
 #define TRY(expr)                                                                                  \
 	do {                                                                                       \

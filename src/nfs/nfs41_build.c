@@ -8,21 +8,11 @@
 
 #include "rpcrdma/nfs4.h"
 
-static struct rpcrdma_nfs4_op *append(struct rpcrdma_nfs4_compound *c, uint32_t opnum)
-{
-	struct rpcrdma_nfs4_op *op;
-
-	if (!c || c->nops >= RPCRDMA_NFS4_MAX_OPS)
-		return NULL;
-	op = &c->ops[c->nops++];
-	memset(op, 0, sizeof(*op));
-	op->op = opnum;
-	return op;
-}
+#include "nfs4_codec.h"
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_sequence(struct rpcrdma_nfs4_compound *c)
 {
-	return append(c, RPCRDMA_NFS4_OP_SEQUENCE);
+	return rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_SEQUENCE);
 }
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_exchange_id(struct rpcrdma_nfs4_compound *c,
@@ -33,7 +23,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_exchange_id(struct rpcrdma_nfs4_compound *c
 
 	if (!verifier || !owner || !owner_len || owner_len > RPCRDMA_NFS41_OWNER_MAX)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_EXCHANGE_ID);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_EXCHANGE_ID);
 	if (!op)
 		return NULL;
 	memcpy(op->arg.exchange_id.verifier, verifier, 8);
@@ -52,7 +42,7 @@ rpcrdma_nfs4_create_session(struct rpcrdma_nfs4_compound *c, uint64_t clientid, 
 
 	if (!fore || !back || fore->nrdma_ird > 1 || back->nrdma_ird > 1)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_CREATE_SESSION);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_CREATE_SESSION);
 	if (!op)
 		return NULL;
 	op->arg.create_session.clientid = clientid;
@@ -74,7 +64,7 @@ rpcrdma_nfs4_bind_conn_to_session(struct rpcrdma_nfs4_compound *c,
 
 	if (!sessionid)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_BIND_CONN_TO_SESSION);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_BIND_CONN_TO_SESSION);
 	if (!op)
 		return NULL;
 	memcpy(op->arg.bind_conn.sessionid, sessionid, RPCRDMA_NFS4_SESSIONID_SIZE);
@@ -91,7 +81,7 @@ rpcrdma_nfs4_destroy_session(struct rpcrdma_nfs4_compound *c,
 
 	if (!sessionid)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_DESTROY_SESSION);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_DESTROY_SESSION);
 	if (op)
 		memcpy(op->arg.destroy_session, sessionid, RPCRDMA_NFS4_SESSIONID_SIZE);
 	return op;
@@ -100,7 +90,7 @@ rpcrdma_nfs4_destroy_session(struct rpcrdma_nfs4_compound *c,
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_destroy_clientid(struct rpcrdma_nfs4_compound *c,
 						      uint64_t clientid)
 {
-	struct rpcrdma_nfs4_op *op = append(c, RPCRDMA_NFS4_OP_DESTROY_CLIENTID);
+	struct rpcrdma_nfs4_op *op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_DESTROY_CLIENTID);
 
 	if (op)
 		op->arg.destroy_clientid = clientid;
@@ -109,7 +99,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_destroy_clientid(struct rpcrdma_nfs4_compou
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_reclaim_complete(struct rpcrdma_nfs4_compound *c, bool one_fs)
 {
-	struct rpcrdma_nfs4_op *op = append(c, RPCRDMA_NFS4_OP_RECLAIM_COMPLETE);
+	struct rpcrdma_nfs4_op *op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_RECLAIM_COMPLETE);
 
 	if (op)
 		op->arg.reclaim_complete_one_fs = one_fs;
@@ -131,7 +121,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_open(struct rpcrdma_nfs4_compound *c, uint3
 	if (access < RPCRDMA_OPEN4_SHARE_ACCESS_READ || access > RPCRDMA_OPEN4_SHARE_ACCESS_BOTH ||
 	    (want & ~0xff00u) || want > 0x0500u)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_OPEN);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_OPEN);
 	if (!op)
 		return NULL;
 	op->arg.open.share_access = share_access;
@@ -156,7 +146,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_close(struct rpcrdma_nfs4_compound *c,
 
 	if (!stateid)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_CLOSE);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_CLOSE);
 	if (op)
 		op->arg.close = *stateid;
 	return op;
@@ -169,7 +159,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_delegreturn(struct rpcrdma_nfs4_compound *c
 
 	if (!stateid)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_DELEGRETURN);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_DELEGRETURN);
 	if (op)
 		op->arg.delegreturn = *stateid;
 	return op;

@@ -25,7 +25,7 @@ void rpcrdma_nfs4_compound_init(struct rpcrdma_nfs4_compound *c)
 	c->write_chunks = -1;
 }
 
-static struct rpcrdma_nfs4_op *append(struct rpcrdma_nfs4_compound *c, uint32_t opnum)
+struct rpcrdma_nfs4_op *rpcrdma__nfs4_append(struct rpcrdma_nfs4_compound *c, uint32_t opnum)
 {
 	struct rpcrdma_nfs4_op *op;
 
@@ -39,7 +39,7 @@ static struct rpcrdma_nfs4_op *append(struct rpcrdma_nfs4_compound *c, uint32_t 
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_putrootfh(struct rpcrdma_nfs4_compound *c)
 {
-	return append(c, RPCRDMA_NFS4_OP_PUTROOTFH);
+	return rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_PUTROOTFH);
 }
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_putfh(struct rpcrdma_nfs4_compound *c,
@@ -49,7 +49,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_putfh(struct rpcrdma_nfs4_compound *c,
 
 	if (!fh || fh->len > RPCRDMA_NFS4_FHSIZE)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_PUTFH);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_PUTFH);
 	if (op)
 		op->arg.putfh = *fh;
 	return op;
@@ -62,7 +62,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_lookup(struct rpcrdma_nfs4_compound *c, con
 
 	if (!len || len > RPCRDMA_NFS4_NAME_MAX)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_LOOKUP);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_LOOKUP);
 	if (op) {
 		memcpy(op->arg.lookup.name, name, len + 1);
 		op->arg.lookup.len = (uint32_t)len;
@@ -72,7 +72,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_lookup(struct rpcrdma_nfs4_compound *c, con
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_getfh(struct rpcrdma_nfs4_compound *c)
 {
-	return append(c, RPCRDMA_NFS4_OP_GETFH);
+	return rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_GETFH);
 }
 
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_getattr(struct rpcrdma_nfs4_compound *c,
@@ -93,7 +93,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_getattr(struct rpcrdma_nfs4_compound *c,
 		if (b.n < w + 1)
 			b.n = w + 1;
 	}
-	op = append(c, RPCRDMA_NFS4_OP_GETATTR);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_GETATTR);
 	if (op)
 		op->arg.getattr = b;
 	return op;
@@ -107,7 +107,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_read(struct rpcrdma_nfs4_compound *c,
 
 	if (count > RPCRDMA_NFS4_MAXREAD || count > room || (room && !buf))
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_READ);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_READ);
 	if (!op)
 		return NULL;
 	if (stateid)
@@ -126,7 +126,7 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_readlink(struct rpcrdma_nfs4_compound *c, v
 
 	if (!buf || !room)
 		return NULL;
-	op = append(c, RPCRDMA_NFS4_OP_READLINK);
+	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_READLINK);
 	if (!op)
 		return NULL;
 	op->buf = buf;

@@ -12,6 +12,8 @@
 
 #include "codec.h"
 
+/* A zeroed operation @opnum at the end of @c; NULL when @c is full. */
+struct rpcrdma_nfs4_op *rpcrdma__nfs4_append(struct rpcrdma_nfs4_compound *c, uint32_t opnum);
 int rpcrdma__nfs4_x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max);
 int rpcrdma__nfs4_x_fh(struct nx *n, struct rpcrdma_nfs4_fh *fh);
 int rpcrdma__nfs4_x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b);

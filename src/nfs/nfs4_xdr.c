@@ -221,33 +221,9 @@ static int x_res(struct nx *n, struct rpcrdma_nfs4_compound *c)
 	return 0;
 }
 
-int rpcrdma_nfs4_compound_args_enc(struct rpcrdma_xdr_stream *x, void *c)
-{
-	struct nx n = {x, true};
+NX_ENTRY_POINTS(rpcrdma_nfs4_compound_args_enc, rpcrdma_nfs4_compound_args_dec, x_args)
 
-	return c ? x_args(&n, c) : -EINVAL;
-}
-
-int rpcrdma_nfs4_compound_args_dec(struct rpcrdma_xdr_stream *x, void *c)
-{
-	struct nx n = {x, false};
-
-	return c ? x_args(&n, c) : -EINVAL;
-}
-
-int rpcrdma_nfs4_compound_res_enc(struct rpcrdma_xdr_stream *x, void *c)
-{
-	struct nx n = {x, true};
-
-	return c ? x_res(&n, c) : -EINVAL;
-}
-
-int rpcrdma_nfs4_compound_res_dec(struct rpcrdma_xdr_stream *x, void *c)
-{
-	struct nx n = {x, false};
-
-	return c ? x_res(&n, c) : -EINVAL;
-}
+NX_ENTRY_POINTS(rpcrdma_nfs4_compound_res_enc, rpcrdma_nfs4_compound_res_dec, x_res)
 
 /*
  * Attribute values.
