@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/list.h"
 #include "rpc/drc.h"
 
 enum entry_state {
@@ -26,10 +27,10 @@ enum entry_state {
 struct rpcrdma__drc_entry {
 	struct rpcrdma__drc_key key;
 	enum entry_state state;
-	struct rpcrdma__drc_entry *hnext;       /* hash chain */
-	struct rpcrdma__drc_entry *prev, *next; /* LRU (done) or free list */
-	void *mem;                              /* one allocation: ddp[], then reply */
-	struct rpcrdma__drc_ddp *ddp;           /* DDP-eligible items of the reply */
+	struct rpcrdma__drc_entry *hnext; /* hash chain */
+	struct rpcrdma__list lnode;       /* the LRU (done) or the free list */
+	void *mem;                        /* one allocation: ddp[], then reply */
+	struct rpcrdma__drc_ddp *ddp;     /* DDP-eligible items of the reply */
 	unsigned int nddp;
 	void *reply;
 	size_t reply_len;
@@ -42,8 +43,8 @@ struct rpcrdma__drc {
 	unsigned int nentries;
 	struct rpcrdma__drc_entry **buckets;
 	unsigned int nbuckets; /* a power of two */
-	struct rpcrdma__drc_entry *free_list;
-	struct rpcrdma__drc_entry *lru_head, *lru_tail; /* oldest first */
+	struct rpcrdma__list free_list;
+	struct rpcrdma__list lru; /* oldest first */
 	size_t max_bytes;
 	struct rpcrdma__drc_counts n;
 };
@@ -73,10 +74,10 @@ int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__
 		free(drc);
 		return -ENOMEM;
 	}
-	for (unsigned int i = entries; i-- > 0;) {
-		drc->pool[i].next = drc->free_list;
-		drc->free_list = &drc->pool[i];
-	}
+	rpcrdma__list_init(&drc->free_list);
+	rpcrdma__list_init(&drc->lru);
+	for (unsigned int i = 0; i < entries; i++)
+		rpcrdma__list_add_tail(&drc->free_list, &drc->pool[i].lnode);
 	*out = drc;
 	return 0;
 }
@@ -293,28 +294,9 @@ static unsigned int bucket_of(const struct rpcrdma__drc *drc, const struct rpcrd
 	return h & (drc->nbuckets - 1);
 }
 
-static void lru_remove(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
+static struct rpcrdma__drc_entry *entry_of(struct rpcrdma__list *n)
 {
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		drc->lru_head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		drc->lru_tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-static void lru_append(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
-{
-	e->next = NULL;
-	e->prev = drc->lru_tail;
-	if (drc->lru_tail)
-		drc->lru_tail->next = e;
-	else
-		drc->lru_head = e;
-	drc->lru_tail = e;
+	return n ? rpcrdma__container_of(n, struct rpcrdma__drc_entry, lnode) : NULL;
 }
 
 /* Back to the free list, whatever the state. */
@@ -330,7 +312,7 @@ static void release(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
 	}
 	e->hnext = NULL;
 	if (e->state == E_DONE) {
-		lru_remove(drc, e);
+		rpcrdma__list_del(&e->lnode);
 		drc->n.done--;
 		drc->n.bytes -= e->cost;
 	} else if (e->state == E_IN_PROGRESS) {
@@ -345,9 +327,7 @@ static void release(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
 	e->cost = 0;
 	e->owner = NULL;
 	e->state = E_FREE;
-	e->prev = NULL;
-	e->next = drc->free_list;
-	drc->free_list = e;
+	rpcrdma__list_add_head(&drc->free_list, &e->lnode);
 }
 
 enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
@@ -366,22 +346,21 @@ enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
 			return RPCRDMA__DRC_IN_PROGRESS;
 		}
 		drc->n.hits_done++;
-		lru_remove(drc, e);
-		lru_append(drc, e);
+		rpcrdma__list_del(&e->lnode);
+		rpcrdma__list_add_tail(&drc->lru, &e->lnode);
 		return RPCRDMA__DRC_DONE;
 	}
-	if (!drc->free_list && drc->lru_head) {
+	if (rpcrdma__list_empty(&drc->free_list) && !rpcrdma__list_empty(&drc->lru)) {
 		drc->n.evictions++;
-		release(drc, drc->lru_head);
+		release(drc, entry_of(rpcrdma__list_first(&drc->lru)));
 	}
-	e = drc->free_list;
+	e = entry_of(rpcrdma__list_first(&drc->free_list));
 	if (!e) {
 		drc->n.uncached++;
 		*entry = NULL;
 		return RPCRDMA__DRC_NEW;
 	}
-	drc->free_list = e->next;
-	e->next = NULL;
+	rpcrdma__list_del(&e->lnode);
 	e->key = *key;
 	e->state = E_IN_PROGRESS;
 	e->hnext = drc->buckets[b];
@@ -440,9 +419,9 @@ int rpcrdma__drc_complete_ddp(struct rpcrdma__drc *drc, struct rpcrdma__drc_entr
 	e->reply = mem + keep * sizeof(*ddp);
 	if (len)
 		memcpy(e->reply, reply, len);
-	while (drc->n.bytes + cost > drc->max_bytes && drc->lru_head) {
+	while (drc->n.bytes + cost > drc->max_bytes && !rpcrdma__list_empty(&drc->lru)) {
 		drc->n.evictions++;
-		release(drc, drc->lru_head);
+		release(drc, entry_of(rpcrdma__list_first(&drc->lru)));
 	}
 	e->reply_len = len;
 	e->cost = cost;
@@ -451,7 +430,7 @@ int rpcrdma__drc_complete_ddp(struct rpcrdma__drc *drc, struct rpcrdma__drc_entr
 	drc->n.in_progress--;
 	drc->n.done++;
 	drc->n.bytes += cost;
-	lru_append(drc, e);
+	rpcrdma__list_add_tail(&drc->lru, &e->lnode);
 	return 0;
 }
 

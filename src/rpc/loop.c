@@ -46,8 +46,7 @@ struct rpcrdma_loop {
 	struct rpcrdma__watch ev_watch;
 	struct rpcrdma__watch tfd_watch;
 
-	struct rpcrdma__timer *timers; /* soonest first */
-	struct rpcrdma__timer *timers_tail;
+	struct rpcrdma__list timers; /* soonest first */
 
 	struct rpcrdma__hook *hooks;
 	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
@@ -142,57 +141,52 @@ void rpcrdma__watch_stop(struct rpcrdma__watch *w)
 
 /* Timers. */
 
-static void timer_unlink(struct rpcrdma_loop *loop, struct rpcrdma__timer *t)
+static struct rpcrdma__timer *timer_of(struct rpcrdma__list *n)
 {
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		loop->timers = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	else
-		loop->timers_tail = t->prev;
-	t->next = t->prev = NULL;
+	return n ? rpcrdma__container_of(n, struct rpcrdma__timer, node) : NULL;
+}
+
+/* The soonest timer, or NULL. */
+static struct rpcrdma__timer *first_timer(const struct rpcrdma_loop *loop)
+{
+	return timer_of(rpcrdma__list_first(&loop->timers));
+}
+
+static void timer_unlink(struct rpcrdma__timer *t)
+{
+	rpcrdma__list_del(&t->node);
 	t->armed = false;
 }
 
 void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, uint64_t after_ms,
 			  rpcrdma__timer_fn fn, void *ctx)
 {
-	struct rpcrdma__timer *at;
+	struct rpcrdma__list *at;
 	uint64_t now = now_ms();
 
 	if (!loop || !t || !fn)
 		return;
 	if (t->armed)
-		timer_unlink(t->loop, t);
+		timer_unlink(t);
 	t->due_ms = after_ms > UINT64_MAX - now ? UINT64_MAX : now + after_ms;
 	t->fn = fn;
 	t->ctx = ctx;
 	t->loop = loop;
 	/* Behind every timer due at the same time or sooner: FIFO among equals. */
-	for (at = loop->timers_tail; at && at->due_ms > t->due_ms; at = at->prev)
+	for (at = loop->timers.prev; at != &loop->timers && timer_of(at)->due_ms > t->due_ms;
+	     at = at->prev)
 		;
-	t->prev = at;
-	t->next = at ? at->next : loop->timers;
-	if (t->prev)
-		t->prev->next = t;
-	else
-		loop->timers = t;
-	if (t->next)
-		t->next->prev = t;
-	else
-		loop->timers_tail = t;
+	rpcrdma__list_add_head(at, &t->node); /* right after @at (or first) */
 	t->armed = true;
 	/* Armed from outside an iteration: the application's epoll must see it. */
-	if (loop->external && loop->depth == 0 && loop->timers == t)
+	if (loop->external && loop->depth == 0 && first_timer(loop) == t)
 		arm_timerfd(loop);
 }
 
 void rpcrdma__timer_stop(struct rpcrdma__timer *t)
 {
 	if (t && t->armed)
-		timer_unlink(t->loop, t);
+		timer_unlink(t);
 }
 
 /*
@@ -206,12 +200,17 @@ static int run_timers(struct rpcrdma_loop *loop)
 	unsigned int due = 0;
 	int ran = 0;
 
-	for (struct rpcrdma__timer *t = loop->timers; t && t->due_ms <= now; t = t->next)
-		due++;
-	while (due-- > 0 && loop->timers && loop->timers->due_ms <= now) {
-		struct rpcrdma__timer *t = loop->timers;
+	struct rpcrdma__list *it;
+	struct rpcrdma__timer *t;
 
-		timer_unlink(loop, t);
+	rpcrdma__list_foreach(it, &loop->timers)
+	{
+		if (timer_of(it)->due_ms > now)
+			break;
+		due++;
+	}
+	while (due-- > 0 && (t = first_timer(loop)) && t->due_ms <= now) {
+		timer_unlink(t);
 		t->fn(t);
 		ran++;
 	}
@@ -359,7 +358,7 @@ static void on_timerfd(struct rpcrdma__watch *w, uint32_t events)
 static void arm_timerfd(struct rpcrdma_loop *loop)
 {
 	struct itimerspec its;
-	uint64_t due = loop->timers ? loop->timers->due_ms : 0;
+	uint64_t due = first_timer(loop) ? first_timer(loop)->due_ms : 0;
 
 	if (due == loop->tfd_due)
 		return;
@@ -385,6 +384,7 @@ int rpcrdma_loop_create(struct rpcrdma_loop **out)
 	if (!loop)
 		return -ENOMEM;
 	loop->evfd = loop->tfd = -1;
+	rpcrdma__list_init(&loop->timers);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop->epfd < 0)
 		goto out_errno;
@@ -470,12 +470,13 @@ void rpcrdma__loop_unref(struct rpcrdma_loop *loop)
 /* Wait at most @timeout_ms, but no longer than until the next timer. */
 static int wait_time(struct rpcrdma_loop *loop, int timeout_ms)
 {
+	struct rpcrdma__timer *t = first_timer(loop);
 	uint64_t now, left;
 
-	if (!loop->timers)
+	if (!t)
 		return timeout_ms;
 	now = now_ms();
-	left = loop->timers->due_ms > now ? loop->timers->due_ms - now : 0;
+	left = t->due_ms > now ? t->due_ms - now : 0;
 	if (left > INT_MAX)
 		left = INT_MAX;
 	if (timeout_ms < 0 || (uint64_t)timeout_ms > left)

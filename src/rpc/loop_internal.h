@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/list.h"
 #include "rpcrdma/loop.h"
 
 struct rpcrdma__watch;
@@ -50,8 +51,7 @@ struct rpcrdma__timer {
 	void *ctx;
 	/* loop-private */
 	struct rpcrdma_loop *loop;
-	struct rpcrdma__timer *next;
-	struct rpcrdma__timer *prev; /* loop-private: O(1) stop */
+	struct rpcrdma__list node; /* on the loop's timers while armed */
 	bool armed;
 };
 

@@ -110,7 +110,7 @@ int rpcrdma__xclnt_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_sen
 
 static struct rpcrdma__xclnt *xclnt_of_partner(struct rpcrdma__xpartner *p)
 {
-	return (struct rpcrdma__xclnt *)(void *)((char *)p - offsetof(struct rpcrdma__xclnt, self));
+	return rpcrdma__container_of(p, struct rpcrdma__xclnt, self);
 }
 
 void rpcrdma__xclnt_partner_attach(struct rpcrdma__xclnt *t, const struct rpcrdma__xconn *owner)

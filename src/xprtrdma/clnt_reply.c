@@ -298,7 +298,7 @@ void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma__xreq *x =
-	    (struct rpcrdma__xreq *)((char *)op - offsetof(struct rpcrdma__xreq, send_op));
+	    rpcrdma__container_of(op, struct rpcrdma__xreq, send_op);
 	struct rpcrdma__xclnt *t = x->t;
 
 	x->send_busy = false;

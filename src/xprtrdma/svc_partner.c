@@ -74,7 +74,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 
 static struct rpcrdma__xsvc *xsvc_of_partner(struct rpcrdma__xpartner *p)
 {
-	return (struct rpcrdma__xsvc *)(void *)((char *)p - offsetof(struct rpcrdma__xsvc, self));
+	return rpcrdma__container_of(p, struct rpcrdma__xsvc, self);
 }
 
 static void partner_attach(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner)

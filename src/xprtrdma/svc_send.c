@@ -34,7 +34,7 @@ void rpcrdma__xsvc_after_sq(struct rpcrdma__xsconn *sc)
 static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma__xsreq *s =
-	    (struct rpcrdma__xsreq *)((char *)op - offsetof(struct rpcrdma__xsreq, write_op));
+	    rpcrdma__container_of(op, struct rpcrdma__xsreq, write_op);
 	struct rpcrdma__xsconn *sc = s->conn;
 
 	if (sc->c.ops_out)
@@ -57,7 +57,7 @@ static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *e
 static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma__xsreq *s =
-	    (struct rpcrdma__xsreq *)((char *)op - offsetof(struct rpcrdma__xsreq, send_op));
+	    rpcrdma__container_of(op, struct rpcrdma__xsreq, send_op);
 	struct rpcrdma__xsconn *sc = s->conn;
 
 	if (sc->c.ops_out)

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/list.h"
 #include "proto/direction.h"
 #include "proto/options.h"
 #include "proto/plan.h"
