@@ -23,10 +23,8 @@
 /* Queued bytes beyond which a new call waits for cb->writable. */
 #define SENDQ_LIMIT (8u << 20)
 
-/* Attempts to connect from the old port before taking a new one: with the
- * core's reconnect back-off, about three seconds, long enough for another
- * socket that briefly held the port to let it go. */
-#define LOCAL_PORT_TRIES 5u
+/* Attempts to connect from the old port before taking a new one. */
+#define LOCAL_PORT_TRIES 3u
 
 enum clnt_state {
 	C_IDLE,
@@ -52,13 +50,18 @@ struct rpcrdma__clnt_transport {
 	/* The local address of the last connection that came up: the next
 	 * one binds it again, as the Linux client does, because a server's
 	 * duplicate request cache over TCP knows a client by address and
-	 * port (drc.h).  A new port only after LOCAL_PORT_TRIES attempts with
-	 * it failed: a retransmission from a new port misses the cache and a
-	 * call that is not idempotent would run twice. */
+	 * port (drc.h): a retransmission from a new port misses the cache and
+	 * a call that is not idempotent would run twice.  An ephemeral port
+	 * let go is soon taken by someone else's connect(), so the port is
+	 * held from the moment a connection is lost: @spare_fd, a socket bound
+	 * to it (both with SO_REUSEADDR) before the old one closes, becomes the
+	 * next connection's.  A new port only after LOCAL_PORT_TRIES failed
+	 * attempts with the old one. */
 	struct sockaddr_storage local;
 	socklen_t local_len;
 	bool local_tried;         /* the current attempt bound it */
 	unsigned int local_fails; /* attempts with it that failed in a row */
+	int spare_fd;             /* -1, or a socket bound to @local */
 };
 
 static void report_disconnect(struct rpcrdma__timer *tm)
@@ -66,6 +69,23 @@ static void report_disconnect(struct rpcrdma__timer *tm)
 	struct rpcrdma__clnt_transport *t = tm->ctx;
 
 	t->cb->disconnected(t->cb_ctx, t->report_err);
+}
+
+/* A socket bound to the local address of the connection being lost, made
+ * while that connection's socket still holds the port. */
+static void hold_port(struct rpcrdma__clnt_transport *t)
+{
+	int one = 1;
+	int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+
+	if (fd < 0)
+		return;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0) {
+		close(fd);
+		return;
+	}
+	t->spare_fd = fd;
 }
 
 /* Tear the connection down now; the core hears of it from a timer. */
@@ -76,6 +96,8 @@ static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 		t->local_fails = 0;
 	}
 	t->local_tried = false;
+	if (t->local_len && t->spare_fd < 0)
+		hold_port(t);
 	if (t->c.fd >= 0) {
 		/* An abortive close (RST): no TIME_WAIT keeps our port from
 		 * the next connection, which binds it again. */
@@ -224,6 +246,7 @@ static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *add
 		return -ENOMEM;
 	}
 	t->loop = loop;
+	t->spare_fd = -1;
 	memcpy(&t->addr, addr, addrlen);
 	t->addrlen = addrlen;
 	t->cb = cb;
@@ -234,23 +257,33 @@ static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *add
 
 static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 {
-	int fd, rc, bind_err = 0;
+	int fd, rc, bind_err = 0, one = 1;
 
 	if (t->state != C_IDLE)
 		return -EALREADY;
-	fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
-	if (fd < 0)
-		return -errno;
-	(void)rpcrdma__sock_set_nodelay(fd);
 	t->local_tried = false;
-	if (t->local_len) {
-		int one = 1;
-
-		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (t->spare_fd >= 0 && t->local_len) {
+		fd = t->spare_fd; /* bound to the old port already */
+		t->spare_fd = -1;
 		t->local_tried = true;
-		if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0)
-			bind_err = -errno;
+	} else {
+		if (t->spare_fd >= 0)
+			close(t->spare_fd);
+		t->spare_fd = -1;
+		fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    IPPROTO_TCP);
+		if (fd < 0)
+			return -errno;
+		/* Every socket has it, or the next one could not hold its port
+		 * while it closes (hold_port). */
+		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (t->local_len) {
+			t->local_tried = true;
+			if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0)
+				bind_err = -errno;
+		}
 	}
+	(void)rpcrdma__sock_set_nodelay(fd);
 	t->c.fd = fd;
 	t->conn_id = rpcrdma__trace_conn_id();
 	t->sent_any = t->replied_any = false;
@@ -354,6 +387,8 @@ static void tcp_clnt_destroy(struct rpcrdma__clnt_transport *t)
 		return;
 	rpcrdma__timer_stop(&t->report);
 	rpcrdma__sock_conn_free(&t->c);
+	if (t->spare_fd >= 0)
+		close(t->spare_fd);
 	free(t);
 }
 
