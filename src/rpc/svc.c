@@ -40,9 +40,7 @@ void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 
 /* Life cycle helpers (as in clnt.c: free only with nothing of ours on the stack). */
 
-static void workers_stop(struct rpcrdma_server *s);
-
-static void finalize(struct rpcrdma_server *s)
+void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 {
 	struct rpcrdma_loop *loop = s->loop;
 	bool worker = s->root != s;
@@ -54,7 +52,7 @@ static void finalize(struct rpcrdma_server *s)
 	/* The listener goes first: nothing is handed to a worker after. */
 	s->ops->destroy(s->t);
 	if (!worker) {
-		workers_stop(s);
+		rpcrdma__svc_workers_stop(s);
 		rpcrdma__drc_destroy(s->drc);
 		while (s->progs) {
 			struct rpcrdma__svc_prog *p = s->progs;
@@ -80,7 +78,7 @@ static void free_cb(struct rpcrdma__timer *tm)
 	struct rpcrdma_server *s = tm->ctx;
 
 	if (s->busy == 0)
-		finalize(s);
+		rpcrdma__svc_finalize(s);
 }
 
 static void enter(struct rpcrdma_server *s)
@@ -467,27 +465,12 @@ static void on_conn_closed(void *ctx, void *conn)
 	(void)conn;
 }
 
-/* Worker loops. */
-
-#define SVC_WORKERS_MAX 256u
-
-static struct rpcrdma__svc_transport *on_place(void *ctx)
-{
-	struct rpcrdma_server *s = ctx;
-	struct rpcrdma__svc_worker *w;
-
-	if (!s->nworkers || s->destroying)
-		return NULL;
-	/* Round robin: the cache is shared, so a client's reconnection may
-	 * land on any worker and still find its replies. */
-	w = &s->workers[s->next_worker++ % s->nworkers];
-	return w->srv->t;
-}
+/* What the transports call: the listener's, and each worker's. */
 
 static const struct rpcrdma__svc_cb svc_cb = {
     .call = on_call,
     .conn_closed = on_conn_closed,
-    .place = on_place,
+    .place = rpcrdma__svc_place,
     .conn_admit = on_conn_admit,
     .conn_release = on_conn_release,
 };
@@ -497,94 +480,6 @@ static const struct rpcrdma__svc_cb worker_cb = {
     .conn_closed = on_conn_closed,
     .conn_release = on_conn_release,
 };
-
-static void *worker_main(void *arg)
-{
-	struct rpcrdma__svc_worker *w = arg;
-
-	(void)rpcrdma_loop_run(w->loop);
-	return NULL;
-}
-
-static void worker_stop(void *arg)
-{
-	struct rpcrdma__svc_worker *w = arg;
-
-	/* Its finalize stops the loop, and worker_main returns. */
-	rpcrdma_server_destroy(w->srv);
-}
-
-/* Returns the worker running on the calling thread, or NULL. */
-static struct rpcrdma__svc_worker *worker_of_thread(const struct rpcrdma_server *s)
-{
-	for (unsigned int i = 0; i < s->nworkers; i++) {
-		if (s->workers[i].running && pthread_equal(s->workers[i].thread, pthread_self()))
-			return &s->workers[i];
-	}
-	return NULL;
-}
-
-static void workers_stop(struct rpcrdma_server *s)
-{
-	for (unsigned int i = 0; i < s->nworkers; i++) {
-		struct rpcrdma__svc_worker *w = &s->workers[i];
-
-		if (!w->running) {
-			if (w->srv)
-				finalize(w->srv); /* never ran: nothing in flight */
-			continue;
-		}
-		/* Queued behind any connection handed over before the
-		 * listener closed, so those are served, then closed. */
-		while (rpcrdma_loop_wake(w->loop, worker_stop, w) == -ENOMEM)
-			usleep(1000);
-	}
-	for (unsigned int i = 0; i < s->nworkers; i++) {
-		struct rpcrdma__svc_worker *w = &s->workers[i];
-
-		if (w->running)
-			pthread_join(w->thread, NULL);
-		if (w->loop)
-			(void)rpcrdma_loop_destroy(w->loop);
-	}
-	free(s->workers);
-	s->workers = NULL;
-	s->nworkers = 0;
-}
-
-/* A worker's core: a transport without a listener on its own loop. */
-static int worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_worker *w,
-			const struct sockaddr *addr, socklen_t addrlen)
-{
-	struct rpcrdma_server *c;
-	int rc = rpcrdma_loop_create(&w->loop);
-
-	if (rc)
-		return rc;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	rpcrdma__svc_core_init(c);
-	c->opts = root->opts;
-	c->opts.workers = 0;
-	c->loop = w->loop;
-	c->ops = root->ops;
-	c->root = root;
-	rc = c->ops->worker(w->loop, addr, addrlen, &c->opts, &worker_cb, c, &c->t);
-	if (rc) {
-		rpcrdma__svc_core_fini(c);
-		free(c);
-		return rc;
-	}
-	rpcrdma__loop_ref(w->loop);
-	w->srv = c;
-	/* Everything above happens before the thread runs (pthread_create). */
-	rc = -pthread_create(&w->thread, NULL, worker_main, w);
-	if (rc)
-		return rc;
-	w->running = true;
-	return 0;
-}
 
 /* Public API. */
 
@@ -599,7 +494,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 
 	if (!loop || !service || !out)
 		return -EINVAL;
-	if (opts && opts->workers > SVC_WORKERS_MAX)
+	if (opts && opts->workers > RPCRDMA__SVC_WORKERS_MAX)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -632,13 +527,14 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 			rc = -EOPNOTSUPP;
 		for (unsigned int i = 0; !rc && i < s->opts.workers; i++) {
 			s->nworkers = i + 1;
-			rc = worker_start(s, &s->workers[i], (struct sockaddr *)&ss, sslen);
+			rc = rpcrdma__svc_worker_start(s, &s->workers[i], (struct sockaddr *)&ss, sslen,
+						  &worker_cb);
 		}
 	}
 	if (!rc)
 		rc = ops->listen(loop, (struct sockaddr *)&ss, sslen, &s->opts, &svc_cb, s, &s->t);
 	if (rc) {
-		workers_stop(s);
+		rpcrdma__svc_workers_stop(s);
 		rpcrdma__drc_destroy(s->drc);
 		pthread_rwlock_destroy(&s->reg_lock);
 		pthread_mutex_destroy(&s->drc_lock);
@@ -720,116 +616,6 @@ int rpcrdma_server_port(struct rpcrdma_server *s)
 	return s->ops->port(s->t);
 }
 
-/* @acc += @one; the two gauges take the larger value instead. */
-static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_stats *one)
-{
-	uint64_t granted = acc->credits_granted > one->credits_granted ? acc->credits_granted
-								       : one->credits_granted;
-	uint64_t in_use = acc->credits_in_use_max > one->credits_in_use_max
-			      ? acc->credits_in_use_max
-			      : one->credits_in_use_max;
-	uint64_t rev_granted = acc->rev_credits_granted > one->rev_credits_granted
-				   ? acc->rev_credits_granted
-				   : one->rev_credits_granted;
-	uint64_t rev_in_use = acc->rev_credits_in_use_max > one->rev_credits_in_use_max
-				  ? acc->rev_credits_in_use_max
-				  : one->rev_credits_in_use_max;
-
-#define ADD(name) acc->name += one->name;
-	RPCRDMA_XPRT_STATS(ADD)
-#undef ADD
-	acc->credits_granted = granted;
-	acc->credits_in_use_max = in_use;
-	acc->rev_credits_granted = rev_granted;
-	acc->rev_credits_in_use_max = rev_in_use;
-}
-
-/* One core's counters, on its own thread. */
-static void stats_of(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *acc)
-{
-	struct rpcrdma_xprt_stats one;
-
-	memset(&one, 0, sizeof(one));
-	s->ops->stats(s->t, &one);
-	one.bad_msgs += s->bad_msgs;
-	one.retransmits += s->dups;
-	if (s->bc.stats)
-		s->bc.stats(s, &one);
-	stats_add(acc, &one);
-}
-
-/* Gathering the workers' counters, each on its own thread. */
-struct stats_job {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	unsigned int pending;
-	struct rpcrdma_xprt_stats sum;
-};
-
-struct stats_ask {
-	struct stats_job *job;
-	struct rpcrdma_server *core;
-};
-
-static void stats_answer(void *arg)
-{
-	struct stats_ask *a = arg;
-	struct rpcrdma_xprt_stats one;
-
-	memset(&one, 0, sizeof(one));
-	stats_of(a->core, &one);
-	pthread_mutex_lock(&a->job->lock);
-	stats_add(&a->job->sum, &one);
-	if (--a->job->pending == 0)
-		pthread_cond_signal(&a->job->cond);
-	pthread_mutex_unlock(&a->job->lock);
-}
-
-int rpcrdma_server_stats(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *out)
-{
-	struct stats_job job;
-	struct stats_ask *asks;
-	int rc = 0;
-
-	if (!s || !out)
-		return -EINVAL;
-	if (worker_of_thread(s))
-		return -EDEADLK; /* it would wait for its own loop */
-	memset(out, 0, sizeof(*out));
-	stats_of(s, out);
-	if (!s->nworkers)
-		return 0;
-	asks = calloc(s->nworkers, sizeof(*asks));
-	if (!asks)
-		return -ENOMEM;
-	memset(&job, 0, sizeof(job));
-	pthread_mutex_init(&job.lock, NULL);
-	pthread_cond_init(&job.cond, NULL);
-	for (unsigned int i = 0; i < s->nworkers; i++) {
-		asks[i].job = &job;
-		asks[i].core = s->workers[i].srv;
-		pthread_mutex_lock(&job.lock);
-		job.pending++;
-		pthread_mutex_unlock(&job.lock);
-		if (rpcrdma_loop_wake(s->workers[i].loop, stats_answer, &asks[i])) {
-			pthread_mutex_lock(&job.lock);
-			job.pending--;
-			pthread_mutex_unlock(&job.lock);
-			rc = -ENOMEM;
-		}
-	}
-	pthread_mutex_lock(&job.lock);
-	while (job.pending)
-		pthread_cond_wait(&job.cond, &job.lock);
-	pthread_mutex_unlock(&job.lock);
-	pthread_cond_destroy(&job.cond);
-	pthread_mutex_destroy(&job.lock);
-	free(asks);
-	if (!rc)
-		stats_add(out, &job.sum);
-	return rc;
-}
-
 static void destroy_posted(void *arg)
 {
 	rpcrdma_server_destroy(arg);
@@ -839,7 +625,7 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 {
 	if (!s || s->destroying)
 		return;
-	if (s->root == s && worker_of_thread(s)) {
+	if (s->root == s && rpcrdma__svc_worker_of_thread(s)) {
 		/* Joining the workers must not happen on one of them. */
 		while (rpcrdma_loop_wake(s->loop, destroy_posted, s) == -ENOMEM)
 			usleep(1000);
@@ -864,7 +650,7 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 		}
 	}
 	if (s->busy == 1) {
-		finalize(s);
+		rpcrdma__svc_finalize(s);
 		return;
 	}
 	leave(s);

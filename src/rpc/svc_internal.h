@@ -113,6 +113,44 @@ void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *
  */
 void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r);
 
+/* Worker loops a server may have (rpcrdma_server_opts.workers). */
+#define RPCRDMA__SVC_WORKERS_MAX 256u
+
+/**
+ * rpcrdma__svc_finalize - free core @s now: nothing of it may be on the stack
+ * @s: a server, or a worker's core (whose loop then stops)
+ */
+void rpcrdma__svc_finalize(struct rpcrdma_server *s);
+
+/**
+ * rpcrdma__svc_worker_start - start worker @w of @root: its loop, its core
+ * (a transport without a listener, served through @cb) and its thread
+ * @addr, @addrlen: the server's address, for the transport
+ *
+ * Return: 0 or a negative errno; @w is then stopped by
+ * rpcrdma__svc_workers_stop() either way.
+ */
+int rpcrdma__svc_worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_worker *w,
+			      const struct sockaddr *addr, socklen_t addrlen,
+			      const struct rpcrdma__svc_cb *cb);
+
+/**
+ * rpcrdma__svc_workers_stop - stop and join every worker of @s, after each
+ * served what was handed to it; not on a worker's thread
+ */
+void rpcrdma__svc_workers_stop(struct rpcrdma_server *s);
+
+/** The worker of @s whose thread calls, or NULL. */
+struct rpcrdma__svc_worker *rpcrdma__svc_worker_of_thread(const struct rpcrdma_server *s);
+
+/**
+ * rpcrdma__svc_place - cb->place: the next worker's transport, round robin
+ * @ctx: the listener's core
+ *
+ * Return: the transport, or NULL to keep the connection on the listener.
+ */
+struct rpcrdma__svc_transport *rpcrdma__svc_place(void *ctx);
+
 /**
  * rpcrdma__svc_core_init - the lists and lock every core (a server, or a
  * worker's core) starts with
