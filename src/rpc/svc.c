@@ -656,11 +656,6 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 	leave(s);
 }
 
-struct rpcrdma_loop *rpcrdma_svc_loop(const struct rpcrdma_svc_req *r)
-{
-	return r ? r->srv->loop : NULL;
-}
-
 int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)
 {
 	struct rpcrdma_server *s;
@@ -673,21 +668,6 @@ int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)
 	rpcrdma__svc_answer(s, r, status);
 	leave(s);
 	return 0;
-}
-
-const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct rpcrdma_svc_req *r)
-{
-	return r ? &r->msg.u.call.cred : NULL;
-}
-
-const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *r)
-{
-	return r ? &r->msg : NULL;
-}
-
-const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *r)
-{
-	return r && r->t ? r->t->peer : NULL;
 }
 
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *s)
@@ -743,16 +723,6 @@ int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_se
 bool rpcrdma__server_busy(struct rpcrdma_server *s)
 {
 	return s && s->busy;
-}
-
-struct rpcrdma__sreq *rpcrdma__svc_req_transport(struct rpcrdma_svc_req *r)
-{
-	return r ? r->t : NULL;
-}
-
-struct rpcrdma_server *rpcrdma__svc_req_server(struct rpcrdma_svc_req *r)
-{
-	return r ? r->srv : NULL;
 }
 
 const struct rpcrdma__svc_transport_ops *rpcrdma__server_ops(struct rpcrdma_server *s)

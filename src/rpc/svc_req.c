@@ -1,6 +1,7 @@
 /*
- * svc_inflight.c - every request of a server core on one list, and
- * rpcrdma_server_inflight() reading those lists from any thread
+ * svc_req.c - a server's requests: their life (every request of a core on
+ * its live list), what a procedure may ask of its request, and
+ * rpcrdma_server_inflight() reading the live lists from any thread
  * (rpcrdma/debug.h).
  */
 #include <errno.h>
@@ -58,6 +59,40 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 	free(r->res);
 	free(r);
 }
+
+/* What a procedure may ask of its request (rpc.h). */
+
+struct rpcrdma_loop *rpcrdma_svc_loop(const struct rpcrdma_svc_req *r)
+{
+	return r ? r->srv->loop : NULL;
+}
+
+const struct rpcrdma_opaque_auth *rpcrdma_svc_cred(const struct rpcrdma_svc_req *r)
+{
+	return r ? &r->msg.u.call.cred : NULL;
+}
+
+const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *r)
+{
+	return r ? &r->msg : NULL;
+}
+
+const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *r)
+{
+	return r && r->t ? r->t->peer : NULL;
+}
+
+struct rpcrdma__sreq *rpcrdma__svc_req_transport(struct rpcrdma_svc_req *r)
+{
+	return r ? r->t : NULL;
+}
+
+struct rpcrdma_server *rpcrdma__svc_req_server(struct rpcrdma_svc_req *r)
+{
+	return r ? r->srv : NULL;
+}
+
+/* In-flight listing. */
 
 static enum rpcrdma_svc_call_state public_state(enum rpcrdma__svc_req_state st)
 {
