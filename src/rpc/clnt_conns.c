@@ -495,7 +495,6 @@ int rpcrdma_client_stats(struct rpcrdma_client *c, struct rpcrdma_xprt_stats *ou
 	if (!c || !out)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
-	out->reconnects = 0;
 	for (unsigned int i = 0; i < c->nconn; i++) {
 		struct rpcrdma_xprt_stats one;
 
@@ -509,7 +508,7 @@ int rpcrdma_client_stats(struct rpcrdma_client *c, struct rpcrdma_xprt_stats *ou
 	out->retransmits = c->retransmits;
 	out->timeouts = c->timeouts;
 	/* Without credits of its own, a transport leaves this to us. */
-	if (c->nconn == 1 && out->credits_in_use_max == 0)
+	if (out->credits_in_use_max == 0)
 		out->credits_in_use_max = c->nsent_max;
 	return 0;
 }
