@@ -366,6 +366,8 @@ int bench_scale_main(int argc, char **argv)
 			double cps = 0;
 
 			rc = measure(&o, srv.port, o.conns[c], &cps);
+			if (!rc && cps <= 0)
+				rc = -EIO; /* every call failed to come back in time */
 			if (rc) {
 				fprintf(stderr, "rpcrdma-bench scale: %u workers, %u connections: %s\n",
 					o.workers[w], o.conns[c], rpcrdma_strerror(rc));
