@@ -342,18 +342,31 @@ static void usage(FILE *f)
 		   "  --addr      address to listen on and connect to (default 127.0.0.1;\n"
 		   "              for verbs, an address of an RDMA device)\n"
 		   "  --port      port (default: any free one)\n"
-		   "  --inflight  at the end, show the client's calls in flight during a burst\n"
-		   "              (SIGUSR1 shows them at any time, on stderr)\n");
+		   "  --inflight  at the end, show the client's and the server's calls in\n"
+		   "              flight during a burst (SIGUSR1 shows them at any time, on\n"
+		   "              stderr)\n");
 }
 
-/* SIGUSR1: the client's calls in flight, on stderr (rpcrdma/debug.h). */
+/* SIGUSR1: the client's and the server's calls in flight, on stderr
+ * (rpcrdma/debug.h). */
 static struct rpcrdma_client *volatile shown_client;
+static struct rpcrdma_server *volatile shown_server;
 
 static void on_sigusr1(int sig)
 {
 	(void)sig;
 	if (shown_client)
 		(void)rpcrdma_client_inflight_write(shown_client, 2);
+	if (shown_server)
+		(void)rpcrdma_server_inflight_write(shown_server, 2);
+}
+
+/* Both tables on stdout. */
+static void show_tables(struct rpcrdma_client *clnt, struct rpcrdma_server *srv)
+{
+	fflush(stdout);
+	(void)rpcrdma_client_inflight_write(clnt, 1);
+	(void)rpcrdma_server_inflight_write(srv, 1);
 }
 
 static void burst_done(struct rpcrdma_call *call, void *ctx)
@@ -364,7 +377,8 @@ static void burst_done(struct rpcrdma_call *call, void *ctx)
 
 /* --inflight: a burst of calls, the table before they leave, once some
  * are out, and after. */
-static int show_inflight(struct rpcrdma_loop *loop, struct rpcrdma_client *clnt)
+static int show_inflight(struct rpcrdma_loop *loop, struct rpcrdma_client *clnt,
+			 struct rpcrdma_server *srv)
 {
 	enum { N = 12 };
 	struct rpcrdma_call calls[N];
@@ -380,17 +394,14 @@ static int show_inflight(struct rpcrdma_loop *loop, struct rpcrdma_client *clnt)
 			return rc;
 	}
 	printf("\n%d calls started, none sent yet:\n", N);
-	fflush(stdout);
-	(void)rpcrdma_client_inflight_write(clnt, 1);
+	show_tables(clnt, srv);
 	rc = rpcrdma_loop_run_once(loop, 0);
 	printf("one loop iteration later:\n");
-	fflush(stdout);
-	(void)rpcrdma_client_inflight_write(clnt, 1);
+	show_tables(clnt, srv);
 	while (rc >= 0 && done < N)
 		rc = rpcrdma_loop_run_once(loop, 1000);
 	printf("all answered:\n");
-	fflush(stdout);
-	(void)rpcrdma_client_inflight_write(clnt, 1);
+	show_tables(clnt, srv);
 	return rc < 0 ? rc : 0;
 }
 
@@ -473,6 +484,7 @@ int main(int argc, char **argv)
 	if (rc)
 		goto out_err;
 	shown_client = clnt;
+	shown_server = srv;
 	signal(SIGUSR1, on_sigusr1);
 
 	/* The first reply tells the client its real credit grant. */
@@ -543,7 +555,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)after.inline_recv_bytes,
 	       (unsigned long long)after.credits_in_use_max);
 	if (inflight) {
-		rc = show_inflight(loop, clnt);
+		rc = show_inflight(loop, clnt, srv);
 		if (rc)
 			goto out_err;
 	}
@@ -556,6 +568,7 @@ out_err:
 out:
 	signal(SIGUSR1, SIG_IGN);
 	shown_client = NULL;
+	shown_server = NULL;
 	if (clnt)
 		rpcrdma_client_destroy(clnt);
 	if (srv)

@@ -301,7 +301,17 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(drain_timeouts)      /* closed: queued replies not drained in drain_timeout_ms */    \
 	X(read_budget_waits)   /* RDMA: calls that waited for Read-chunk buffer budget */     \
 	X(abort_waits)         /* client: calls timed out or cancelled whose memory went     */ \
-			       /* back only after a revocation still under way completed  */
+			       /* back only after a revocation still under way completed  */ \
+	/* Work the provider did for this transport (RDMA only; bench/README.md  */            \
+	/* has the minimum each message form needs).                             */            \
+	X(prov_sends)          /* Sends posted */                                              \
+	X(prov_recvs)          /* receives posted */                                           \
+	X(prov_reads)          /* RDMA Reads posted */                                         \
+	X(prov_writes)         /* RDMA Writes posted */                                        \
+	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \
+	X(prov_revokes)        /* grants withdrawn (invalidation, or the key closed) */        \
+	X(prov_reg_mrs)        /* memory registrations (pinning, on verbs) */                  \
+	X(prov_dereg_mrs)      /* deregistrations */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -932,6 +932,7 @@ static int ofi_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 	m->base.length = length;
 	rpcrdma__list_add_head(&p->mrs, &m->node);
 	p->st.mrs_live++;
+	p->st.reg_mrs++;
 	*out = &m->base;
 	return 0;
 }
@@ -944,6 +945,7 @@ static void ofi_dereg_mr(struct rpcrdma_prov_mr *bm)
 	fi_close(&m->mr->fid);
 	rpcrdma__list_del(&m->node);
 	p->st.mrs_live--;
+	p->st.dereg_mrs++;
 	free(m);
 }
 

@@ -301,6 +301,8 @@ struct rpcrdma_prov_event {
 	X(grants)                                                                                  \
 	X(revokes)                                                                                 \
 	X(key_redraws)                                                                             \
+	X(reg_mrs)                                                                                 \
+	X(dereg_mrs)                                                                               \
 	X(sends)                                                                                   \
 	X(recvs)                                                                                   \
 	X(reads)                                                                                   \

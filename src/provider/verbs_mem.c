@@ -47,6 +47,24 @@
  * Memory windows.  A window is owned by exactly one of: the free pool, a
  * grant, or the REVOKE slot invalidating it.
  */
+/* Every registration and deregistration goes through these two, so that
+ * the counters show registrations on the data path (issue 18: none in
+ * steady state). */
+static struct ibv_mr *vb_pin(struct vb_prov *p, void *addr, size_t length, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(p->pd, addr, length, access);
+
+	if (mr)
+		p->st.reg_mrs++;
+	return mr;
+}
+
+static int vb_unpin(struct vb_prov *p, struct ibv_mr *mr)
+{
+	p->st.dereg_mrs++;
+	return ibv_dereg_mr(mr);
+}
+
 static void mw_destroy(struct vb_prov *p, struct ibv_mw *mw)
 {
 	rpcrdma__provider_key_retire(&p->keys, mw->rkey);
@@ -185,7 +203,7 @@ void rpcrdma__vb_drop_windows(struct vb_conn *c)
 		if (g->mw)
 			mw_destroy(p, g->mw);
 		g->mw = NULL;
-		if (g->own && ibv_dereg_mr(g->own))
+		if (g->own && vb_unpin(p, g->own))
 			p->st.errors++;
 		g->own = NULL;
 		g->conn = NULL;
@@ -198,7 +216,7 @@ void rpcrdma__vb_drop_windows(struct vb_conn *c)
 			o->mw = NULL;
 		}
 		if (o->in_use && o->mr) {
-			if (ibv_dereg_mr(o->mr))
+			if (vb_unpin(p, o->mr))
 				p->st.errors++;
 			o->mr = NULL;
 		}
@@ -219,7 +237,7 @@ int rpcrdma__vb_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	m->mr = ibv_reg_mr(p->pd, addr, length, access);
+	m->mr = vb_pin(p, addr, length, access);
 	if (!m->mr) {
 		int ret = errno_neg();
 
@@ -261,7 +279,7 @@ void rpcrdma__vb_dereg_mr(struct rpcrdma_prov_mr *bm)
 			g->mw = NULL;
 		}
 	}
-	if (ibv_dereg_mr(m->mr))
+	if (vb_unpin(p, m->mr))
 		p->st.errors++;
 	rpcrdma__list_del(&m->node);
 	p->st.mrs_live--;
@@ -305,7 +323,7 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 	if (!ret && p->mode == VB_GRANT_WINDOW_OWN_MR) {
 		/* The window's bounds come from this registration (rxe). */
 		g->own =
-		    ibv_reg_mr(p->pd, addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+		    vb_pin(p, addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 		if (!g->own)
 			ret = errno_neg();
 		under = g->own;
@@ -342,7 +360,7 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 
 out_undo:
 	if (g->own)
-		(void)ibv_dereg_mr(g->own);
+		(void)vb_unpin(p, g->own);
 	g->own = NULL;
 	if (mw)
 		mw_release(p, mw);
@@ -360,7 +378,7 @@ static int grant_mr(struct vb_prov *p, struct vb_grant *g, void *addr, uint32_t 
 
 	/* The device picks the key: refuse ones in quarantine. */
 	for (int tries = 0; tries < VB_KEY_TRIES; tries++) {
-		struct ibv_mr *mr = ibv_reg_mr(p->pd, addr, length, acc);
+		struct ibv_mr *mr = vb_pin(p, addr, length, acc);
 
 		if (!mr)
 			return errno_neg();
@@ -370,7 +388,7 @@ static int grant_mr(struct vb_prov *p, struct vb_grant *g, void *addr, uint32_t 
 			return 0;
 		}
 		p->st.key_redraws++;
-		(void)ibv_dereg_mr(mr);
+		(void)vb_unpin(p, mr);
 	}
 	return -EAGAIN;
 }
@@ -463,7 +481,7 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 	}
 	if (g->own) {
 		/* Deregistration is the fence (no windows: it is the grant). */
-		int ret = ibv_dereg_mr(g->own);
+		int ret = vb_unpin(p, g->own);
 
 		if (ret)
 			return ret_neg(ret);
@@ -534,7 +552,7 @@ void rpcrdma__vb_revoke_done(struct vb_prov *p, struct vb_op *o)
 	}
 	o->mw = NULL;
 	/* Only now: a registration with a window bound over it stays. */
-	if (o->mr && ibv_dereg_mr(o->mr))
+	if (o->mr && vb_unpin(p, o->mr))
 		p->st.errors++;
 	o->mr = NULL;
 	emit_revoke(p, o->ctx);
@@ -549,7 +567,7 @@ void rpcrdma__vb_mem_close(struct vb_prov *p)
 		if (g->mw)
 			mw_destroy(p, g->mw);
 		if (g->own)
-			(void)ibv_dereg_mr(g->own);
+			(void)vb_unpin(p, g->own);
 		grant_unlink(p, g);
 		free(g);
 	}

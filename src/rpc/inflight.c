@@ -1,9 +1,10 @@
 /*
- * inflight.c - what a client has in flight (rpcrdma/debug.h): the records
- * of rpcrdma_client_inflight(), read from the client's lists, and
- * rpcrdma_client_inflight_write(), the same as a text table built on the
- * stack with a hand-made number formatter and written with write(2), so
- * that both stay async-signal-safe.
+ * inflight.c - what a client or server has in flight (rpcrdma/debug.h):
+ * the client's records of rpcrdma_client_inflight(), read from its lists
+ * (every connection's, opts.nconnect), and rpcrdma_client_inflight_write()
+ * and rpcrdma_server_inflight_write(), the in-flight tables as text built
+ * on the stack with a hand-made number formatter and written with
+ * write(2), so that they stay async-signal-safe.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -143,6 +144,71 @@ int rpcrdma_client_inflight_write(struct rpcrdma_client *clnt, int fd)
 		put_str(&l, "... and ");
 		put_num(&l, (uint64_t)(total - SHOWN), 10, 0);
 		put_str(&l, "more");
+		rc = put_line(fd, &l);
+	}
+	errno = saved;
+	return rc ? rc : total;
+}
+
+static const char *svc_state_name(enum rpcrdma_svc_call_state st)
+{
+	switch (st) {
+	case RPCRDMA_SVC_CALL_DEFERRED:
+		return "deferred ";
+	case RPCRDMA_SVC_CALL_PARKED:
+		return "  parked ";
+	case RPCRDMA_SVC_CALL_WATCHING:
+		return "watching ";
+	case RPCRDMA_SVC_CALL_RUNNING:
+	default:
+		return " running ";
+	}
+}
+
+int rpcrdma_server_inflight_write(struct rpcrdma_server *srv, int fd)
+{
+	struct rpcrdma_svc_call_info info[SHOWN];
+	struct line l = {.len = 0};
+	int saved = errno;
+	unsigned int busy = 0;
+	int total, rc;
+
+	total = rpcrdma_server_inflight(srv, info, SHOWN, &busy);
+	if (total < 0 || fd < 0)
+		return -EINVAL;
+	put_str(&l, "rpcrdma server: ");
+	put_num(&l, (uint64_t)total, 10, 0);
+	put_str(&l, "calls in flight\n");
+	put_str(&l, "       xid       prog  vers   proc     age_ms    state worker   conn "
+		    "rsegs wchunks rchunk");
+	rc = put_line(fd, &l);
+	for (int i = 0; !rc && i < total && i < SHOWN; i++) {
+		const struct rpcrdma_svc_call_info *c = &info[i];
+
+		put_str(&l, "0x");
+		put_num(&l, c->xid, 16, 8);
+		put_num(&l, c->prog, 10, 10);
+		put_num(&l, c->vers, 10, 5);
+		put_num(&l, c->proc, 10, 6);
+		put_num(&l, c->age_ms, 10, 10);
+		put_str(&l, svc_state_name(c->state));
+		put_num(&l, c->worker, 10, 6);
+		put_num(&l, c->conn_id, 10, 6);
+		put_num(&l, c->read_segs, 10, 5);
+		put_num(&l, c->write_chunks, 10, 7);
+		put_num(&l, c->reply_chunk, 10, 6);
+		rc = put_line(fd, &l);
+	}
+	if (!rc && total > SHOWN) {
+		put_str(&l, "... and ");
+		put_num(&l, (uint64_t)(total - SHOWN), 10, 0);
+		put_str(&l, "more");
+		rc = put_line(fd, &l);
+	}
+	if (!rc && busy) {
+		put_str(&l, "(");
+		put_num(&l, busy, 10, 0);
+		put_str(&l, "cores busy: their calls are not listed)");
 		rc = put_line(fd, &l);
 	}
 	errno = saved;

@@ -67,6 +67,7 @@ static void finalize(struct rpcrdma_server *s)
 		pthread_rwlock_destroy(&s->reg_lock);
 		pthread_mutex_destroy(&s->drc_lock);
 	}
+	rpcrdma__svc_core_fini(s);
 	rpcrdma__loop_unref(loop);
 	free(s);
 	/* A worker's thread returns once its core is gone (worker_main). */
@@ -95,31 +96,13 @@ static void leave(struct rpcrdma_server *s)
 
 void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
-	r->prev = NULL;
-	r->next = s->waiting;
-	if (s->waiting)
-		s->waiting->prev = r;
-	s->waiting = r;
+	rpcrdma__list_add_head(&s->waiting, &r->wnode);
 }
 
 void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
-	if (r->prev)
-		r->prev->next = r->next;
-	else if (s->waiting == r)
-		s->waiting = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	r->prev = r->next = NULL;
-}
-
-void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
-{
-	if (r->ran && r->proc && r->proc->free_res)
-		r->proc->free_res(r->res);
-	free(r->args);
-	free(r->res);
-	free(r);
+	(void)s;
+	rpcrdma__list_del(&r->wnode);
 }
 
 /* Dispatch. */
@@ -347,7 +330,7 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		else
 			s->ops->reply_drop(t);
 		rpcrdma__svc_cached_free(&c);
-		free(r);
+		rpcrdma__svc_req_free(r);
 		break;
 	}
 	case RPCRDMA__DRC_IN_PROGRESS: {
@@ -386,13 +369,9 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	enter(s);
 	if (s->destroying)
 		goto out_drop;
-	r = calloc(1, sizeof(*r));
+	r = rpcrdma__svc_req_new(s, t);
 	if (!r)
 		goto out_drop;
-	r->srv = s;
-	r->t = t;
-	t->core = r;
-	r->state = RPCRDMA__SVC_RUNNING;
 
 	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
 	if (rc) {
@@ -401,11 +380,11 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 						  RPCRDMA_AUTH_BADCRED);
 			goto out;
 		}
-		free(r);
+		rpcrdma__svc_req_free(r);
 		goto out_drop;
 	}
 	if (r->msg.type != RPCRDMA_RPC_CALL) {
-		free(r);
+		rpcrdma__svc_req_free(r);
 		goto out_drop;
 	}
 	prog = route_call(s, r);
@@ -585,6 +564,7 @@ static int worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_worker 
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	rpcrdma__svc_core_init(c);
 	c->opts = root->opts;
 	c->opts.workers = 0;
 	c->loop = w->loop;
@@ -592,6 +572,7 @@ static int worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_worker 
 	c->root = root;
 	rc = c->ops->worker(w->loop, addr, addrlen, &c->opts, &worker_cb, c, &c->t);
 	if (rc) {
+		rpcrdma__svc_core_fini(c);
 		free(c);
 		return rc;
 	}
@@ -623,6 +604,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	rpcrdma__svc_core_init(s);
 	if (opts)
 		s->opts = *opts;
 	else
@@ -634,6 +616,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 	if (!rc)
 		rc = rpcrdma__drc_create(s->opts.drc_entries, 0, &s->drc);
 	if (rc) {
+		rpcrdma__svc_core_fini(s);
 		free(s);
 		return rc;
 	}
@@ -660,6 +643,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 		pthread_rwlock_destroy(&s->reg_lock);
 		pthread_mutex_destroy(&s->drc_lock);
 		rpcrdma__loop_unref(loop);
+		rpcrdma__svc_core_fini(s);
 		free(s);
 		return rc;
 	}
@@ -868,8 +852,9 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 	 * parked on them; parked ones left (their original is running right
 	 * now, below us on the stack) are dropped.
 	 */
-	while (s->waiting) {
-		struct rpcrdma_svc_req *r = s->waiting;
+	while (!rpcrdma__list_empty(&s->waiting)) {
+		struct rpcrdma_svc_req *r =
+		    rpcrdma__container_of(s->waiting.next, struct rpcrdma_svc_req, wnode);
 
 		rpcrdma__svc_waiting_remove(s, r);
 		if (r->state == RPCRDMA__SVC_DEFERRED) {
@@ -938,6 +923,7 @@ int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_se
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	rpcrdma__svc_core_init(s);
 	if (opts)
 		s->opts = *opts;
 	else
@@ -946,6 +932,7 @@ int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_se
 	s->root = s;
 	rc = rpcrdma__drc_create(s->opts.drc_entries, 0, &s->drc);
 	if (rc) {
+		rpcrdma__svc_core_fini(s);
 		free(s);
 		return rc;
 	}
@@ -958,6 +945,7 @@ int rpcrdma__server_create_on(struct rpcrdma_loop *loop, const struct rpcrdma_se
 		rpcrdma__drc_destroy(s->drc);
 		pthread_rwlock_destroy(&s->reg_lock);
 		pthread_mutex_destroy(&s->drc_lock);
+		rpcrdma__svc_core_fini(s);
 		free(s);
 		return rc;
 	}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/list.h"
 #include "rpc/core.h"
 #include "rpc/drc.h"
 #include "rpc/loop_internal.h"
@@ -42,8 +43,10 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
 	uint32_t watch_ms;
 	enum rpcrdma__svc_req_state state;
-	bool ran;                            /* the procedure was called: free_res applies */
-	struct rpcrdma_svc_req *prev, *next; /* deferred or parked */
+	bool ran;                    /* the procedure was called: free_res applies */
+	struct rpcrdma__list wnode;  /* on the core's waiting list: deferred or parked */
+	struct rpcrdma__list live;   /* on the core's live list, from arrival to free */
+	uint64_t start_ns;           /* arrival, for rpcrdma_server_inflight() */
 };
 
 struct rpcrdma__svc_worker {
@@ -65,7 +68,11 @@ struct rpcrdma_server {
 	struct rpcrdma__svc_transport *t;
 	struct rpcrdma_server_opts opts;
 	struct rpcrdma_server *root;     /* itself, or the server a worker serves */
-	struct rpcrdma_svc_req *waiting; /* deferred and parked requests */
+	struct rpcrdma__list waiting; /* deferred and parked requests (wnode) */
+	/* Every request of the core, for rpcrdma_server_inflight() from any
+	 * thread: linked and unlinked under live_lock. */
+	struct rpcrdma__list live;
+	pthread_mutex_t live_lock;
 	uint64_t bad_msgs, dups;
 	unsigned int busy;
 	bool destroying;
@@ -105,6 +112,27 @@ void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *
  * @r: a request, filed or not
  */
 void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_req *r);
+
+/**
+ * rpcrdma__svc_core_init - the lists and lock every core (a server, or a
+ * worker's core) starts with
+ * @s: a zeroed core
+ */
+void rpcrdma__svc_core_init(struct rpcrdma_server *s);
+
+/**
+ * rpcrdma__svc_core_fini - undo rpcrdma__svc_core_init
+ * @s: a core whose requests are all freed
+ */
+void rpcrdma__svc_core_fini(struct rpcrdma_server *s);
+
+/**
+ * rpcrdma__svc_req_new - a request of @s for the transport's @t, on the
+ * live list
+ *
+ * Return: the request, or NULL without memory.
+ */
+struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t);
 
 /**
  * rpcrdma__svc_req_free - free @r, running free_res if its procedure ran

@@ -150,6 +150,11 @@ struct rpcrdma__sreq {
 	void *core;
 	void *tpriv;
 	const struct sockaddr *peer;
+	/* For rpcrdma_server_inflight(): the connection's trace id, and the
+	 * chunks the call came with (none on TCP). */
+	uint32_t conn_id;
+	uint32_t read_segs, write_chunks;
+	bool reply_chunk;
 	/*
 	 * Set by the core before reply_begin when the results it encodes may
 	 * be referenced rather than copied: DDP-eligible results then stay in

@@ -364,6 +364,7 @@ void rpcrdma__xclnt_op_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_
 	struct rpcrdma__xclnt *t = xclnt_of(tt);
 
 	*out = t->st;
+	rpcrdma__xdev_add_stats(&t->dev, out);
 	if (t->cr.max_in_flight_seen > out->credits_in_use_max)
 		out->credits_in_use_max = t->cr.max_in_flight_seen;
 	if (t->bc_host)

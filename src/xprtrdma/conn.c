@@ -168,6 +168,23 @@ out_close:
 	return rc;
 }
 
+void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xprt_stats *out)
+{
+	struct rpcrdma_prov_stats ps;
+
+	if (!dev->prov)
+		return;
+	rpcrdma__provider_stats(dev->prov, &ps);
+	out->prov_sends += ps.sends;
+	out->prov_recvs += ps.recvs;
+	out->prov_reads += ps.reads;
+	out->prov_writes += ps.writes;
+	out->prov_grants += ps.grants;
+	out->prov_revokes += ps.revokes;
+	out->prov_reg_mrs += ps.reg_mrs;
+	out->prov_dereg_mrs += ps.dereg_mrs;
+}
+
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
 {
 	if (!dev->prov)

@@ -435,6 +435,7 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
 {
 	*out = xsvc_of(t)->st;
+	rpcrdma__xdev_add_stats(&xsvc_of(t)->dev, out);
 }
 
 struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t)

@@ -435,6 +435,10 @@ static void count_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
 		v->st.write_chunk_msgs++;
 	if (s->hdr.has_reply)
 		v->st.reply_chunk_msgs++;
+	s->sreq.conn_id = sc->c.id;
+	s->sreq.read_segs = s->hdr.nreads;
+	s->sreq.write_chunks = s->hdr.nwrites;
+	s->sreq.reply_chunk = s->hdr.has_reply;
 	if (s->hdr.proc == RPCRDMA_PROC_NOMSG)
 		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_LONG_CALL, sc->c.id, s->hdr.xid,
 			       s->hdr.payload_len, 0, "Long Call received: %u Read segments",

@@ -113,6 +113,12 @@ int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, con
  */
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev);
 /**
+ * rpcrdma__xdev_add_stats - add the instance's operation counters to @out
+ * @dev: the device (nothing is added when it has no open instance)
+ * @out: the prov_* counters of struct rpcrdma_xprt_stats
+ */
+void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xprt_stats *out);
+/**
  * rpcrdma__xdev_drain - poll and dispatch events
  * @dev: the device
  * @max: the most events to dispatch

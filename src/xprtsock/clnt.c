@@ -23,6 +23,11 @@
 /* Queued bytes beyond which a new call waits for cb->writable. */
 #define SENDQ_LIMIT (8u << 20)
 
+/* Attempts to connect from the old port before taking a new one: with the
+ * core's reconnect back-off, about three seconds, long enough for another
+ * socket that briefly held the port to let it go. */
+#define LOCAL_PORT_TRIES 5u
+
 enum clnt_state {
 	C_IDLE,
 	C_CONNECTING,
@@ -47,10 +52,13 @@ struct rpcrdma__clnt_transport {
 	/* The local address of the last connection that came up: the next
 	 * one binds it again, as the Linux client does, because a server's
 	 * duplicate request cache over TCP knows a client by address and
-	 * port (drc.h).  Forgotten when binding or connecting with it fails. */
+	 * port (drc.h).  A new port only after LOCAL_PORT_TRIES attempts with
+	 * it failed: a retransmission from a new port misses the cache and a
+	 * call that is not idempotent would run twice. */
 	struct sockaddr_storage local;
 	socklen_t local_len;
-	bool local_tried; /* the current attempt bound it */
+	bool local_tried;         /* the current attempt bound it */
+	unsigned int local_fails; /* attempts with it that failed in a row */
 };
 
 static void report_disconnect(struct rpcrdma__timer *tm)
@@ -63,8 +71,10 @@ static void report_disconnect(struct rpcrdma__timer *tm)
 /* Tear the connection down now; the core hears of it from a timer. */
 static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 {
-	if (t->state == C_CONNECTING && t->local_tried)
-		t->local_len = 0; /* the old port may be what failed */
+	if (t->state == C_CONNECTING && t->local_tried && ++t->local_fails >= LOCAL_PORT_TRIES) {
+		t->local_len = 0; /* the old port may be what fails */
+		t->local_fails = 0;
+	}
 	t->local_tried = false;
 	if (t->c.fd >= 0) {
 		/* An abortive close (RST): no TIME_WAIT keeps our port from
@@ -151,6 +161,7 @@ static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
 	}
 	t->state = C_CONNECTED;
 	t->local_tried = false;
+	t->local_fails = 0;
 	t->local_len = sizeof(t->local);
 	if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
 		t->local_len = 0;
@@ -223,11 +234,10 @@ static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *add
 
 static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 {
-	int fd, rc;
+	int fd, rc, bind_err = 0;
 
 	if (t->state != C_IDLE)
 		return -EALREADY;
-again:
 	fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0)
 		return -errno;
@@ -237,12 +247,9 @@ again:
 		int one = 1;
 
 		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0) {
-			close(fd);
-			t->local_len = 0;
-			goto again;
-		}
 		t->local_tried = true;
+		if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0)
+			bind_err = -errno;
 	}
 	t->c.fd = fd;
 	t->conn_id = rpcrdma__trace_conn_id();
@@ -257,20 +264,14 @@ again:
 	/*
 	 * Even an immediate answer is reported through the watch (success:
 	 * the socket is writable) or the timer (failure), never from here.
+	 * The old port still taken is such a failure: the core tries again
+	 * after its back-off, with the same port until LOCAL_PORT_TRIES.
 	 */
-	if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 &&
-	    errno != EINPROGRESS) {
-		if (t->local_tried && (errno == EADDRNOTAVAIL || errno == EADDRINUSE)) {
-			/* The old port is still taken: a new one, at once. */
-			rpcrdma__watch_stop(&t->c.watch);
-			close(fd);
-			t->c.fd = -1;
-			t->state = C_IDLE;
-			t->local_len = 0;
-			goto again;
-		}
+	if (bind_err)
+		clnt_fail(t, bind_err);
+	else if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 &&
+		 errno != EINPROGRESS)
 		clnt_fail(t, -errno);
-	}
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/list.h"
+#include "common/trace.h"
 #include "xprtsock/sock.h"
 
 /* Calls of one connection in progress at once: their replies are what may
@@ -38,6 +39,7 @@ struct svc_conn {
 	struct rpcrdma__svc_transport *srv;
 	struct rpcrdma__sock_conn c;
 	struct sockaddr_storage peer;
+	uint32_t id;       /* trace.h connection id */
 	unsigned int refs; /* the socket, plus one per call not yet released */
 	unsigned int inflight;
 	bool dead;
@@ -85,10 +87,12 @@ static void conn_close(struct svc_conn *sc, int err)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
 
-	(void)err;
 	if (sc->dead)
 		return;
 	sc->dead = true;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
+		       "TCP: %s: %s (%d)", err ? "connection closed" : "connection shut down",
+		       rpcrdma_strerror(err), err);
 	rpcrdma__sock_conn_teardown(&sc->c);
 	rpcrdma__timer_stop(&sc->later);
 	rpcrdma__timer_stop(&sc->tick);
@@ -132,6 +136,7 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	r->rec = rec;
 	r->base.tpriv = r;
 	r->base.peer = (const struct sockaddr *)&sc->peer;
+	r->base.conn_id = sc->id;
 	sc->refs++;
 	sc->inflight++;
 	srv->st.calls_received++;
@@ -295,6 +300,9 @@ static void conn_start(struct rpcrdma__svc_transport *srv, int fd,
 	sc->last_rx = rpcrdma_loop_now(srv->loop);
 	rpcrdma__timer_start(srv->loop, &sc->tick, srv->b.tick_ms, conn_tick, sc);
 	rpcrdma__list_add_head(&srv->conns, &sc->node);
+	sc->id = rpcrdma__trace_conn_id();
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, sc->id, 0, 0, 0,
+		       "TCP: accepted");
 	return;
 
 out_release:

@@ -336,7 +336,9 @@ struct rpcrdma_client *client_for(struct rpcrdma_loop *loop, const char *port, u
 		co = *opts;
 	} else {
 		rpcrdma_client_opts_default(&co);
-		co.timeout_ms = 10000;
+		/* Long enough for valgrind or a sanitizer build on a loaded
+		 * machine; cases that want a time-out set their own. */
+		co.timeout_ms = 60000;
 	}
 	co.transport = transport;
 	CHECK_EQ(rpcrdma_client_create(loop, "127.0.0.1", port, prog, vers, &co, &c), 0);

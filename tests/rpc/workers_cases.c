@@ -274,6 +274,9 @@ void case_workers(void)
 				e->in->data[b] = (uint8_t)(b * 31 + (uint32_t)k * 7 + (uint32_t)j);
 			e->done = &done;
 			call_init(&e->call, W_ECHO, xdr_echo_enc, e->in, xdr_echo_dec, e->out);
+			/* 128 calls at once on one thread: under a loaded
+			 * sanitizer build, 10 s is not always enough. */
+			e->call.timeout_ms = 120000;
 			echo_offer_ddp(&e->call, e->out);
 			e->call.done = echo_call_done;
 			e->call.ctx = e;

@@ -365,7 +365,9 @@ static int case_inflight(void)
 							     {proc_null, NULL, 0, NULL, 0, NULL}};
 	enum { N = 5 };
 	struct rpcrdma_call_info info[N + 1];
+	struct rpcrdma_svc_call_info sinfo[N + 1];
 	struct rpcrdma_call calls[N];
+	unsigned int busy = 1;
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_client_opts co;
 	uint8_t chunk[4096];
@@ -440,6 +442,39 @@ static int case_inflight(void)
 	snprintf(port, sizeof(port), "0x%08x", calls[2].xid);
 	CHECK(strstr(text, port));
 
+	/* The server's side: the same calls, held by the procedure. */
+	CHECK_RC(rpcrdma_server_inflight(e.srv, NULL, 0, NULL), N);
+	CHECK_RC(rpcrdma_server_inflight(e.srv, sinfo, N + 1, &busy), N);
+	CHECK_RC(busy, 0);
+	for (int i = 0; i < N; i++) {
+		bool known = false;
+
+		for (int j = 0; j < N; j++)
+			known |= sinfo[i].xid == calls[j].xid;
+		CHECK(known);
+		CHECK_RC(sinfo[i].state, RPCRDMA_SVC_CALL_DEFERRED);
+		CHECK_RC(sinfo[i].prog, PROG + 5);
+		CHECK_RC(sinfo[i].proc, 0);
+		CHECK_RC(sinfo[i].worker, 0);
+		CHECK_RC(sinfo[i].conn_id, sid);
+		CHECK_RC(sinfo[i].write_chunks, sinfo[i].xid == calls[2].xid);
+		CHECK_RC(sinfo[i].read_segs, 0);
+	}
+	CHECK(pipe(fds) == 0);
+	CHECK_RC(rpcrdma_server_inflight_write(e.srv, fds[1]), N);
+	close(fds[1]);
+	len = read(fds[0], text, sizeof(text) - 1);
+	close(fds[0]);
+	CHECK(len > 0);
+	text[len] = 0;
+	fprintf(stderr, "%s", text);
+	CHECK(strncmp(text, "rpcrdma server: 5 calls in flight\n", 34) == 0);
+	n = 0;
+	for (const char *p = text; (p = strstr(p, "deferred ")); p++)
+		n++;
+	CHECK_RC(n, N);
+	CHECK_RC(rpcrdma_server_inflight(NULL, sinfo, 1, NULL), -EINVAL);
+
 	for (unsigned int i = 0; i < nheld; i++)
 		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
 	while (done < N)
@@ -448,6 +483,7 @@ static int case_inflight(void)
 		CHECK_RC(calls[i].status, 0);
 	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, N + 1), 0);
 	CHECK_RC(rpcrdma_client_inflight(NULL, info, 1), -EINVAL);
+	CHECK_RC(rpcrdma_server_inflight(e.srv, sinfo, N + 1, NULL), 0);
 	CHECK_RC(env_down(&e), 0);
 	trec_stop();
 	return 0;

@@ -1,0 +1,139 @@
+/*
+ * svc_inflight.c - every request of a server core on one list, and
+ * rpcrdma_server_inflight() reading those lists from any thread
+ * (rpcrdma/debug.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "common/trace.h"
+#include "rpc/svc_internal.h"
+#include "rpcrdma/debug.h"
+
+/* Attempts at a core's lock before it counts as busy: the lock is held
+ * only to link or unlink one request. */
+#define LIVE_TRIES 1000
+
+void rpcrdma__svc_core_init(struct rpcrdma_server *s)
+{
+	rpcrdma__list_init(&s->waiting);
+	rpcrdma__list_init(&s->live);
+	pthread_mutex_init(&s->live_lock, NULL);
+}
+
+void rpcrdma__svc_core_fini(struct rpcrdma_server *s)
+{
+	pthread_mutex_destroy(&s->live_lock);
+}
+
+struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t)
+{
+	struct rpcrdma_svc_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->srv = s;
+	r->t = t;
+	t->core = r;
+	r->state = RPCRDMA__SVC_RUNNING;
+	r->start_ns = rpcrdma__trace_now_ns();
+	rpcrdma__list_init(&r->wnode);
+	pthread_mutex_lock(&s->live_lock);
+	rpcrdma__list_add_tail(&s->live, &r->live);
+	pthread_mutex_unlock(&s->live_lock);
+	return r;
+}
+
+void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_server *s = r->srv;
+
+	pthread_mutex_lock(&s->live_lock);
+	rpcrdma__list_del(&r->live);
+	pthread_mutex_unlock(&s->live_lock);
+	if (r->ran && r->proc && r->proc->free_res)
+		r->proc->free_res(r->res);
+	free(r->args);
+	free(r->res);
+	free(r);
+}
+
+static enum rpcrdma_svc_call_state public_state(enum rpcrdma__svc_req_state st)
+{
+	switch (st) {
+	case RPCRDMA__SVC_DEFERRED:
+		return RPCRDMA_SVC_CALL_DEFERRED;
+	case RPCRDMA__SVC_PARKED:
+		return RPCRDMA_SVC_CALL_PARKED;
+	case RPCRDMA__SVC_WATCHING:
+		return RPCRDMA_SVC_CALL_WATCHING;
+	case RPCRDMA__SVC_RUNNING:
+	default:
+		return RPCRDMA_SVC_CALL_RUNNING;
+	}
+}
+
+static void info_of(const struct rpcrdma_svc_req *r, uint32_t worker, uint64_t now,
+		    struct rpcrdma_svc_call_info *out)
+{
+	const struct rpcrdma__sreq *t = r->t;
+
+	out->xid = r->msg.xid;
+	out->prog = r->msg.u.call.prog;
+	out->vers = r->msg.u.call.vers;
+	out->proc = r->msg.u.call.proc;
+	out->age_ms = now > r->start_ns ? (now - r->start_ns) / 1000000u : 0;
+	out->state = public_state(r->state);
+	out->worker = worker;
+	out->conn_id = t ? t->conn_id : 0;
+	out->read_segs = t ? t->read_segs : 0;
+	out->write_chunks = t ? t->write_chunks : 0;
+	out->reply_chunk = t && t->reply_chunk;
+}
+
+/* Lists one core's requests after the @n already listed; false when its
+ * lock could not be had. */
+static bool list_core(struct rpcrdma_server *core, uint32_t worker, uint64_t now,
+		      struct rpcrdma_svc_call_info *out, unsigned int max, unsigned int *n)
+{
+	struct rpcrdma__list *it;
+	int tries = 0;
+
+	while (pthread_mutex_trylock(&core->live_lock)) {
+		if (++tries >= LIVE_TRIES)
+			return false;
+	}
+	rpcrdma__list_foreach(it, &core->live)
+	{
+		const struct rpcrdma_svc_req *r =
+		    rpcrdma__container_of(it, struct rpcrdma_svc_req, live);
+
+		if (*n < max)
+			info_of(r, worker, now, &out[*n]);
+		(*n)++;
+	}
+	pthread_mutex_unlock(&core->live_lock);
+	return true;
+}
+
+int rpcrdma_server_inflight(struct rpcrdma_server *srv, struct rpcrdma_svc_call_info *out,
+			    unsigned int max, unsigned int *busy)
+{
+	uint64_t now = rpcrdma__trace_now_ns();
+	unsigned int n = 0, nbusy = 0;
+
+	if (!srv || (!out && max) || srv->root != srv)
+		return -EINVAL;
+	if (!list_core(srv, 0, now, out, max, &n))
+		nbusy++;
+	for (unsigned int i = 0; i < srv->nworkers; i++) {
+		struct rpcrdma_server *core = srv->workers[i].srv;
+
+		if (core && !list_core(core, i + 1, now, out, max, &n))
+			nbusy++;
+	}
+	if (busy)
+		*busy = nbusy;
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
