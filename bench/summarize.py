@@ -182,6 +182,25 @@ def nfs_table(results, md):
     md.append("")
 
 
+def scale_table(results, md):
+    md.append("## Scaling: NULL calls/s against client connections and server workers\n")
+    points = [r for r in results if r["workload"] == "scale"]
+    workers = sorted({r["workers"] for r in points})
+    depth = points[0]["depth"]
+    md.append(f"One client thread, {depth} calls in flight per connection (opts.nconnect, "
+              "clients of at most 16 connections); the server's worker loops "
+              "(rpcrdma_server_opts.workers).\n")
+    md.append("| connections | " + " | ".join(f"{w} worker(s)" for w in workers) + " |")
+    md.append("| ---: | " + " | ".join("---:" for _ in workers) + " |")
+    for c in sorted({r["conns"] for r in points}):
+        row = []
+        for w in workers:
+            r = next((r for r in points if r["conns"] == c and r["workers"] == w), None)
+            row.append("-" if r is None or r.get("error") else fmt(r["calls_per_s"], 0))
+        md.append(f"| {c} | " + " | ".join(row) + " |")
+    md.append("")
+
+
 def targets(results):
     """Each target of the benchmark (figures, not test assertions)."""
     out = []
@@ -300,6 +319,8 @@ def main():
             bulk_table(results, wl, md)
     if any(r["workload"].startswith("nfs-") for r in results):
         nfs_table(results, md)
+    if any(r["workload"] == "scale" for r in results):
+        scale_table(results, md)
     plot(results, prefix, md, provider)
     md.append("## Targets (benchmark figures, not test assertions)\n")
     md.append("| target | goal | measured | |")

@@ -37,12 +37,13 @@ struct rpcrdma_call_info {
 	enum rpcrdma_call_state state;
 	uint32_t losses;       /* connections lost while it was out */
 	uint32_t write_chunks; /* Write chunks it offers (over RDMA) */
-	uint32_t conn_id;      /* connection it last left on (trace.h ids); 0: never sent */
+	uint32_t conn_id;      /* connection it last left on (trace.h ids; with   */
+			       /* opts.nconnect, any of the client's); 0: never sent */
 };
 
 /**
  * rpcrdma_client_inflight - the calls @clnt has not completed, oldest
- * sent first, then those queued
+ * sent first (on every connection, opts.nconnect), then those queued
  * @out, @max: room for @max records (may be NULL and 0, to count)
  *
  * Async-signal-safe (see above).  Returns how many calls there are (more

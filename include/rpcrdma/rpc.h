@@ -60,6 +60,8 @@ enum rpcrdma_call_errcode {
 	 *  (RFC 8167 section 6; rpcrdma_backchannel_enable()).  Nothing was
 	 *  sent; call again once the upper layer enabled the backchannel. */
 	RPCRDMA_ERR_BACKCHANNEL_OFF = -5104,
+	/** rpcrdma_client_opts.nconnect is above RPCRDMA_NCONNECT_MAX. */
+	RPCRDMA_ERR_NCONNECT = -5105,
 };
 
 struct rpcrdma_client_opts {
@@ -83,7 +85,22 @@ struct rpcrdma_client_opts {
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
 	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
 	uint32_t max_record;           /* TCP: largest reply record; 0: 1 MiB + 64 KiB */
+	/*
+	 * Connections to the server (as NFS's nconnect): 0 or 1 is one;
+	 * up to RPCRDMA_NCONNECT_MAX, more is refused with
+	 * RPCRDMA_ERR_NCONNECT.  Calls go to the live connection with the
+	 * fewest calls out (ties in turn); each connection has its own
+	 * credits and its own reconnection.  A call whose connection is lost
+	 * goes again, same XID, on another live one over RDMA; over TCP on
+	 * its own connection once it is back (from the same port), because
+	 * servers key their duplicate request cache by port over TCP.
+	 * Callbacks (backchannel.h, NFSv4.1) are served on the first
+	 * connection only.
+	 */
+	unsigned int nconnect;
 };
+
+#define RPCRDMA_NCONNECT_MAX 16u
 
 /** Fill @opts with the defaults documented above. */
 RPCRDMA_EXTERN void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts);
@@ -302,9 +319,22 @@ struct rpcrdma_xprt_stats {
 #undef RPCRDMA_XPRT_STATS_FIELD
 };
 
-/** Counters of the client's transport.  Returns 0 or -EINVAL. */
+/** Counters of the client's transport, summed over its connections
+ * (credits_granted and the *_max fields: the largest).  Returns 0 or
+ * -EINVAL. */
 RPCRDMA_EXTERN int rpcrdma_client_stats(struct rpcrdma_client *clnt,
 					struct rpcrdma_xprt_stats *out);
+
+/**
+ * rpcrdma_client_conn_stats - the counters of one of @clnt's connections
+ * @conn: 0 .. opts.nconnect - 1
+ *
+ * As rpcrdma_client_stats() for that connection alone (reconnects are
+ * its own; retransmits and timeouts, which belong to calls, are 0).
+ * Returns 0, -EINVAL, or -ENOENT for a @conn the client does not have.
+ */
+RPCRDMA_EXTERN int rpcrdma_client_conn_stats(struct rpcrdma_client *clnt, unsigned int conn,
+					     struct rpcrdma_xprt_stats *out);
 
 /* Servers. */
 

@@ -87,6 +87,9 @@ const char *rpcrdma_strerror(int err)
 		return "call cancelled";
 	case RPCRDMA_ERR_BACKCHANNEL_OFF:
 		return "the peer has not enabled reverse-direction calls";
+	case RPCRDMA_ERR_NCONNECT:
+		return "too many connections asked for (opts.nconnect): at most "
+		       "RPCRDMA_NCONNECT_MAX (16)";
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err);

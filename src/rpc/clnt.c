@@ -1,15 +1,13 @@
 /*
- * clnt.c - the RPC client, transport-neutral: XIDs, the table of calls in
- * flight, credentials, time-outs, reconnection and retransmission, and
- * decoding of reply headers and results.  A transport (transport.h) moves
- * the bytes.
+ * clnt.c - the RPC client, transport-neutral: its calls.  XIDs, the table of
+ * calls in flight, credentials, time-outs, completion, and decoding of reply
+ * headers and results.  Its connections, and which one a call leaves on, are
+ * clnt_conns.c's; a transport (transport.h) moves the bytes.
  *
  * Calls leave from a zero-delay "kick" timer, so no completion runs inside
- * the call that started it; a lost connection puts the calls in flight back
- * in front of the queue, to go again with their XIDs, until opts.retries
- * losses; a time-out is final.  Destroyed from inside one of its own
- * callbacks, the client is freed from a timer.  The whole story is in
- * docs/architecture.md ("The RPC client").
+ * the call that started it; a time-out is final.  Destroyed from inside one
+ * of its own callbacks, the client is freed from a timer.  The whole story
+ * is in docs/architecture.md ("The RPC client").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,84 +16,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/list.h"
 #include "common/trace.h"
-#include "rpcrdma/debug.h"
-#include "rpc/core.h"
-#include "rpc/loop_internal.h"
+#include "rpc/clnt_internal.h"
 
-#define TABLE_SIZE 1024u /* XIDs are sequential: xid & mask spreads evenly */
-#define RECONNECT_MIN_MS 100u
-#define RECONNECT_MAX_MS 3000u
+#define TABLE_SIZE RPCRDMA__CLNT_TABLE_SIZE
+#define HINT_SLOTS RPCRDMA__CLNT_HINT_SLOTS
 #define DEFAULT_TIMEOUT_MS 30000
 #define DEFAULT_RETRIES 3u
-#define HINT_SLOTS 64u /* procedures whose large calls we remember */
 
-enum conn_state {
-	CONN_DOWN,
-	CONN_CONNECTING,
-	CONN_UP,
-};
-
-enum client_call_state {
-	CC_QUEUED,  /* waiting to be sent (again) */
-	CC_SENT,    /* the transport has it; a reply may come */
-	CC_FENCING, /* given up on; the peer's access to its memory being revoked */
-};
-
-struct client_call {
-	struct rpcrdma__creq req;
-	struct rpcrdma_call *call;
-	struct rpcrdma_client *clnt;
-	struct rpcrdma__timer timer;
-	struct client_call *table_next; /* table chain */
-	struct rpcrdma__list node;      /* on queued, sent, fencing (or a local list) */
-	enum client_call_state state;
-	unsigned int losses; /* connections lost while in flight */
-	bool sent_once;
-	uint64_t start_ns; /* for rpcrdma_client_inflight() */
-	size_t hint; /* room the last encode needed */
-	int fence_status; /* CC_FENCING: what the caller gets once revoked */
-};
-
-struct rpcrdma_client {
-	struct rpcrdma_loop *loop;
-	const struct rpcrdma__clnt_transport_ops *ops;
-	struct rpcrdma__clnt_transport *t;
-	uint32_t prog, vers;
-	struct rpcrdma_client_opts opts;
-	struct rpcrdma_opaque_auth cred, verf;
-	uint32_t next_xid;
-	/* Room the last large call of procedure p needed (slot p % HINT_SLOTS),
-	 * so a stream of large writes does not rediscover it each time. */
-	size_t proc_hint[HINT_SLOTS];
-	struct client_call *table[TABLE_SIZE];
-	struct rpcrdma__list queued, sent;
-	struct rpcrdma__list fencing; /* CC_FENCING calls, completed from on_aborted */
-	unsigned int nsent, nsent_max;
-
-	enum conn_state conn;
-	bool blocked;  /* the transport said -EAGAIN: wait for writable */
-	bool flushing; /* flush_queue() is on the stack */
-	bool ever_up;
-	unsigned int backoff_ms;
-	unsigned int conn_events; /* connected + disconnected, for client_connect */
-	int last_err;
-	struct rpcrdma__timer kick_timer;
-	struct rpcrdma__timer reconnect_timer;
-	struct rpcrdma__timer disc_timer; /* a loss reported while flushing */
-	bool disc_pending;
-	int disc_err;
-
-	uint64_t reconnects, retransmits, timeouts;
-
-	unsigned int busy; /* client code on the stack */
-	bool destroying;
-	struct rpcrdma__timer free_timer;
-
-	int refusal;                   /* calls fail with it before queueing (0: none) */
-	struct rpcrdma_server *cb_srv; /* callback programs hosted (backchannel.h) */
-};
+#define client_call rpcrdma__client_call
+#define CC_QUEUED RPCRDMA__CC_QUEUED
+#define CC_SENT RPCRDMA__CC_SENT
+#define CC_FENCING RPCRDMA__CC_FENCING
 
 void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts)
 {
@@ -117,10 +49,12 @@ void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts)
 /* Lists and the table. */
 
 /* The call linked at @n, or NULL. */
-static struct client_call *call_at(struct rpcrdma__list *n)
+struct client_call *rpcrdma__clnt_call_at(struct rpcrdma__list *n)
 {
 	return n ? rpcrdma__container_of(n, struct client_call, node) : NULL;
 }
+
+#define call_at rpcrdma__clnt_call_at
 
 static struct client_call *first_call(const struct rpcrdma__list *l)
 {
@@ -172,7 +106,7 @@ static uint32_t new_xid(struct rpcrdma_client *c)
 /* Life cycle helpers. */
 
 static void free_cb(struct rpcrdma__timer *tm);
-static void finish(struct client_call *cc, int status);
+#define finish rpcrdma__clnt_finish
 
 static void finalize(struct rpcrdma_client *c)
 {
@@ -187,10 +121,7 @@ static void finalize(struct rpcrdma_client *c)
 		c->cb_srv = NULL;
 	}
 	rpcrdma__timer_stop(&c->free_timer);
-	rpcrdma__timer_stop(&c->kick_timer);
-	rpcrdma__timer_stop(&c->reconnect_timer);
-	rpcrdma__timer_stop(&c->disc_timer);
-	c->ops->destroy(c->t);
+	rpcrdma__clnt_conns_stop(c, true);
 	/* The instance is closed: every grant went with it. */
 	while (!rpcrdma__list_empty(&c->fencing)) {
 		struct client_call *cc = first_call(&c->fencing);
@@ -210,16 +141,19 @@ static void free_cb(struct rpcrdma__timer *tm)
 		finalize(c);
 }
 
-static void enter(struct rpcrdma_client *c)
+void rpcrdma__clnt_enter(struct rpcrdma_client *c)
 {
 	c->busy++;
 }
 
-static void leave(struct rpcrdma_client *c)
+void rpcrdma__clnt_leave(struct rpcrdma_client *c)
 {
 	if (--c->busy == 0 && c->destroying)
 		rpcrdma__timer_start(c->loop, &c->free_timer, 0, free_cb, c);
 }
+
+#define enter rpcrdma__clnt_enter
+#define leave rpcrdma__clnt_leave
 
 /*
  * Take @cc out of the client: table, lists, timer, and (@abort) the
@@ -234,13 +168,20 @@ static bool detach(struct rpcrdma_client *c, struct client_call *cc, bool abort)
 	if (cc->state == CC_SENT) {
 		call_list_remove(cc);
 		c->nsent--;
+		cc->conn->nsent--;
 		if (abort)
-			fencing = c->ops->call_abort(c->t, &cc->req) > 0;
+			fencing = c->ops->call_abort(cc->conn->t, &cc->req) > 0;
 	} else {
 		call_list_remove(cc);
 	}
+	cc->conn = NULL;
 	rpcrdma__timer_stop(&cc->timer);
 	return fencing;
+}
+
+void rpcrdma__clnt_forget(struct rpcrdma_client *c, struct client_call *cc)
+{
+	detach(c, cc, false);
 }
 
 /*
@@ -259,7 +200,7 @@ static bool park_fencing(struct rpcrdma_client *c, struct client_call *cc, bool 
 }
 
 /* Fill the outputs, free our state, run done().  @cc is detached. */
-static void finish(struct client_call *cc, int status)
+void rpcrdma__clnt_finish(struct client_call *cc, int status)
 {
 	struct rpcrdma_call *call = cc->call;
 
@@ -270,157 +211,16 @@ static void finish(struct client_call *cc, int status)
 	call->done(call, call->ctx);
 }
 
-static void fail_call(struct rpcrdma_client *c, struct client_call *cc, int status)
+void rpcrdma__clnt_fail_call(struct rpcrdma_client *c, struct client_call *cc, int status)
 {
 	if (park_fencing(c, cc, detach(c, cc, true), status))
 		return;
 	finish(cc, status);
 }
 
-/* Sending. */
+#define fail_call rpcrdma__clnt_fail_call
 
-static int encode_call(struct rpcrdma_client *c, struct client_call *cc)
-{
-	struct rpcrdma_call *call = cc->call;
-	struct rpcrdma_rpc_call hdr;
-	int rc;
-
-	hdr.rpcvers = RPCRDMA_RPC_VERSION;
-	hdr.prog = c->prog;
-	hdr.vers = c->vers;
-	hdr.proc = call->proc;
-	hdr.cred = c->cred;
-	hdr.verf = c->verf;
-	rc = rpcrdma_rpc_encode_call(&cc->req.send, cc->req.xid, &hdr);
-	if (rc == 0 && call->encode_args)
-		rc = call->encode_args(&cc->req.send, call->args);
-	return rc;
-}
-
-/*
- * Hand @cc (at the head of the queue) to the transport.  Returns 0 when it
- * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued.
- */
-static int transmit(struct rpcrdma_client *c, struct client_call *cc)
-{
-	size_t prev_room = 0;
-	int rc;
-
-	for (;;) {
-		size_t room;
-
-		cc->req.send_hint = cc->hint;
-		rc = c->ops->call_begin(c->t, &cc->req);
-		if (rc == -EAGAIN || rc == -ENOTCONN)
-			goto out_wait;
-		if (rc)
-			goto out_fail;
-		room = cc->req.send.len;
-		rc = encode_call(c, cc);
-		if (rc == RPCRDMA_ERR_NOSPACE && room > prev_room) {
-			/* Ask for four times the room; the transport caps it. */
-			c->ops->call_abort(c->t, &cc->req);
-			prev_room = room;
-			cc->hint = room > SIZE_MAX / 4 ? SIZE_MAX : room * 4;
-			continue;
-		}
-		if (rc) {
-			c->ops->call_abort(c->t, &cc->req);
-			goto out_fail;
-		}
-		break;
-	}
-	/* Remember a room that had to grow; forget it once calls are small again. */
-	if (prev_room)
-		c->proc_hint[cc->call->proc % HINT_SLOTS] = cc->req.send.len;
-	else if (cc->hint && rpcrdma_xdr_pos(&cc->req.send) < cc->hint / 8)
-		c->proc_hint[cc->call->proc % HINT_SLOTS] = 0;
-	rc = c->ops->call_send(c->t, &cc->req);
-	if (rc == -EAGAIN || rc == -ENOTCONN)
-		goto out_wait;
-	if (rc)
-		goto out_fail;
-	call_list_remove(cc);
-	call_list_append(&c->sent, cc);
-	cc->state = CC_SENT;
-	if (cc->sent_once) {
-		c->retransmits++;
-		RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_RETRANSMIT, cc->req.conn_id,
-			       cc->req.xid, cc->losses, 0,
-			       "call sent again after %u lost connections", cc->losses);
-	}
-	cc->sent_once = true;
-	if (++c->nsent > c->nsent_max)
-		c->nsent_max = c->nsent;
-	return 0;
-
-out_wait:
-	if (rc == -EAGAIN)
-		c->blocked = true;
-	return rc;
-out_fail:
-	fail_call(c, cc, rc);
-	return 0;
-}
-
-static void flush_queue(struct rpcrdma_client *c)
-{
-	if (c->flushing)
-		return;
-	c->flushing = true;
-	while (!c->destroying && c->conn == CONN_UP && !c->blocked && !c->disc_pending &&
-	       !rpcrdma__list_empty(&c->queued)) {
-		if (transmit(c, first_call(&c->queued)))
-			break;
-	}
-	c->flushing = false;
-}
-
-static void on_disconnected(void *ctx, int err);
-
-static void begin_connect(struct rpcrdma_client *c)
-{
-	int rc;
-
-	if (c->conn != CONN_DOWN)
-		return;
-	rpcrdma__timer_stop(&c->reconnect_timer);
-	if (c->ever_up)
-		c->reconnects++;
-	c->conn = CONN_CONNECTING;
-	rc = c->ops->connect(c->t);
-	if (rc)
-		on_disconnected(c, rc);
-}
-
-static void kick_cb(struct rpcrdma__timer *tm)
-{
-	struct rpcrdma_client *c = tm->ctx;
-
-	enter(c);
-	if (c->conn == CONN_UP)
-		flush_queue(c);
-	else if (c->conn == CONN_DOWN && !c->reconnect_timer.armed &&
-		 !rpcrdma__list_empty(&c->queued))
-		begin_connect(c);
-	leave(c);
-}
-
-static void kick(struct rpcrdma_client *c)
-{
-	if (!c->kick_timer.armed)
-		rpcrdma__timer_start(c->loop, &c->kick_timer, 0, kick_cb, c);
-}
-
-static void reconnect_cb(struct rpcrdma__timer *tm)
-{
-	struct rpcrdma_client *c = tm->ctx;
-
-	enter(c);
-	if (!rpcrdma__list_empty(&c->queued) || c->cb_srv)
-		begin_connect(c);
-	leave(c);
-}
+/* Time-outs and the transports' callbacks about calls. */
 
 static void on_timeout(struct rpcrdma__timer *tm)
 {
@@ -443,18 +243,19 @@ static void on_timeout(struct rpcrdma__timer *tm)
 	leave(c);
 }
 
-/* Transport callbacks. */
-
-static struct rpcrdma__creq *on_find(void *ctx, uint32_t xid)
+/* Only the connection a call is out on may answer it: req->tpriv is that
+ * transport's. */
+struct rpcrdma__creq *rpcrdma__clnt_on_find(void *ctx, uint32_t xid)
 {
-	struct client_call *cc = table_find(ctx, xid);
+	struct rpcrdma__clnt_conn *k = ctx;
+	struct client_call *cc = table_find(k->clnt, xid);
 
-	return cc && cc->state == CC_SENT ? &cc->req : NULL;
+	return cc && cc->state == CC_SENT && cc->conn == k ? &cc->req : NULL;
 }
 
-static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
+void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
 {
-	struct rpcrdma_client *c = ctx;
+	struct rpcrdma_client *c = ((struct rpcrdma__clnt_conn *)ctx)->clnt;
 	struct client_call *cc = req->core;
 	struct rpcrdma_call *call = cc->call;
 	struct rpcrdma_rpc_msg m;
@@ -486,9 +287,9 @@ static void on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_st
 	leave(c);
 }
 
-static void on_failed(void *ctx, struct rpcrdma__creq *req, int err)
+void rpcrdma__clnt_on_failed(void *ctx, struct rpcrdma__creq *req, int err)
 {
-	struct rpcrdma_client *c = ctx;
+	struct rpcrdma_client *c = ((struct rpcrdma__clnt_conn *)ctx)->clnt;
 
 	enter(c);
 	detach(c, req->core, false);
@@ -496,104 +297,9 @@ static void on_failed(void *ctx, struct rpcrdma__creq *req, int err)
 	leave(c);
 }
 
-static void on_connected(void *ctx)
+void rpcrdma__clnt_on_aborted(void *ctx, struct rpcrdma__creq *req)
 {
-	struct rpcrdma_client *c = ctx;
-
-	enter(c);
-	c->conn = CONN_UP;
-	c->ever_up = true;
-	c->backoff_ms = 0;
-	c->blocked = false;
-	c->last_err = 0;
-	c->conn_events++;
-	flush_queue(c);
-	leave(c);
-}
-
-static void disconnected_later(struct rpcrdma__timer *tm)
-{
-	struct rpcrdma_client *c = tm->ctx;
-
-	c->disc_pending = false;
-	on_disconnected(c, c->disc_err);
-}
-
-static void on_disconnected(void *ctx, int err)
-{
-	struct rpcrdma_client *c = ctx;
-	bool was_up = c->conn == CONN_UP;
-	struct rpcrdma__list doomed, *it, *next;
-	struct client_call *cc;
-	unsigned int delay;
-
-	if (c->flushing) {
-		/*
-		 * Reported from inside call_begin/call_send: transmit() still
-		 * holds the call at the head of the queue, so handle it once
-		 * that call is back in our hands.
-		 */
-		c->disc_pending = true;
-		c->disc_err = err;
-		rpcrdma__timer_start(c->loop, &c->disc_timer, 0, disconnected_later, c);
-		return;
-	}
-	enter(c);
-	c->conn = CONN_DOWN;
-	c->blocked = false;
-	c->last_err = err ? err : -ECONNRESET;
-	c->conn_events++;
-
-	/* Calls in flight go back in front of those never sent, in order. */
-	while ((cc = call_at(rpcrdma__list_last(&c->sent)))) {
-		call_list_remove(cc);
-		c->nsent--;
-		cc->state = CC_QUEUED;
-		rpcrdma__list_add_head(&c->queued, &cc->node);
-	}
-	/* Every call waiting on this connection has lost one. */
-	rpcrdma__list_init(&doomed);
-	rpcrdma__list_foreach_safe(it, next, &c->queued)
-	{
-		cc = call_at(it);
-		if (++cc->losses > c->opts.retries) {
-			detach(c, cc, false);
-			call_list_append(&doomed, cc);
-		}
-	}
-	/* Complete them only now: done() may start calls or destroy us. */
-	while ((cc = first_call(&doomed))) {
-		call_list_remove(cc);
-		finish(cc, c->last_err);
-	}
-	/* A client hosting callbacks keeps a connection for the server's
-	 * calls even with none of its own to send (RFC 8167 5.4). */
-	if (!c->destroying && (!rpcrdma__list_empty(&c->queued) || c->cb_srv) &&
-	    !c->reconnect_timer.armed) {
-		if (was_up) {
-			delay = 0;
-		} else {
-			delay = c->backoff_ms ? c->backoff_ms : RECONNECT_MIN_MS;
-			c->backoff_ms = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;
-		}
-		rpcrdma__timer_start(c->loop, &c->reconnect_timer, delay, reconnect_cb, c);
-	}
-	leave(c);
-}
-
-static void on_writable(void *ctx)
-{
-	struct rpcrdma_client *c = ctx;
-
-	enter(c);
-	c->blocked = false;
-	flush_queue(c);
-	leave(c);
-}
-
-static void on_aborted(void *ctx, struct rpcrdma__creq *req)
-{
-	struct rpcrdma_client *c = ctx;
+	struct rpcrdma_client *c = ((struct rpcrdma__clnt_conn *)ctx)->clnt;
 	struct client_call *cc = req->core;
 
 	if (!cc || cc->state != CC_FENCING)
@@ -603,16 +309,6 @@ static void on_aborted(void *ctx, struct rpcrdma__creq *req)
 	finish(cc, cc->fence_status);
 	leave(c);
 }
-
-static const struct rpcrdma__clnt_cb clnt_cb = {
-    .aborted = on_aborted,
-    .find = on_find,
-    .reply = on_reply,
-    .failed = on_failed,
-    .connected = on_connected,
-    .disconnected = on_disconnected,
-    .writable = on_writable,
-};
 
 /* Public API. */
 
@@ -639,6 +335,8 @@ static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_clie
 		rpcrdma_client_opts_default(o);
 	if ((o->cred && o->cred->len > RPCRDMA_AUTH_BODY_MAX) || o->timeout_ms < -1)
 		return -EINVAL;
+	if (o->nconnect > RPCRDMA_NCONNECT_MAX)
+		return RPCRDMA_ERR_NCONNECT;
 	if (o->timeout_ms == 0)
 		o->timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (o->retries == 0)
@@ -700,7 +398,7 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 	c = client_alloc(loop, ops, prog, vers, &o);
 	if (!c)
 		return -ENOMEM;
-	rc = ops->create(loop, (struct sockaddr *)&ss, sslen, &c->opts, &clnt_cb, c, &c->t);
+	rc = rpcrdma__clnt_conns_create(c, (struct sockaddr *)&ss, sslen);
 	if (rc) {
 		free(c);
 		return rc;
@@ -710,27 +408,18 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 	return 0;
 }
 
-int rpcrdma_client_connect(struct rpcrdma_client *c)
+/* A call not completed: sent, queued, or pinned to a connection. */
+static struct client_call *first_waiting(struct rpcrdma_client *c)
 {
-	unsigned int seen;
-	int rc = 0;
-
-	if (!c)
-		return -EINVAL;
-	if (c->destroying)
-		return -ESHUTDOWN;
-	if (c->conn == CONN_UP)
-		return 0;
-	enter(c);
-	seen = c->conn_events;
-	if (c->conn == CONN_DOWN)
-		begin_connect(c);
-	while (rc >= 0 && c->conn_events == seen && !c->destroying)
-		rc = rpcrdma_loop_run_once(c->loop, -1);
-	if (rc >= 0)
-		rc = c->destroying ? -ESHUTDOWN : c->conn == CONN_UP ? 0 : c->last_err;
-	leave(c);
-	return rc;
+	if (!rpcrdma__list_empty(&c->sent))
+		return first_call(&c->sent);
+	if (!rpcrdma__list_empty(&c->queued))
+		return first_call(&c->queued);
+	for (unsigned int i = 0; i < c->nconn; i++) {
+		if (!rpcrdma__list_empty(&c->conns[i].pinned))
+			return first_call(&c->conns[i].pinned);
+	}
+	return NULL;
 }
 
 void rpcrdma_client_destroy(struct rpcrdma_client *c)
@@ -743,11 +432,8 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 	rpcrdma__list_init(&doomed);
 	c->destroying = true;
 	enter(c);
-	rpcrdma__timer_stop(&c->kick_timer);
-	rpcrdma__timer_stop(&c->reconnect_timer);
-	rpcrdma__timer_stop(&c->disc_timer);
-	while (
-	    (cc = rpcrdma__list_empty(&c->sent) ? first_call(&c->queued) : first_call(&c->sent))) {
+	rpcrdma__clnt_conns_stop(c, false);
+	while ((cc = first_waiting(c))) {
 		/* Those still being revoked complete when that is done, or
 		 * when the transport is destroyed (finalize). */
 		if (park_fencing(c, cc, detach(c, cc, true), RPCRDMA_ERR_CANCELLED))
@@ -820,7 +506,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	timeout = call->timeout_ms ? call->timeout_ms : c->opts.timeout_ms;
 	if (timeout > 0)
 		rpcrdma__timer_start(c->loop, &cc->timer, (uint64_t)timeout, on_timeout, cc);
-	kick(c);
+	rpcrdma__clnt_kick(c);
 	return 0;
 }
 
@@ -875,33 +561,6 @@ int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
 	return call->status;
 }
 
-int rpcrdma_client_stats(struct rpcrdma_client *c, struct rpcrdma_xprt_stats *out)
-{
-	if (!c || !out)
-		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	c->ops->stats(c->t, out);
-	/* The core owns reconnection, retransmission and time-outs. */
-	out->reconnects = c->reconnects;
-	out->retransmits = c->retransmits;
-	out->timeouts = c->timeouts;
-	/* Without credits of its own, a transport leaves this to us. */
-	if (out->credits_in_use_max == 0)
-		out->credits_in_use_max = c->nsent_max;
-	return 0;
-}
-
-void rpcrdma__client_disconnect(struct rpcrdma_client *c)
-{
-	if (c && !c->destroying)
-		c->ops->disconnect(c->t);
-}
-
-struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *c)
-{
-	return c ? c->t : NULL;
-}
-
 /* Bidirectional RPC (core.h). */
 
 int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t vers,
@@ -921,7 +580,10 @@ int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t
 	c = client_alloc(loop, ops, prog, vers, &o);
 	if (!c)
 		return -ENOMEM;
-	rc = make(arg, &clnt_cb, c, &c->t);
+	/* One connection: the one a backchannel is bound to. */
+	c->nconn = 1;
+	rpcrdma__clnt_conn_init(c, 0);
+	rc = make(arg, &rpcrdma__clnt_callbacks, &c->conns[0], &c->conns[0].t);
 	if (rc) {
 		free(c);
 		return rc;
@@ -958,51 +620,8 @@ struct rpcrdma_loop *rpcrdma__client_loop(struct rpcrdma_client *c)
 	return c ? c->loop : NULL;
 }
 
-bool rpcrdma__client_connected(struct rpcrdma_client *c)
-{
-	return c && (c->conn != CONN_DOWN || c->ever_up);
-}
-
 void rpcrdma__client_set_next_xid(struct rpcrdma_client *c, uint32_t xid)
 {
 	if (c)
 		c->next_xid = xid;
-}
-
-/* Debugging (rpcrdma/debug.h): reads the lists without changing anything,
- * and calls nothing but clock_gettime, so a signal handler may use it. */
-static unsigned int inflight_list(const struct rpcrdma__list *l, enum rpcrdma_call_state st,
-				  uint64_t now, struct rpcrdma_call_info *out, unsigned int max,
-				  unsigned int n)
-{
-	for (const struct rpcrdma__list *it = l->next; it != l; it = it->next, n++) {
-		const struct client_call *cc =
-		    rpcrdma__container_of(it, const struct client_call, node);
-
-		if (n >= max)
-			continue;
-		out[n] = (struct rpcrdma_call_info){
-		    .xid = cc->req.xid,
-		    .proc = cc->call ? cc->call->proc : 0,
-		    .age_ms = now > cc->start_ns ? (now - cc->start_ns) / 1000000u : 0,
-		    .state = st,
-		    .losses = cc->losses,
-		    .write_chunks = cc->req.ddp_count ? cc->req.ddp_count : cc->req.ddp_buf != NULL,
-		    .conn_id = cc->sent_once ? cc->req.conn_id : 0,
-		};
-	}
-	return n;
-}
-
-int rpcrdma_client_inflight(struct rpcrdma_client *c, struct rpcrdma_call_info *out,
-			    unsigned int max)
-{
-	uint64_t now = rpcrdma__trace_now_ns();
-	unsigned int n;
-
-	if (!c || (!out && max))
-		return -EINVAL;
-	n = inflight_list(&c->sent, RPCRDMA_CALL_SENT, now, out, max, 0);
-	n = inflight_list(&c->queued, RPCRDMA_CALL_QUEUED, now, out, max, n);
-	return n > INT32_MAX ? INT32_MAX : (int)n;
 }

@@ -37,11 +37,15 @@ int rpcrdma__rpcbind_port(struct rpcrdma_loop *loop, uint32_t prog, uint32_t ver
 			  enum rpcrdma_transport transport, struct sockaddr_storage *ss);
 
 /*
- * Test hooks.  rpcrdma__client_disconnect() drops the client's connection
+ * Test hooks.  rpcrdma__client_disconnect() drops the client's connections
  * now (ops->disconnect), as a network failure would: outstanding calls are
- * then sent again after a reconnect.
+ * then sent again after a reconnect.  _conn drops connection @conn only
+ * (opts.nconnect); its calls go again on the others (RDMA) or on it (TCP).
+ * rpcrdma__client_transport() is the first connection's transport, the
+ * one that serves callbacks.
  */
 void rpcrdma__client_disconnect(struct rpcrdma_client *clnt);
+void rpcrdma__client_disconnect_conn(struct rpcrdma_client *clnt, unsigned int conn);
 struct rpcrdma__clnt_transport *rpcrdma__client_transport(struct rpcrdma_client *clnt);
 struct rpcrdma__svc_transport *rpcrdma__server_transport(struct rpcrdma_server *srv);
 /* The core client behind a backchannel (backchannel.c; to steer its XIDs). */

@@ -1,13 +1,61 @@
 /*
- * rpcrdma_client_inflight_write() and rpcrdma_server_inflight_write(): the
- * in-flight tables as text, built on
- * the stack with a hand-made number formatter and written with write(2),
- * so that it stays async-signal-safe (rpcrdma/debug.h).
+ * inflight.c - what a client or server has in flight (rpcrdma/debug.h):
+ * the client's records of rpcrdma_client_inflight(), read from its lists
+ * (every connection's, opts.nconnect), and rpcrdma_client_inflight_write()
+ * and rpcrdma_server_inflight_write(), the in-flight tables as text built
+ * on the stack with a hand-made number formatter and written with
+ * write(2), so that they stay async-signal-safe.
  */
 #include <errno.h>
 #include <unistd.h>
 
+#include "common/trace.h"
+#include "rpc/clnt_internal.h"
 #include "rpcrdma/debug.h"
+
+/* Debugging (rpcrdma/debug.h): reads the lists without changing anything,
+ * and calls nothing but clock_gettime, so a signal handler may use it. */
+static unsigned int inflight_list(const struct rpcrdma__list *l, enum rpcrdma_call_state st,
+				  uint64_t now, struct rpcrdma_call_info *out, unsigned int max,
+				  unsigned int n)
+{
+	for (const struct rpcrdma__list *it = l->next; it != l; it = it->next, n++) {
+		const struct rpcrdma__client_call *cc =
+		    rpcrdma__container_of(it, const struct rpcrdma__client_call, node);
+
+		if (n >= max)
+			continue;
+		out[n] = (struct rpcrdma_call_info){
+		    .xid = cc->req.xid,
+		    .proc = cc->call ? cc->call->proc : 0,
+		    .age_ms = now > cc->start_ns ? (now - cc->start_ns) / 1000000u : 0,
+		    .state = st,
+		    .losses = cc->losses,
+		    .write_chunks = cc->req.ddp_count ? cc->req.ddp_count : cc->req.ddp_buf != NULL,
+		    .conn_id = cc->sent_once ? cc->req.conn_id : 0,
+		};
+	}
+	return n;
+}
+
+int rpcrdma_client_inflight(struct rpcrdma_client *c, struct rpcrdma_call_info *out,
+			    unsigned int max)
+{
+	uint64_t now = rpcrdma__trace_now_ns();
+	unsigned int n;
+
+	if (!c || (!out && max))
+		return -EINVAL;
+	/* Every connection's calls are on the one sent list (conn_id says
+	 * which); those lost with a TCP connection wait on it, in front of
+	 * the shared queue. */
+	n = inflight_list(&c->sent, RPCRDMA_CALL_SENT, now, out, max, 0);
+	for (unsigned int i = 0; i < c->nconn && i < RPCRDMA_NCONNECT_MAX; i++)
+		n = inflight_list(&c->conns[i].pinned, RPCRDMA_CALL_QUEUED, now, out, max, n);
+	n = inflight_list(&c->queued, RPCRDMA_CALL_QUEUED, now, out, max, n);
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
 
 #define SHOWN 64
 

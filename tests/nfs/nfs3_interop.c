@@ -21,9 +21,14 @@
  * happened ("ok - v2-fallback"), or, against a Version Two server, that
  * every call went in Version Two ("ok - v2-spoken").
  *
+ * With --nconnect N the client spreads its calls over N connections
+ * (rpcrdma_client_opts.nconnect); the run then also checks that every
+ * connection carried calls ("ok - nconnect"), and --linger SEC keeps them
+ * open that long at the end, so that the lab can count them at the server.
+ *
  * Usage: nfs3_interop --server HOST --export PATH [--transport rdma|tcp]
  *        [--provider NAME] [--port N] [--mount-port N] [--max-vers 1|2]
- *        [CASE...]
+ *        [--nconnect N] [--linger SEC] [CASE...]
  * Prints one "ok - CASE" per case and the client's counters; exits 1 on
  * the first failure.
  */
@@ -395,6 +400,23 @@ static void print_stats(void)
 	       (unsigned long long)st.rdma_write_bytes);
 }
 
+/* Every connection carried calls; one line of counters each. */
+static void check_nconnect(unsigned int n)
+{
+	struct rpcrdma_xprt_stats st;
+
+	for (unsigned int i = 0; i < n; i++) {
+		CHECK_RC(rpcrdma_client_conn_stats(clnt, i, &st), 0);
+		printf("# connection %u: calls %llu, replies %llu, RDMA read %llu B, RDMA write "
+		       "%llu B\n",
+		       i, (unsigned long long)st.calls_sent, (unsigned long long)st.calls_received,
+		       (unsigned long long)st.rdma_read_bytes, (unsigned long long)st.rdma_write_bytes);
+		CHECK(st.calls_sent > 0);
+	}
+	CHECK_RC(rpcrdma_client_conn_stats(clnt, n, &st), -ENOENT);
+	printf("ok - nconnect %u connections, each carried calls\n", n);
+}
+
 /* After a run offering Version Two: either the server spoke it on every
  * call, or it refused the first one once (ERR_VERS) and every call after
  * went in Version One. */
@@ -428,6 +450,8 @@ int main(int argc, char **argv)
 	    {"port", required_argument, NULL, 'P'},
 	    {"mount-port", required_argument, NULL, 'm'},
 	    {"max-vers", required_argument, NULL, 'v'},
+	    {"nconnect", required_argument, NULL, 'n'},
+	    {"linger", required_argument, NULL, 'l'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *server = NULL, *export = NULL, *provider = "ofi";
@@ -439,6 +463,7 @@ int main(int argc, char **argv)
 	struct rpcrdma_nfs3_mkdir_args ma;
 	struct rpcrdma_nfs3_create_res mr;
 	struct rpcrdma_nfs3_fh root;
+	unsigned int nconnect = 0, linger = 0;
 	char dirname[64];
 	int c, rc;
 
@@ -470,6 +495,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'n':
+			nconnect = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
+		case 'l':
+			linger = (unsigned int)strtoul(optarg, NULL, 10);
+			break;
 		default:
 			return 2;
 		}
@@ -478,7 +509,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: nfs3_interop --server HOST --export PATH [--transport rdma|tcp] "
 			"[--provider NAME] [--port N] [--mount-port N] [--max-vers 1|2] "
-			"[CASE...]\n");
+			"[--nconnect N] [--linger SEC] [CASE...]\n");
 		return 2;
 	}
 	if (!port)
@@ -502,6 +533,7 @@ int main(int argc, char **argv)
 	co.cred = &cred;
 	co.timeout_ms = 60000;
 	co.max_vers = max_vers;
+	co.nconnect = nconnect;
 	CHECK_RC(rpcrdma_client_create(loop, server, port, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V3, &co,
 				       &clnt),
 		 0);
@@ -546,6 +578,13 @@ int main(int argc, char **argv)
 	print_stats();
 	if (max_vers == 2 && tr == RPCRDMA_TRANSPORT_RDMA)
 		check_version_two();
+	if (nconnect > 1)
+		check_nconnect(nconnect);
+	if (linger) {
+		printf("# lingering %u s with the connections open\n", linger);
+		fflush(stdout);
+		sleep(linger);
+	}
 	rpcrdma_client_destroy(clnt);
 	CHECK_RC(rpcrdma_loop_destroy(loop), 0);
 	return 0;

@@ -1013,6 +1013,9 @@ static const struct test_case cases[] = {
     {"invalid_args", case_invalid_args, false},
     {"zero_copy_results", case_zero_copy_results, false},
     {"workers", case_workers, false},
+    {"nconnect_spread", case_nconnect_spread, false},
+    {"nconnect_lost", case_nconnect_lost, false},
+    {"nconnect_bound", case_nconnect_bound, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -247,4 +247,9 @@ void case_bound_inflight(void);
 /* workers_cases.c */
 void case_workers(void);
 
+/* nconnect_cases.c */
+void case_nconnect_spread(void);
+void case_nconnect_lost(void);
+void case_nconnect_bound(void);
+
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

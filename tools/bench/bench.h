@@ -175,6 +175,8 @@ void *bench_alloc(size_t n);
 
 /* nfs_bench.c: `rpcrdma-bench nfs ...` */
 int bench_nfs_main(int argc, char **argv);
+/* scale.c: `rpcrdma-bench scale ...` */
+int bench_scale_main(int argc, char **argv);
 
 /* report.c */
 const char *bench_stack_name(enum bench_stack s);

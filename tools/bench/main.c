@@ -50,6 +50,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: rpcrdma-bench [single|server|client] [options]\n"
 		"       rpcrdma-bench nfs --help    (NFSv3 against an NFS server)\n"
+		"       rpcrdma-bench scale --help  (calls/s against connections and workers)\n"
 		"  -p, --provider ofi|verbs     RDMA provider (default ofi)\n"
 		"  -T, --transport rdma|tcp     ours over RPC-over-RDMA (default) or TCP\n"
 		"  -H, --host ADDR              address to serve on / connect to (127.0.0.1)\n"
@@ -496,6 +497,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "nfs"))
 		return bench_nfs_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "scale"))
+		return bench_scale_main(argc - 1, argv + 1);
 	if (parse_args(argc, argv, &o)) {
 		usage(stderr);
 		return 2;

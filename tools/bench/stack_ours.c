@@ -311,6 +311,7 @@ struct othread {
 	struct bench_thread *t;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_client *clnts[BENCH_MAX_CONNS];
+	unsigned int nclnts;
 	struct oslot *slots;
 	unsigned int nslots;
 	uint8_t *mem;
@@ -444,7 +445,12 @@ static int ours_setup(struct bench_thread *t)
 	co.credits = p->depth > 128 ? p->depth : 128;
 	co.max_record = BENCH_MAX_SIZE + 65536;
 	snprintf(port, sizeof(port), "%d", bench_ports.port[STACK_OURS]);
-	for (unsigned int i = 0; i < t->nconns; i++) {
+	/* -c N: this thread's connections through opts.nconnect, in clients
+	 * of at most RPCRDMA_NCONNECT_MAX connections. */
+	for (unsigned int left = t->nconns; left; left -= co.nconnect) {
+		unsigned int i = ot->nclnts++;
+
+		co.nconnect = left < RPCRDMA_NCONNECT_MAX ? left : RPCRDMA_NCONNECT_MAX;
 		rc = rpcrdma_client_create(ot->loop, t->cfg->host, port, BENCH_PROG, BENCH_VERS,
 					   &co, &ot->clnts[i]);
 		if (!rc)
@@ -472,17 +478,18 @@ static int ours_setup(struct bench_thread *t)
 		struct oslot *s = &ot->slots[i];
 
 		s->ot = ot;
-		s->clnt = ot->clnts[i % t->nconns];
+		s->clnt = ot->clnts[i % ot->nclnts];
 		s->buf.data = ot->mem ? ot->mem + per_slot * i : NULL;
 		bench_fill(s->msg.data, sizeof(s->msg.data));
 	}
-	/* The first reply brings the server's real credit grant. */
+	/* The first reply on each connection brings the server's real credit
+	 * grant; one call at a time goes round a client's connections. */
 	for (unsigned int i = 0; i < t->nconns; i++) {
 		struct rpcrdma_call c;
 
 		memset(&c, 0, sizeof(c));
 		c.proc = BENCH_NULL;
-		rc = rpcrdma_client_call(ot->clnts[i], &c);
+		rc = rpcrdma_client_call(ot->clnts[i % ot->nclnts], &c);
 		if (rc)
 			return rc;
 	}
