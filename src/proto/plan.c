@@ -69,6 +69,13 @@ static bool fits(size_t hdr_len, size_t len, uint32_t max)
 
 /* Call planning. */
 
+bool rpcrdma__plan_results_inline(size_t max_reply, const struct rpcrdma_inline *thr)
+{
+	size_t hdr = RPCRDMA_HDR_PREFIX_SIZE + read_list_size(0) + WORD + reply_field_size(false, 0);
+
+	return thr && max_reply && fits(hdr, max_reply, thr->recv_max);
+}
+
 static bool shape_valid(const struct rpcrdma_call_shape *s)
 {
 	if (s->reduced_len > s->full_len)
