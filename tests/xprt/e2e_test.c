@@ -931,6 +931,7 @@ static const struct test_case cases[] = {
     {"e2e_inflight", case_inflight},
     {"e2e_trace_credits", case_trace_credits},
     {"e2e_work_per_form", case_work_per_form},
+    {"e2e_inline_interop", case_inline_interop},
 };
 
 int main(int argc, char **argv)
