@@ -68,6 +68,7 @@ struct bench_config {
 	int port;              /* ours; raw listens on port + 1, tirpc on port + 2 */
 	bool same_process;     /* servers are threads of this process */
 	uint32_t credits;      /* server credits (ours) */
+	uint32_t inline_size;  /* ours: both sides' inline sizes; 0: the default */
 };
 
 /*

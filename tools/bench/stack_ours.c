@@ -281,6 +281,8 @@ static void *server_thread(void *arg)
 	so.transport = st->cfg->transport;
 	so.provider = st->cfg->provider;
 	so.credits = st->cfg->credits;
+	if (st->cfg->inline_size)
+		so.inline_send = so.inline_recv = st->cfg->inline_size;
 	so.max_record = BENCH_MAX_SIZE + 65536;
 	rc = rpcrdma_loop_create(&osrv.loop);
 	if (!rc)
@@ -506,6 +508,8 @@ static int ours_setup(struct bench_thread *t)
 	co.transport = t->cfg->transport;
 	co.provider = t->cfg->provider;
 	co.credits = p->depth > 128 ? p->depth : 128;
+	if (t->cfg->inline_size)
+		co.inline_send = co.inline_recv = t->cfg->inline_size;
 	co.max_record = BENCH_MAX_SIZE + 65536;
 	snprintf(port, sizeof(port), "%d", bench_ports.port[STACK_OURS]);
 	for (unsigned int i = 0; i < t->nconns; i++) {
