@@ -39,9 +39,10 @@ enum bench_proc {
 
 /* Largest payload of any workload; servers allocate this much once. */
 #define BENCH_MAX_SIZE (4u << 20)
-/* Largest small-call payload (rate, lat): fits the 4 KiB inline buffers
- * with the RPC and transport headers only up to about 4000 bytes, larger
- * ones become Long Calls, as they would for any application. */
+/* Largest small-call payload (rate, lat): with the library's 8 KiB inline
+ * buffers every size up to it travels inline; with --inline 4096 those
+ * above about 4000 bytes become Long Calls, as they would for any
+ * application. */
 #define BENCH_MAX_SMALL (4u << 10)
 #define BENCH_MAX_DEPTH 256u
 #define BENCH_MAX_CONNS 64u
