@@ -54,10 +54,10 @@ static int proc_write(struct rpcrdma_svc_req *req, void *args, void *res)
 struct work_form {
 	const char *name;
 	uint32_t proc;
-	uint32_t arg_len;   /* READ: the length asked; WRITE, ECHO, BLOB: sent */
-	uint32_t res_len;   /* BLOB: the reply's length */
-	size_t max_reply;   /* the call's max_reply */
-	size_t ddp_len;     /* the call's ddp_buf room (0: none) */
+	uint32_t arg_len; /* READ: the length asked; WRITE, ECHO, BLOB: sent */
+	uint32_t res_len; /* BLOB: the reply's length */
+	size_t max_reply; /* the call's max_reply */
+	size_t ddp_len;   /* the call's ddp_buf room (0: none) */
 	/* The minimum per call. */
 	unsigned int grants, reads, writes;
 	/* The form counter of the client's that must grow by one per call. */
@@ -212,8 +212,8 @@ static int case_work_per_form(void)
 static int case_inline_interop(void)
 {
 	static const struct work_form wr = {"WRITE 4 KiB", P_WRITE, 4096, 0, 128, 0, 0, 0, 0, 0};
-	static const struct work_form rd = {"READ 4 KiB", P_READ, 4096, 0, 4096 + 128, 4096,
-					    0, 0, 0, 0};
+	static const struct work_form rd = {"READ 4 KiB", P_READ, 4096, 0, 4096 + 128,
+					    4096,         0,      0,    0, 0};
 	uint8_t *buf = malloc(BIG), *back = malloc(BIG);
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_client_opts co;

@@ -25,8 +25,8 @@ static char why[160];
 static long tracepoint_id(void)
 {
 	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
-		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+	    "/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+	    "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
 	};
 	int err = ENOENT;
 
@@ -64,16 +64,16 @@ int bench_syscount_open(void)
 	a.config = (uint64_t)id;
 	a.inherit = 1;
 	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1 /* any CPU */,
-			  -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &a, 0 /* this thread */, -1 /* any CPU */, -1,
+			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 
 		snprintf(why, sizeof(why), "perf_event_open(raw_syscalls:sys_enter): %s%s",
 			 strerror(e),
 			 e == EACCES || e == EPERM
-				 ? " (needs CAP_PERFMON or kernel.perf_event_paranoid=-1)"
-				 : "");
+			     ? " (needs CAP_PERFMON or kernel.perf_event_paranoid=-1)"
+			     : "");
 		return -1;
 	}
 	return fd;
