@@ -201,6 +201,148 @@ def scale_table(results, md):
     md.append("")
 
 
+# Provider operations per RPC: the order of the tables, and the minimum each
+# message form needs (bench/README.md, "Work per RPC", argues each figure).
+OPS = ("sends", "recvs", "reads", "writes", "grants", "revokes", "regs")
+OP_ABBR = ("S", "R", "Rd", "Wr", "G", "V", "reg")
+# Measured per-call figures carry the few calls the measurement itself makes
+# around the interval; any form's minimum is a whole number.
+OPS_TOLERANCE = 0.02
+
+
+def work(r, side):
+    w = r.get("work_per_call") or {}
+    return w.get(side)
+
+
+def message_form(r):
+    """The form of the calls of an `ours` result, from the client's counters:
+    (name, chunks granted, chunks the server RDMA Reads, chunks it Writes)."""
+    c = work(r, "client")
+    if not c or "sends" not in c:
+        return None
+
+    def has(name):
+        return c.get(name, 0) >= 0.5
+
+    parts, grants, reads, writes = [], 0, 0, 0
+    if has("long_calls"):
+        parts.append("Long Call")
+        grants, reads = grants + 1, reads + 1
+    elif has("read_chunk_msgs"):
+        parts.append("Read chunk")
+        grants, reads = grants + 1, reads + 1
+    if has("write_chunk_msgs"):
+        parts.append("Write chunk")
+        grants, writes = grants + 1, writes + 1
+    if has("long_replies"):
+        parts.append("Long Reply")
+        grants, writes = grants + 1, writes + 1
+    elif has("reply_chunk_msgs"):
+        parts.append("Reply chunk offered, reply inline")
+        grants += 1
+    return (" + ".join(parts) or "inline", grants, reads, writes)
+
+
+def minimum(form, provider):
+    """The fewest operations per RPC on each side (bench/README.md).  With
+    Send With Invalidate (verbs) the responder invalidates one of the call's
+    handles; every other one, and all of them on ofi, the requester revokes."""
+    _, grants, reads, writes = form
+    remote_inv = 1 if provider == "verbs" and grants else 0
+    client = {"sends": 1, "recvs": 1, "reads": 0, "writes": 0, "grants": grants,
+              "revokes": grants - remote_inv, "regs": 0}
+    server = {"sends": 1, "recvs": 1, "reads": reads, "writes": writes, "grants": 0,
+              "revokes": 0, "regs": 0}
+    return {"client": client, "server": server}
+
+
+def excess(r):
+    """Operations per RPC above the minimum, both sides (None: not measured)."""
+    form = message_form(r)
+    if form is None or not work(r, "server"):
+        return None, None
+    mins = minimum(form, r["provider"])
+    over = 0.0
+    for side in ("client", "server"):
+        w = work(r, side)
+        for op in OPS:
+            over += max(0.0, w.get(op, 0) - mins[side][op])
+    return form, over
+
+
+def fmt_ops(w, mins=None):
+    if not w or "sends" not in w:
+        return "-"
+    out = []
+    for op, abbr in zip(OPS, OP_ABBR):
+        v = w.get(op, 0)
+        if v < 0.005 and (mins is None or not mins[op]):
+            continue
+        out.append(f"{abbr} {v:.2f}")
+    return " ".join(out) or "0"
+
+
+def fmt_min(m):
+    return " ".join(f"{abbr} {m[op]}" for op, abbr in zip(OPS, OP_ABBR) if m[op]) or "0"
+
+
+def fmt_sys(w):
+    return "n/a" if not w or w.get("syscalls") is None else f"{w['syscalls']:.1f}"
+
+
+def work_table(results, md):
+    rows = [r for r in results if r["stack"] == "ours" and not r.get("error")
+            and not r.get("note") and work(r, "client")]
+    if not rows:
+        return
+    md.append("## Work per RPC: provider operations and system calls (ours)\n")
+    md.append("Per call over the measured interval, each side, next to the minimum of the "
+              "call's message form (bench/README.md, \"Work per RPC\"). S Sends, R receives, "
+              "Rd RDMA Reads, Wr RDMA Writes, G grants (windows bound or keys), V revokes "
+              "(invalidations), reg registrations.\n")
+    md.append("| workload | size | depth | form | client | server | minimum client | "
+              "minimum server | syscalls client | server | |")
+    md.append("| --- | ---: | ---: | --- | --- | --- | --- | --- | ---: | ---: | --- |")
+    for r in rows:
+        form, over = excess(r)
+        if form is None:
+            continue
+        mins = minimum(form, r["provider"])
+        state = "at minimum" if over <= OPS_TOLERANCE else f"+{over:.2f} ops"
+        md.append(f"| {r['workload']} | {human_size(r['size'])} | {r['depth']} | {form[0]} | "
+                  f"{fmt_ops(work(r, 'client'), mins['client'])} | "
+                  f"{fmt_ops(work(r, 'server'), mins['server'])} | {fmt_min(mins['client'])} | "
+                  f"{fmt_min(mins['server'])} | {fmt_sys(work(r, 'client'))} | "
+                  f"{fmt_sys(work(r, 'server'))} | {state} |")
+    why = next((w.get("syscalls_na") for r in rows for w in (work(r, "client"), work(r, "server"))
+                if w and w.get("syscalls_na")), None)
+    if why:
+        md.append(f"\nSystem calls n/a: {why}.")
+    others = [r for r in results if r["stack"] in ("raw", "tirpc") and not r.get("error")
+              and not r.get("note") and fmt_sys(work(r, "client")) != "n/a"]
+    if others:
+        md.append("\nClient system calls per call of the baselines, same points: " + "; ".join(
+            f"{r['stack']} {r['workload']} {human_size(r['size'])} d{r['depth']} "
+            f"{fmt_sys(work(r, 'client'))}" for r in others) + ".")
+    md.append("")
+
+
+def work_targets(results, add):
+    forms = {}
+    for r in results:
+        if r["stack"] != "ours" or r.get("error") or r.get("note"):
+            continue
+        form, over = excess(r)
+        if form is None:
+            continue
+        worst = forms.get(form[0])
+        forms[form[0]] = over if worst is None else max(worst, over)
+    for name, over in sorted(forms.items()):
+        add(f"provider operations per RPC above the minimum, {name} (worst point)", over,
+            "= 0", over <= OPS_TOLERANCE)
+
+
 def targets(results):
     """Each target of the benchmark (figures, not test assertions)."""
     out = []
@@ -231,6 +373,21 @@ def targets(results):
         add(f"{wl} 1 MiB bandwidth, ours/tirpc", v, ">= 1.50", v is not None and v >= 1.5)
         v = ratio(o and o["cpu_ns_per_byte"], t and t["cpu_ns_per_byte"])
         add(f"{wl} 1 MiB CPU per byte, ours/tirpc", v, "< 1.00", v is not None and v < 1.0)
+    # Issue 18: small I/O and work per RPC.
+    o, w = find(results, "ours", "rate", depth=32), find(results, "raw", "rate", depth=32)
+    v = ratio(o and o["calls_per_s"], w and w["calls_per_s"])
+    add("call rate at depth 32, ours/raw (issue 18)", v, ">= 0.90", v is not None and v >= 0.9)
+    for wl in ("read", "write"):
+        for size in sorted({r["size"] for r in results if r["workload"] == wl}):
+            o, w, t = (find(results, s, wl, size=size) for s in ("ours", "raw", "tirpc"))
+            if size >= 64 << 10:
+                v = ratio(o and o["gbytes_per_s"], w and w["gbytes_per_s"])
+                add(f"{wl} {human_size(size)} bandwidth, ours/raw (issue 18)", v, ">= 0.90",
+                    v is not None and v >= 0.9)
+            v = ratio(o and o["gbytes_per_s"], t and t["gbytes_per_s"])
+            add(f"{wl} {human_size(size)} bandwidth, ours/tirpc (issue 18)", v, ">= 1.00",
+                v is not None and v >= 1.0)
+    work_targets(results, add)
     return out
 
 
@@ -321,6 +478,7 @@ def main():
         nfs_table(results, md)
     if any(r["workload"] == "scale" for r in results):
         scale_table(results, md)
+    work_table(results, md)
     plot(results, prefix, md, provider)
     md.append("## Targets (benchmark figures, not test assertions)\n")
     md.append("| target | goal | measured | |")

@@ -67,8 +67,8 @@ enum rpcrdma_call_errcode {
 struct rpcrdma_client_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;          /* "ofi" (default) or "verbs" */
-	uint32_t inline_send;          /* our largest inline Send; 0: 4096 */
-	uint32_t inline_recv;          /* our receive buffers; 0: 4096 */
+	uint32_t inline_send;          /* our largest inline Send; 0: 8192 */
+	uint32_t inline_recv;          /* our receive buffers; 0: 8192 */
 	uint32_t credits;              /* credits to request; 0: 128 */
 	/*
 	 * Highest RPC-over-RDMA version to offer: 1 (the default; 0 means
@@ -370,8 +370,8 @@ struct rpcrdma_svc_proc {
 struct rpcrdma_server_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;      /* "ofi" (default) or "verbs" */
-	uint32_t inline_send;      /* 0: 4096 */
-	uint32_t inline_recv;      /* 0: 4096 */
+	uint32_t inline_send;      /* 0: 8192 */
+	uint32_t inline_recv;      /* 0: 8192 */
 	uint32_t credits;          /* credits granted; 0: 32 */
 	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
 	 * call is answered in its own version, others get ERR_VERS with this

@@ -69,6 +69,17 @@ static bool fits(size_t hdr_len, size_t len, uint32_t max)
 
 /* Call planning. */
 
+bool rpcrdma__plan_results_inline(size_t max_reply, const struct rpcrdma_inline *thr,
+				  uint32_t peer_send)
+{
+	size_t hdr = RPCRDMA_HDR_PREFIX_SIZE + read_list_size(0) + WORD + reply_field_size(false, 0);
+
+	/* A responder that cannot send the reply inline answers ERR_CHUNK
+	 * when it has no chunk to put it in (RFC 8166 4.5.3). */
+	return thr && max_reply && fits(hdr, max_reply, thr->recv_max) &&
+	       fits(hdr, max_reply, peer_send);
+}
+
 static bool shape_valid(const struct rpcrdma_call_shape *s)
 {
 	if (s->reduced_len > s->full_len)

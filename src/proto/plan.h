@@ -106,6 +106,25 @@ struct rpcrdma_call_plan {
 int rpcrdma__plan_call(const struct rpcrdma_call_shape *shape, const struct rpcrdma_inline *thr,
 		       struct rpcrdma_call_plan *plan);
 
+/**
+ * rpcrdma__plan_results_inline - whether a call's DDP results can come inline
+ * @max_reply: the largest whole reply (DDP results included, XDR-padded),
+ *	0 when unknown
+ * @thr: the connection's thresholds (recv_max: our receive size)
+ * @peer_send: the largest Send the responder will post (its RFC 8797
+ *	send size, or the version's default when it sent no private data)
+ *
+ * True when the whole reply fits both our receive buffer and the
+ * responder's Send behind the smallest reply header (no Read list, an
+ * empty Write list, no Reply chunk): the
+ * requester then offers no Write chunk, and the responder, having none,
+ * returns its results inline (nfsdirect-00 section 4, RFC 8166 4.5.1), one
+ * Send instead of a grant, an RDMA Write and a revoke.  An unknown
+ * @max_reply never qualifies.
+ */
+bool rpcrdma__plan_results_inline(size_t max_reply, const struct rpcrdma_inline *thr,
+				  uint32_t peer_send);
+
 /* How a reply travels (responder side). */
 enum rpcrdma_reply_form {
 	RPCRDMA_REPLY_INLINE,    /* RDMA_MSG: Write chunks used as given */

@@ -174,6 +174,23 @@ static void rebuild_full(const struct rpcrdma__xreq *x, size_t reduced_len, uint
 	memcpy(dst, x->msg.addr + from, reduced_len - from);
 }
 
+/* The largest Send the server will post: its RFC 8797 send size, or the
+ * default of the version spoken when it sent no private data. */
+static uint32_t peer_send_size(const struct rpcrdma__xconn *c)
+{
+	return c->peer.present ? c->peer.send_size : rpcrdma__vneg_default_inline(c->vers);
+}
+
+/* Bytes of DDP results the Write chunks planned so far can take. */
+static uint64_t ddp_total_of(const struct rpcrdma__xreq *x)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < x->nwch; i++)
+		total += x->wch[i].len;
+	return total;
+}
+
 /*
  * Takes the call's Write chunks from the core's request: its one ddp_buf,
  * or its ddp_list.  Segments are counted here, granted in rpcrdma__xclnt_call_send.
@@ -196,6 +213,14 @@ static int plan_write_chunks(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 		x->wch[0].len = creq->ddp_len;
 		x->nwch = 1;
 	}
+	/* No Write chunks when the whole reply, results included, fits our
+	 * receive and the server's Send: the results come inline and are
+	 * copied once, where a chunk costs a grant, an RDMA Write and a
+	 * revoke (the kernel client decides the same way).  Needs max_reply
+	 * to cover the results. */
+	if (x->nwch && creq->max_reply >= ddp_total_of(x) &&
+	    rpcrdma__plan_results_inline(creq->max_reply, &t->conn.thr, peer_send_size(&t->conn)))
+		x->nwch = 0;
 	for (uint32_t i = 0; i < x->nwch; i++) {
 		struct rpcrdma__wchunk *c = &x->wch[i];
 

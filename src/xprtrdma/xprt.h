@@ -32,7 +32,12 @@
 #include "rpcrdma/xdr.h"
 
 /* Defaults (rpc.h documents them for the options). */
-#define RPCRDMA__XPRT_INLINE_DEFAULT 4096u
+/* 8 KiB, not the kernel's 4 KiB: a 4 KiB NFS READ or WRITE with its RPC,
+ * NFS and transport headers then travels inline between two peers that
+ * both advertise it (RFC 8797 private data; the Send never exceeds what
+ * the peer advertised, so kernel peers still get at most 4 KiB), one Send
+ * instead of a Send, a grant, an RDMA Read or Write and a revoke. */
+#define RPCRDMA__XPRT_INLINE_DEFAULT 8192u
 #define RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT 128u
 #define RPCRDMA__XPRT_SVC_CREDITS_DEFAULT 32u
 #define RPCRDMA__XPRT_PROVIDER_DEFAULT "ofi"

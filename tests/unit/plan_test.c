@@ -199,6 +199,89 @@ static void test_inline_negotiate(void **state)
 	assert_int_equal(t.send_max, RPCRDMA_CM_MAX_INLINE);
 }
 
+/*
+ * Our 8 KiB default against the peers we meet: a kernel peer advertising
+ * its 4 KiB default, one advertising nothing (Version One: 1024), and one
+ * of ours or a larger one.  Our Sends never exceed what the peer
+ * advertised; what we advertise is what we receive.
+ */
+static void test_inline_negotiate_default_8k(void **state)
+{
+	struct rpcrdma_cm_private ours, kernel, none, big;
+	struct rpcrdma_inline t;
+	uint8_t buf[RPCRDMA_CM_PRIVATE_SIZE];
+
+	(void)state;
+	/* What we put in our private data survives the wire. */
+	ours = (struct rpcrdma_cm_private){.version = 1, .send_size = 8192, .recv_size = 8192};
+	assert_int_equal(rpcrdma_cm_private_encode(&ours, buf, sizeof(buf)), 8);
+	rpcrdma_cm_private_decode(buf, sizeof(buf), &ours);
+	assert_true(ours.present);
+	assert_int_equal(ours.send_size, 8192);
+	assert_int_equal(ours.recv_size, 8192);
+	assert_int_equal(buf[6], 7); /* RFC 8797: size / 1024 - 1 */
+	assert_int_equal(buf[7], 7);
+
+	/* Two of ours: 8 KiB each way, so 4 KiB I/O goes inline. */
+	rpcrdma__inline_negotiate(&ours, 8192, 8192, &t);
+	assert_int_equal(t.send_max, 8192);
+	assert_int_equal(t.recv_max, 8192);
+
+	/* The kernel's 4 KiB: we send at most 4 KiB, and still take 8. */
+	kernel = (struct rpcrdma_cm_private){.version = 1, .send_size = 4096, .recv_size = 4096};
+	assert_int_equal(rpcrdma_cm_private_encode(&kernel, buf, sizeof(buf)), 8);
+	rpcrdma_cm_private_decode(buf, sizeof(buf), &kernel);
+	rpcrdma__inline_negotiate(&kernel, 8192, 8192, &t);
+	assert_int_equal(t.send_max, 4096);
+	assert_int_equal(t.recv_max, 8192);
+
+	/* Nothing advertised, or data that is not RFC 8797's: 1024. */
+	rpcrdma_cm_private_decode(NULL, 0, &none);
+	rpcrdma__inline_negotiate(&none, 8192, 8192, &t);
+	assert_int_equal(t.send_max, 1024);
+	memset(buf, 0xab, sizeof(buf));
+	rpcrdma_cm_private_decode(buf, sizeof(buf), &none);
+	assert_false(none.present);
+	rpcrdma__inline_negotiate(&none, 8192, 8192, &t);
+	assert_int_equal(t.send_max, 1024);
+
+	/* A peer advertising more than our own send size: ours bounds it. */
+	big = (struct rpcrdma_cm_private){.version = 1, .send_size = 65536, .recv_size = 65536};
+	assert_int_equal(rpcrdma_cm_private_encode(&big, buf, sizeof(buf)), 8);
+	rpcrdma_cm_private_decode(buf, sizeof(buf), &big);
+	rpcrdma__inline_negotiate(&big, 8192, 8192, &t);
+	assert_int_equal(t.send_max, 8192);
+}
+
+/* Results inline: the whole reply behind the 28-byte smallest header. */
+static void test_results_inline(void **state)
+{
+	struct rpcrdma_inline t8 = thr(8192, 8192), t4 = thr(4096, 4096), t1 = thr(8192, 1024);
+
+	(void)state;
+	/* 4 KiB READ: reply header, length word and data. */
+	assert_true(rpcrdma__plan_results_inline(4096 + 128, &t8, 65536));
+	assert_false(rpcrdma__plan_results_inline(4096 + 128, &t4, 65536));
+	/* The exact limit: 28 + max_reply <= recv_max. */
+	assert_true(rpcrdma__plan_results_inline(8192 - 28, &t8, 65536));
+	assert_false(rpcrdma__plan_results_inline(8192 - 27, &t8, 65536));
+	assert_true(rpcrdma__plan_results_inline(1024 - 28, &t1, 65536));
+	assert_false(rpcrdma__plan_results_inline(1024 - 27, &t1, 65536));
+	/* Only our receive size counts, not what we may send. */
+	assert_false(rpcrdma__plan_results_inline(2000, &t1, 65536));
+	/* The responder's Send bounds it too: a kernel server sends 4 KiB,
+	 * one with no private data 1024. */
+	assert_false(rpcrdma__plan_results_inline(4096 + 128, &t8, 4096));
+	assert_true(rpcrdma__plan_results_inline(4096 - 28, &t8, 4096));
+	assert_false(rpcrdma__plan_results_inline(4096 - 27, &t8, 4096));
+	assert_false(rpcrdma__plan_results_inline(1000, &t8, 1024));
+	assert_true(rpcrdma__plan_results_inline(996, &t8, 1024));
+	/* Unknown size, or none of the thresholds: never. */
+	assert_false(rpcrdma__plan_results_inline(0, &t8, 65536));
+	assert_false(rpcrdma__plan_results_inline(100, NULL, 65536));
+	assert_false(rpcrdma__plan_results_inline(SIZE_MAX, &t8, 65536));
+}
+
 /* Call planning. */
 
 /* NFSv3 GETATTR: 56 bytes of arguments after a ~64-byte RPC header. */
@@ -1323,6 +1406,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_inline_negotiate),
+		cmocka_unit_test(test_inline_negotiate_default_8k),
+		cmocka_unit_test(test_results_inline),
 		cmocka_unit_test(test_call_small_inline),
 		cmocka_unit_test(test_call_inline_limit),
 		cmocka_unit_test(test_call_nfs_write),

@@ -46,7 +46,7 @@
 		}                                                                                  \
 	} while (0)
 
-enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_NPROCS };
+enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_READ, P_WRITE, P_NPROCS };
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
@@ -272,6 +272,10 @@ static void free_blob(void *res)
 /* bidir_cases.c: the upper layer's backchannel set-up. */
 static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res);
 static int u32_dec(struct rpcrdma_xdr_stream *x, void *o);
+static int u32_enc(struct rpcrdma_xdr_stream *x, void *o);
+/* work_cases.c: READ and WRITE, like NFS's. */
+static int proc_read(struct rpcrdma_svc_req *req, void *args, void *res);
+static int proc_write(struct rpcrdma_svc_req *req, void *args, void *res);
 
 static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
@@ -281,6 +285,8 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_TRIO] = {proc_trio, trio_args_dec, sizeof(struct trio), trio_res_enc, sizeof(struct trio),
 		free_trio},
     [P_SETUP] = {proc_setup, u32_dec, sizeof(uint32_t), NULL, 0, NULL},
+    [P_READ] = {proc_read, u32_dec, sizeof(uint32_t), echo_enc, sizeof(struct echo), NULL},
+    [P_WRITE] = {proc_write, echo_dec, sizeof(struct echo), u32_enc, sizeof(uint32_t), NULL},
 };
 
 static const char *test_provider = "ofi";
@@ -775,6 +781,7 @@ static int case_reconnect(void)
 #include "bidir_cases.c"
 #include "v2_cases.c"
 #include "trace_cases.c"
+#include "work_cases.c"
 
 /*
  * RFC 8166 5.4.1 and issue section 5: a call that times out against a
@@ -923,6 +930,8 @@ static const struct test_case cases[] = {
     {"e2e_trace_v2_fallback", case_trace_v2_fallback},
     {"e2e_inflight", case_inflight},
     {"e2e_trace_credits", case_trace_credits},
+    {"e2e_work_per_form", case_work_per_form},
+    {"e2e_inline_interop", case_inline_interop},
 };
 
 int main(int argc, char **argv)

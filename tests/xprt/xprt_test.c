@@ -71,7 +71,7 @@ static int test_forms(struct env *e)
 	struct tserver ts;
 	struct tclient tc;
 	struct rpcrdma_xprt_stats cs, ss;
-	const uint32_t send_max = 4096, hdr = 28;
+	const uint32_t send_max = 8192, hdr = 28; /* both sides' default */
 
 	CHECK_OK(tserver_open(e, &ts, NULL));
 	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
@@ -211,11 +211,11 @@ static int test_private_data(struct env *e)
 	srv.no_pd = true;
 	CHECK_OK(raw_listen(&srv, &port));
 	CHECK_OK(tclient_open(e, &tc, port, NULL));
-	/* What we sent: RFC 8797, 4096 each way. */
+	/* What we sent: RFC 8797, our default of 8192 each way. */
 	rpcrdma_cm_private_decode(srv.peer_pd, srv.peer_pdlen, &pd);
 	CHECK(pd.present);
-	CHECK_RC(pd.send_size, 4096);
-	CHECK_RC(pd.recv_size, 4096);
+	CHECK_RC(pd.send_size, 8192);
+	CHECK_RC(pd.recv_size, 8192);
 	{
 		struct tcall *c1 = tcall_new(&tc, 1024 - 28 - call_size(0, 0, 0), 0, 0, 0, 0, 0, 0);
 		struct tcall *c2 =
@@ -1482,7 +1482,7 @@ static int test_v2_optional(struct env *e)
 	CHECK_RC(got.payload_len, 0);
 	CHECK_OK(rpcrdma__props_decode(got.optinfo, got.optinfo_len, &theirs));
 	CHECK(RPCRDMA__PROPS_HAS(&theirs, RPCRDMA_PROP_RECV_SIZE));
-	CHECK_RC(theirs.recv_size, 4096);
+	CHECK_RC(theirs.recv_size, 8192);
 	CHECK_RC(theirs.send_size, 8192);
 	CHECK_RC(theirs.credits, 32);
 	CHECK_RC(theirs.reverse, 1);

@@ -33,14 +33,16 @@ enum bench_proc {
 	BENCH_LIST = 5,    /* a length in, a plain opaque out (Long Reply when large) */
 	BENCH_CPU = 6,     /* the server's CPU microseconds so far out */
 	BENCH_STOP = 7,    /* ask a separate server process to exit */
+	BENCH_WORK = 8,    /* the server's work counters so far out (struct bench_work) */
 	BENCH_NPROCS
 };
 
 /* Largest payload of any workload; servers allocate this much once. */
 #define BENCH_MAX_SIZE (4u << 20)
-/* Largest small-call payload (rate, lat): fits the 4 KiB inline buffers
- * with the RPC and transport headers only up to about 4000 bytes, larger
- * ones become Long Calls, as they would for any application. */
+/* Largest small-call payload (rate, lat): with the library's 8 KiB inline
+ * buffers every size up to it travels inline; with --inline 4096 those
+ * above about 4000 bytes become Long Calls, as they would for any
+ * application. */
 #define BENCH_MAX_SMALL (4u << 10)
 #define BENCH_MAX_DEPTH 256u
 #define BENCH_MAX_CONNS 64u
@@ -67,6 +69,30 @@ struct bench_config {
 	int port;              /* ours; raw listens on port + 1, tirpc on port + 2 */
 	bool same_process;     /* servers are threads of this process */
 	uint32_t credits;      /* server credits (ours) */
+	uint32_t inline_size;  /* ours: both sides' inline sizes; 0: the default */
+};
+
+/*
+ * The work one side did: provider operations and system calls, counted
+ * over the measured interval and divided by the calls for the tables.  The
+ * provider counters are the prov_* fields of struct rpcrdma_xprt_stats;
+ * syscalls come from the raw_syscalls:sys_enter tracepoint (syscount.c);
+ * the message form counters that follow it (valid with the provider's) say
+ * which form the calls took, for the minimum they are compared with.
+ */
+#define BENCH_WORK_FIELDS(X) X(sends) X(recvs) X(reads) X(writes) X(grants) X(revokes) \
+	X(regs) X(deregs) X(syscalls) X(inline_msgs) X(read_chunk_msgs) X(long_calls)  \
+	X(write_chunk_msgs) X(reply_chunk_msgs) X(long_replies)
+enum bench_work_field {
+#define BENCH_WORK_ENUM(n) BW_##n,
+	BENCH_WORK_FIELDS(BENCH_WORK_ENUM)
+#undef BENCH_WORK_ENUM
+	BW_COUNT
+};
+struct bench_work {
+	uint64_t v[BW_COUNT];
+	bool ops_valid; /* the provider fields were read */
+	bool sys_valid; /* syscalls was counted */
 };
 
 /* One measurement. */
@@ -97,6 +123,8 @@ struct bench_result {
 	 * spread from spread_lo to spread_hi. */
 	unsigned int repeats;
 	double spread_lo, spread_hi;
+	/* Work per side over the measured interval (ours and raw). */
+	struct bench_work work[2]; /* [0] client, [1] server */
 };
 
 /* A client thread of one measurement: what a stack's client half works on. */
@@ -111,6 +139,7 @@ struct bench_thread {
 	double *lat_us;  /* WL_LAT, thread 0: room for lat_cap samples */
 	uint64_t lat_cap, lat_n;
 	int error;
+	int sys_fd; /* this thread's syscall counter, or -1 */
 };
 
 /*
@@ -129,6 +158,11 @@ struct bench_stack_ops {
 	/* Client threads the stack needs for @p (tirpc: one per call in
 	 * flight, its clients being synchronous). */
 	unsigned int (*threads_for)(const struct bench_params *p);
+	/* Optional: the provider counters of this thread's connections
+	 * (client_work, on the thread itself) and the server's work counters
+	 * so far (server_work, thread 0, nothing in flight). */
+	void (*client_work)(struct bench_thread *t, struct bench_work *w);
+	int (*server_work)(struct bench_thread *t, struct bench_work *w);
 };
 
 extern const struct bench_stack_ops bench_ours_ops;
@@ -172,6 +206,12 @@ void bench_set_server_process(bool own_process);
 void bench_fill(uint8_t *p, size_t n);
 /* Page-aligned allocation, so registrations cover whole pages. */
 void *bench_alloc(size_t n);
+
+/* syscount.c: system calls of the calling thread (and threads it starts
+ * afterwards), or why they cannot be counted. */
+int bench_syscount_open(void);
+uint64_t bench_syscount_read(int fd);
+const char *bench_syscount_why(void);
 
 /* nfs_bench.c: `rpcrdma-bench nfs ...` */
 int bench_nfs_main(int argc, char **argv);

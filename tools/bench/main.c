@@ -73,6 +73,8 @@ static void usage(FILE *f)
 		"                               turns; report each stack's median run\n"
 		"      --json FILE              append one JSON object per result\n"
 		"      --credits N              server credits (default 128)\n"
+		"      --inline N               ours: inline send and receive size of\n"
+		"                               both sides (default: the library's)\n"
 		"      --server-time SEC        server mode: exit after SEC (default 600)\n"
 		"      --stop-server            client mode: stop the server at the end\n");
 }
@@ -155,6 +157,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"repeat", required_argument, NULL, 'r'},
 		{"json", required_argument, NULL, 'J'},
 		{"credits", required_argument, NULL, 'C'},
+		{"inline", required_argument, NULL, 'I'},
 		{"server-time", required_argument, NULL, 'S'},
 		{"stop-server", no_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
@@ -260,6 +263,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'C':
 			o->cfg.credits = (uint32_t)atoi(optarg);
+			break;
+		case 'I':
+			if (parse_size(optarg, &o->cfg.inline_size))
+				return -EINVAL;
 			break;
 		case 'S':
 			o->server_time = atof(optarg);

@@ -26,6 +26,17 @@ const char *bench_workload_name(enum bench_workload w)
 	return w < WL_COUNT ? names[w] : "?";
 }
 
+static const char *const work_names[BW_COUNT] = {
+#define BENCH_WORK_NAME(n) #n,
+	BENCH_WORK_FIELDS(BENCH_WORK_NAME)
+#undef BENCH_WORK_NAME
+};
+
+static double per_call(uint64_t n, uint64_t calls)
+{
+	return calls ? (double)n / (double)calls : 0;
+}
+
 static double per_call_us(double cpu_s, uint64_t calls)
 {
 	return calls ? cpu_s * 1e6 / (double)calls : 0;
@@ -68,7 +79,53 @@ void bench_print_result(const struct bench_result *r)
 	if (r->repeats > 1)
 		printf("  (median of %u: %.1f..%.1f)", r->repeats, r->spread_lo, r->spread_hi);
 	printf("\n");
+	for (int side = 0; side < 2; side++) {
+		const struct bench_work *w = &r->work[side];
+
+		if (!w->ops_valid && !w->sys_valid)
+			continue;
+		printf("       per call, %s:", side ? "server" : "client");
+		for (int i = 0; w->ops_valid && i < BW_syscalls; i++)
+			printf(" %s %.2f", work_names[i], per_call(w->v[i], r->calls));
+		if (w->sys_valid)
+			printf(" syscalls %.2f", per_call(w->v[BW_syscalls], r->calls));
+		else
+			printf(" syscalls n/a (%s)", bench_syscount_why());
+		for (int i = BW_syscalls + 1; w->ops_valid && i < BW_COUNT; i++) {
+			if (w->v[i])
+				printf(" %s %.2f", work_names[i], per_call(w->v[i], r->calls));
+		}
+		printf("\n");
+	}
 	fflush(stdout);
+}
+
+/* Provider operations and system calls per call, per side. */
+static void json_work(FILE *f, const struct bench_result *r)
+{
+	if (!r->work[0].ops_valid && !r->work[1].ops_valid && !r->work[0].sys_valid &&
+	    !r->work[1].sys_valid)
+		return;
+	fprintf(f, "\"work_per_call\":{");
+	for (int side = 0; side < 2; side++) {
+		const struct bench_work *w = &r->work[side];
+
+		fprintf(f, "%s\"%s\":", side ? "," : "", side ? "server" : "client");
+		if (!w->ops_valid && !w->sys_valid) {
+			fprintf(f, "null"); /* this stack's server does not report its work */
+			continue;
+		}
+		fprintf(f, "{");
+		for (int i = 0; w->ops_valid && i < BW_COUNT; i++) {
+			if (i != BW_syscalls)
+				fprintf(f, "\"%s\":%.4f,", work_names[i], per_call(w->v[i], r->calls));
+		}
+		if (w->sys_valid)
+			fprintf(f, "\"syscalls\":%.3f}", per_call(w->v[BW_syscalls], r->calls));
+		else
+			fprintf(f, "\"syscalls\":null,\"syscalls_na\":\"%s\"}", bench_syscount_why());
+	}
+	fprintf(f, "},");
 }
 
 int bench_json_result(const char *path, const struct bench_config *cfg,
@@ -106,6 +163,7 @@ int bench_json_result(const char *path, const struct bench_config *cfg,
 			"\"lat_us\":{\"min\":%.2f,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
 			"\"max\":%.2f},",
 			r->lat_us[0], r->lat_us[1], r->lat_us[2], r->lat_us[3], r->lat_us[4]);
+	json_work(f, r);
 	fprintf(f,
 		"\"cpu_s\":{\"client\":%.6f,\"server\":%.6f},"
 		"\"cpu_us_per_call\":{\"client\":%.3f,\"server\":%.3f,\"total\":%.3f},"

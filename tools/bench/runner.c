@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -87,6 +88,7 @@ struct run_shared {
 	pthread_barrier_t bar;
 	atomic_int error;
 	double server_cpu[2];
+	struct bench_work server_work[2];
 };
 
 struct thread_slot {
@@ -94,6 +96,7 @@ struct thread_slot {
 	struct bench_thread t;
 	pthread_t tid;
 	double t0, t1, cpu;
+	struct bench_work work[2]; /* at the start and the end of the interval */
 };
 
 static void fail(struct run_shared *sh, int rc)
@@ -109,6 +112,41 @@ static bool failed(struct run_shared *sh)
 	return atomic_load(&sh->error) != 0;
 }
 
+/* A client thread's counters now. */
+static void client_snapshot(struct run_shared *sh, struct bench_thread *t, struct bench_work *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (sh->ops->client_work)
+		sh->ops->client_work(t, w);
+	if (t->sys_fd >= 0) {
+		w->v[BW_syscalls] = bench_syscount_read(t->sys_fd);
+		w->sys_valid = true;
+	}
+}
+
+/* @out = @b - @a, valid when both were. */
+static void work_delta(const struct bench_work *a, const struct bench_work *b,
+		       struct bench_work *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ops_valid = a->ops_valid && b->ops_valid;
+	out->sys_valid = a->sys_valid && b->sys_valid;
+	for (int i = 0; i < BW_COUNT; i++)
+		out->v[i] = b->v[i] - a->v[i];
+}
+
+static void work_add(struct bench_work *sum, const struct bench_work *d, bool first)
+{
+	if (first) {
+		*sum = *d;
+		return;
+	}
+	sum->ops_valid = sum->ops_valid && d->ops_valid;
+	sum->sys_valid = sum->sys_valid && d->sys_valid;
+	for (int i = 0; i < BW_COUNT; i++)
+		sum->v[i] += d->v[i];
+}
+
 /*
  * Every thread goes through every barrier even after a failure, so that a
  * failing connection never leaves the others waiting forever.
@@ -122,6 +160,8 @@ static void *client_thread(void *arg)
 	bool up = false;
 	int rc;
 
+	/* Before setup, so that threads the stack starts are counted too. */
+	t->sys_fd = bench_syscount_open();
 	rc = sh->ops->setup(t);
 	fail(sh, rc);
 	up = rc == 0;
@@ -134,8 +174,12 @@ static void *client_thread(void *arg)
 
 	if (t->index == 0 && up && !failed(sh))
 		fail(sh, sh->ops->server_cpu(t, &sh->server_cpu[0]));
+	if (t->index == 0 && up && !failed(sh) && sh->ops->server_work)
+		fail(sh, sh->ops->server_work(t, &sh->server_work[0]));
 	pthread_barrier_wait(&sh->bar);
 
+	if (up)
+		client_snapshot(sh, t, &ts->work[0]);
 	ts->t0 = bench_now();
 	ts->cpu = bench_thread_cpu();
 	if (up && !failed(sh)) {
@@ -145,14 +189,24 @@ static void *client_thread(void *arg)
 	}
 	ts->t1 = bench_now();
 	ts->cpu = bench_thread_cpu() - ts->cpu;
+	if (up)
+		client_snapshot(sh, t, &ts->work[1]);
 	pthread_barrier_wait(&sh->bar);
 
+	/* ORDER: the server's work first, so that between its two snapshots
+	 * the server did, beside the measured calls, only the reply to the
+	 * first snapshot and the receive reposted for the second (taken off
+	 * in bench_measure). */
+	if (t->index == 0 && up && !failed(sh) && sh->ops->server_work)
+		fail(sh, sh->ops->server_work(t, &sh->server_work[1]));
 	if (t->index == 0 && up && !failed(sh))
 		fail(sh, sh->ops->server_cpu(t, &sh->server_cpu[1]));
 	pthread_barrier_wait(&sh->bar);
 
 	if (up)
 		sh->ops->teardown(t);
+	if (t->sys_fd >= 0)
+		close(t->sys_fd);
 	return NULL;
 }
 
@@ -277,6 +331,17 @@ int bench_measure(const struct bench_config *cfg, const struct bench_params *in,
 	}
 	r->seconds = t1 - t0;
 	r->server_cpu_s = sh.server_cpu[1] - sh.server_cpu[0];
+	for (unsigned int i = 0; i < p.threads; i++) {
+		struct bench_work d;
+
+		work_delta(&ts[i].work[0], &ts[i].work[1], &d);
+		work_add(&r->work[0], &d, i == 0);
+	}
+	work_delta(&sh.server_work[0], &sh.server_work[1], &r->work[1]);
+	if (r->work[1].v[BW_sends])
+		r->work[1].v[BW_sends]--;
+	if (r->work[1].v[BW_recvs])
+		r->work[1].v[BW_recvs]--;
 	if (ts[0].t.lat_us && ts[0].t.lat_n && !rc) {
 		double *v = ts[0].t.lat_us;
 		uint64_t n = ts[0].t.lat_n;

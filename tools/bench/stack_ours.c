@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -102,6 +103,7 @@ static struct {
 	pthread_t tid;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_server *srv;
+	int sys_fd; /* the serving thread's syscall counter, or -1 */
 	uint8_t *source;  /* what READ and LIST return */
 	uint8_t *scratch; /* where WRITE and SUM land */
 	int port;
@@ -109,7 +111,7 @@ static struct {
 	bool ready;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-} osrv = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+} osrv = {.sys_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static int svc_null(struct rpcrdma_svc_req *req, void *args, void *res)
 {
@@ -155,6 +157,63 @@ static int svc_cpu(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
+/* Copies out the provider counters of every connection the server has
+ * (over RDMA; zero over TCP) and the serving thread's system calls. */
+static int svc_work(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct bench_work *w = res;
+	struct rpcrdma_xprt_stats st;
+
+	(void)req;
+	(void)args;
+	memset(w, 0, sizeof(*w));
+	if (rpcrdma_server_stats(osrv.srv, &st) == 0) {
+		w->v[BW_sends] = st.prov_sends;
+		w->v[BW_recvs] = st.prov_recvs;
+		w->v[BW_reads] = st.prov_reads;
+		w->v[BW_writes] = st.prov_writes;
+		w->v[BW_grants] = st.prov_grants;
+		w->v[BW_revokes] = st.prov_revokes;
+		w->v[BW_regs] = st.prov_reg_mrs;
+		w->v[BW_deregs] = st.prov_dereg_mrs;
+		w->v[BW_inline_msgs] = st.inline_msgs;
+		w->v[BW_read_chunk_msgs] = st.read_chunk_msgs;
+		w->v[BW_long_calls] = st.long_calls;
+		w->v[BW_write_chunk_msgs] = st.write_chunk_msgs;
+		w->v[BW_reply_chunk_msgs] = st.reply_chunk_msgs;
+		w->v[BW_long_replies] = st.long_replies;
+		w->ops_valid = true;
+	}
+	if (osrv.sys_fd >= 0) {
+		w->v[BW_syscalls] = bench_syscount_read(osrv.sys_fd);
+		w->sys_valid = true;
+	}
+	return 0;
+}
+
+/* On the wire: the two flags, then every counter. */
+static int xdr_work(struct rpcrdma_xdr_stream *x, struct bench_work *w, bool enc)
+{
+	uint32_t flags = (w->ops_valid ? 1u : 0u) | (w->sys_valid ? 2u : 0u);
+	int rc = enc ? rpcrdma_xdr_encode_u32(x, flags) : rpcrdma_xdr_decode_u32(x, &flags);
+
+	for (int i = 0; !rc && i < BW_COUNT; i++)
+		rc = enc ? rpcrdma_xdr_encode_u64(x, w->v[i]) : rpcrdma_xdr_decode_u64(x, &w->v[i]);
+	w->ops_valid = flags & 1u;
+	w->sys_valid = flags & 2u;
+	return rc;
+}
+
+static int enc_work(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return xdr_work(x, o, true);
+}
+
+static int dec_work(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return xdr_work(x, o, false);
+}
+
 static int svc_stop(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	(void)req;
@@ -194,6 +253,7 @@ static const struct rpcrdma_svc_proc ours_procs[BENCH_NPROCS] = {
 			NULL},
 	[BENCH_CPU] = {svc_cpu, NULL, 0, enc_u64, sizeof(uint64_t), NULL},
 	[BENCH_STOP] = {svc_stop, NULL, 0, NULL, 0, NULL},
+	[BENCH_WORK] = {svc_work, NULL, 0, enc_work, sizeof(struct bench_work), NULL},
 };
 
 static void server_ready(int rc)
@@ -216,10 +276,13 @@ static void *server_thread(void *arg)
 	struct rpcrdma_server_opts so;
 	int rc;
 
+	osrv.sys_fd = bench_syscount_open();
 	rpcrdma_server_opts_default(&so);
 	so.transport = st->cfg->transport;
 	so.provider = st->cfg->provider;
 	so.credits = st->cfg->credits;
+	if (st->cfg->inline_size)
+		so.inline_send = so.inline_recv = st->cfg->inline_size;
 	so.max_record = BENCH_MAX_SIZE + 65536;
 	rc = rpcrdma_loop_create(&osrv.loop);
 	if (!rc)
@@ -240,6 +303,9 @@ static void *server_thread(void *arg)
 		rpcrdma_server_destroy(osrv.srv);
 	if (osrv.loop)
 		rpcrdma_loop_destroy(osrv.loop);
+	if (osrv.sys_fd >= 0)
+		close(osrv.sys_fd);
+	osrv.sys_fd = -1;
 	osrv.srv = NULL;
 	osrv.loop = NULL;
 	free(st);
@@ -443,6 +509,8 @@ static int ours_setup(struct bench_thread *t)
 	co.transport = t->cfg->transport;
 	co.provider = t->cfg->provider;
 	co.credits = p->depth > 128 ? p->depth : 128;
+	if (t->cfg->inline_size)
+		co.inline_send = co.inline_recv = t->cfg->inline_size;
 	co.max_record = BENCH_MAX_SIZE + 65536;
 	snprintf(port, sizeof(port), "%d", bench_ports.port[STACK_OURS]);
 	/* -c N: this thread's connections through opts.nconnect, in clients
@@ -583,6 +651,47 @@ static int ours_server_cpu(struct bench_thread *t, double *cpu_s)
 	return rc;
 }
 
+static void ours_client_work(struct bench_thread *t, struct bench_work *w)
+{
+	struct othread *ot = t->stack;
+
+	w->ops_valid = true;
+	for (unsigned int i = 0; i < t->nconns; i++) {
+		struct rpcrdma_xprt_stats st;
+
+		if (!ot->clnts[i] || rpcrdma_client_stats(ot->clnts[i], &st)) {
+			w->ops_valid = false;
+			continue;
+		}
+		w->v[BW_sends] += st.prov_sends;
+		w->v[BW_recvs] += st.prov_recvs;
+		w->v[BW_reads] += st.prov_reads;
+		w->v[BW_writes] += st.prov_writes;
+		w->v[BW_grants] += st.prov_grants;
+		w->v[BW_revokes] += st.prov_revokes;
+		w->v[BW_regs] += st.prov_reg_mrs;
+		w->v[BW_deregs] += st.prov_dereg_mrs;
+		w->v[BW_inline_msgs] += st.inline_msgs;
+		w->v[BW_read_chunk_msgs] += st.read_chunk_msgs;
+		w->v[BW_long_calls] += st.long_calls;
+		w->v[BW_write_chunk_msgs] += st.write_chunk_msgs;
+		w->v[BW_reply_chunk_msgs] += st.reply_chunk_msgs;
+		w->v[BW_long_replies] += st.long_replies;
+	}
+}
+
+static int ours_server_work(struct bench_thread *t, struct bench_work *w)
+{
+	struct othread *ot = t->stack;
+	struct rpcrdma_call c;
+
+	memset(&c, 0, sizeof(c));
+	c.proc = BENCH_WORK;
+	c.decode_res = dec_work;
+	c.res = w;
+	return rpcrdma_client_call(ot->clnts[0], &c);
+}
+
 static void ours_teardown(struct bench_thread *t)
 {
 	struct othread *ot = t->stack;
@@ -608,6 +717,8 @@ const struct bench_stack_ops bench_ours_ops = {
 	.server_cpu = ours_server_cpu,
 	.teardown = ours_teardown,
 	.threads_for = NULL,
+	.client_work = ours_client_work,
+	.server_work = ours_server_work,
 };
 
 int bench_ours_stop_remote(const struct bench_config *cfg)
