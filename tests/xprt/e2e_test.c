@@ -775,6 +775,7 @@ static int case_reconnect(void)
 #include "bidir_cases.c"
 #include "v2_cases.c"
 #include "trace_cases.c"
+#include "regcache_cases.c"
 
 /*
  * RFC 8166 5.4.1 and issue section 5: a call that times out against a
@@ -923,6 +924,12 @@ static const struct test_case cases[] = {
     {"e2e_trace_v2_fallback", case_trace_v2_fallback},
     {"e2e_inflight", case_inflight},
     {"e2e_trace_credits", case_trace_credits},
+    {"e2e_regcache_steady", case_regcache_steady},
+    {"e2e_regcache_free", case_regcache_free},
+    {"e2e_regcache_munmap", case_regcache_munmap},
+    {"e2e_regcache_madvise", case_regcache_madvise},
+    {"e2e_regcache_realloc", case_regcache_realloc},
+    {"e2e_regcache_bounds", case_regcache_bounds},
 };
 
 int main(int argc, char **argv)
