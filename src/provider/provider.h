@@ -317,6 +317,7 @@ struct rpcrdma_prov_event {
 	X(key_redraws)                                                                             \
 	X(reg_mrs)                                                                                 \
 	X(dereg_mrs)                                                                               \
+	X(grant_regs) /* of reg_mrs: made by a grant for itself (verbs: rxe, no windows) */        \
 	X(sends)                                                                                   \
 	X(recvs)                                                                                   \
 	X(reads)                                                                                   \

@@ -21,7 +21,9 @@
  * lab: (1) it checks an access through a window against the registration
  * under the window, not the window's own bounds, so a window over a large
  * registration would open all of it: on rxe each window is bound over a
- * registration of exactly the granted range (VB_GRANT_WINDOW_OWN_MR); (2) a
+ * registration of exactly the granted range (VB_GRANT_WINDOW_OWN_MR), the
+ * caller's own when the grant covers all of it (the registration cache's
+ * entries are exact ranges), else one made for the grant; (2) a
  * receive's remote invalidation arrives with the kernel's flag value
  * (IB_WC_WITH_INVALIDATE, 1 << 2), which libibverbs reads as
  * IBV_WC_IP_CSUM_OK; on rxe that bit on an RC receive means invalidated
@@ -320,12 +322,17 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 		ret = mw_take(p, rnd, &mw);
 	if (!ret)
 		ret = mw_key(p, mw, &rkey);
-	if (!ret && p->mode == VB_GRANT_WINDOW_OWN_MR) {
-		/* The window's bounds come from this registration (rxe). */
+	if (!ret && p->mode == VB_GRANT_WINDOW_OWN_MR &&
+	    ((uintptr_t)addr != (uintptr_t)g->mr->base.addr || length != g->mr->base.length)) {
+		/* The window's bounds come from this registration (rxe); a
+		 * grant of a whole registration (a cached one of exactly the
+		 * caller's buffer) binds over it as it is. */
 		g->own =
 		    vb_pin(p, addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 		if (!g->own)
 			ret = errno_neg();
+		else
+			p->st.grant_regs++;
 		under = g->own;
 	}
 	if (ret)
@@ -382,6 +389,7 @@ static int grant_mr(struct vb_prov *p, struct vb_grant *g, void *addr, uint32_t 
 
 		if (!mr)
 			return errno_neg();
+		p->st.grant_regs++;
 		if (mr->rkey && !rpcrdma__provider_key_quarantined(&p->keys, mr->rkey)) {
 			g->own = mr;
 			g->base.handle = mr->rkey;

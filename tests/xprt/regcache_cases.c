@@ -216,10 +216,25 @@ static bool rc_keeps(struct env *e)
 	return !rc_pins(e) || rpcrdma__memhooks_active();
 }
 
+/* Registrations the client's grants made for themselves: on rxe, windows
+ * over part of a registration (verbs_mem.c), and every grant of a device
+ * without windows. */
+static uint64_t rc_grant_regs(struct env *e)
+{
+	struct rpcrdma_provider *p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e->clnt));
+	struct rpcrdma_prov_stats st;
+
+	if (!p)
+		return 0;
+	rpcrdma__provider_stats(p, &st);
+	return st.grant_regs;
+}
+
 static int case_regcache_steady(void)
 {
 	uint8_t *src = malloc(RC_SIZE), *dst = malloc(RC_SIZE);
 	struct rpcrdma_xprt_stats c0, s0, c1, s1;
+	uint64_t g0, g;
 	struct env e;
 
 	CHECK(src && dst);
@@ -228,14 +243,16 @@ static int case_regcache_steady(void)
 		CHECK_RC(rc_round(&e, src, dst, r), 0);
 	CHECK_RC(rpcrdma_client_stats(e.clnt, &c0), 0);
 	CHECK_RC(rpcrdma_server_stats(e.srv, &s0), 0);
+	g0 = rc_grant_regs(&e);
 	for (uint32_t r = 0; r < 20; r++)
 		CHECK_RC(rc_round(&e, src, dst, 100 + r), 0);
 	CHECK_RC(rpcrdma_client_stats(e.clnt, &c1), 0);
 	CHECK_RC(rpcrdma_server_stats(e.srv, &s1), 0);
+	g = rc_grant_regs(&e) - g0;
 	fprintf(stderr,
-		"20 rounds of 6 calls: client reg %llu dereg %llu hits %llu uncached %llu; "
-		"server reg %llu dereg %llu hits %llu uncached %llu; hooks %s\n",
-		(unsigned long long)(c1.prov_reg_mrs - c0.prov_reg_mrs),
+		"20 rounds of 6 calls: client reg %llu (by grants %llu) dereg %llu hits %llu "
+		"uncached %llu; server reg %llu dereg %llu hits %llu uncached %llu; hooks %s\n",
+		(unsigned long long)(c1.prov_reg_mrs - c0.prov_reg_mrs), (unsigned long long)g,
 		(unsigned long long)(c1.prov_dereg_mrs - c0.prov_dereg_mrs),
 		(unsigned long long)(c1.prov_regcache_hits - c0.prov_regcache_hits),
 		(unsigned long long)(c1.prov_regcache_uncached - c0.prov_regcache_uncached),
@@ -251,8 +268,10 @@ static int case_regcache_steady(void)
 	CHECK(s1.read_chunk_msgs > s0.read_chunk_msgs && s1.long_calls > s0.long_calls &&
 	      s1.long_replies > s0.long_replies && s1.write_zero_copy_bytes > s0.write_zero_copy_bytes);
 	if (rc_keeps(&e)) {
-		CHECK_RC(c1.prov_reg_mrs - c0.prov_reg_mrs, 0);
-		CHECK_RC(c1.prov_dereg_mrs - c0.prov_dereg_mrs, 0);
+		/* None but those a grant makes for itself where the device
+		 * needs them (0 on ofi and on windows other than rxe's). */
+		CHECK_RC(c1.prov_reg_mrs - c0.prov_reg_mrs, g);
+		CHECK_RC(c1.prov_dereg_mrs - c0.prov_dereg_mrs, g);
 		CHECK_RC(s1.prov_reg_mrs - s0.prov_reg_mrs, 0);
 		CHECK_RC(s1.prov_dereg_mrs - s0.prov_dereg_mrs, 0);
 		/* Read chunk, Write chunk each echo of a chunk; the server's
@@ -278,6 +297,13 @@ static uint64_t rc_invalidations(struct env *e)
 	if (rpcrdma_client_stats(e->clnt, &st))
 		return 0;
 	return st.prov_regcache_invalidations;
+}
+
+static bool rc_under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	return pre && strstr(pre, "vgpreload");
 }
 
 /* Two calls over @buf (the second a hit, where the cache keeps), then
@@ -313,8 +339,9 @@ static int rc_invalidation(enum rc_change how)
 		free(buf);
 		nbuf = malloc(len);
 		CHECK(nbuf);
-		/* The block just freed is the one handed out again. */
-		CHECK(nbuf == buf);
+		/* glibc hands the block just freed out again; valgrind's
+		 * allocator holds freed blocks back to catch their use. */
+		CHECK(nbuf == buf || rc_under_valgrind());
 		break;
 	case RC_MUNMAP:
 		CHECK_RC(munmap(buf, big), 0);
@@ -333,10 +360,11 @@ static int rc_invalidation(enum rc_change how)
 		CHECK(nbuf);
 		break;
 	}
+	/* Without the full set of hooks (a sanitizer's or valgrind's
+	 * allocator owns free) some of them may still be reached: only the
+	 * data is checked then, and the cache keeps nothing on verbs. */
 	if (rpcrdma__memhooks_active())
 		CHECK(rc_invalidations(&e) > inv0);
-	else
-		CHECK_RC(rc_invalidations(&e), inv0); /* nothing tells the cache */
 	/* New data from the new memory: a stale registration would send the
 	 * old pages' (pattern 2) on a pinning provider. */
 	CHECK_RC(rc_echo(&e, nbuf, dst, RC_SIZE, (uint32_t)len, 3), 0);
