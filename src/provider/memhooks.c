@@ -37,12 +37,12 @@ enum hook_kind { H_MUNMAP, H_MREMAP, H_MADVISE, H_MMAP, H_FREE, H_REALLOC, H_NKI
 
 static _Atomic unsigned long hook_calls[H_NKINDS];
 
+#ifndef RPCRDMA_NO_MEMHOOKS
+
 static void seen(enum hook_kind k)
 {
 	atomic_fetch_add_explicit(&hook_calls[k], 1, memory_order_relaxed);
 }
-
-#ifndef RPCRDMA_NO_MEMHOOKS
 
 #define HOOK __attribute__((visibility("default")))
 

@@ -299,13 +299,6 @@ static uint64_t rc_invalidations(struct env *e)
 	return st.prov_regcache_invalidations;
 }
 
-static bool rc_under_valgrind(void)
-{
-	const char *pre = getenv("LD_PRELOAD");
-
-	return pre && strstr(pre, "vgpreload");
-}
-
 /* Two calls over @buf (the second a hit, where the cache keeps), then
  * @change, then a call over the (new) buffer with new data. */
 enum rc_change { RC_FREE, RC_MUNMAP, RC_MADVISE, RC_REALLOC };
@@ -339,9 +332,10 @@ static int rc_invalidation(enum rc_change how)
 		free(buf);
 		nbuf = malloc(len);
 		CHECK(nbuf);
-		/* glibc hands the block just freed out again; valgrind's
-		 * allocator holds freed blocks back to catch their use. */
-		CHECK(nbuf == buf || rc_under_valgrind());
+		/* glibc hands the block just freed out again.  The
+		 * allocators that take free from our hook (ASan's,
+		 * valgrind's) hold freed blocks back to catch their use. */
+		CHECK(nbuf == buf || !rpcrdma__memhooks_active());
 		break;
 	case RC_MUNMAP:
 		CHECK_RC(munmap(buf, big), 0);
