@@ -19,6 +19,13 @@
  * provider pins pages (verbs) and the hooks are not active, nothing is kept:
  * every get registers and every put deregisters, as before the cache.
  *
+ * Declared regions (rpcrdma/mem.h).  A get inside a region the application
+ * declared takes the instance's registration of the whole region, made at
+ * its first use and kept on the decl list: never evicted, never
+ * invalidated by the hooks (the application promised the memory stays),
+ * until rpcrdma_mem_deregister() moves it to dead or held like an
+ * invalidated entry.
+ *
  * WARNING: the lock is taken inside free(); nothing under it allocates,
  * frees or calls out.
  */
@@ -29,6 +36,7 @@
 
 #include "provider/provider.h"
 #include "provider/regcache.h"
+#include "rpcrdma/mem.h"
 
 enum re_state {
 	RE_LIVE, /* on the LRU list: hits may take it */
@@ -41,8 +49,10 @@ struct rpcrdma__regent {
 	struct rpcrdma_prov_mr *mr;
 	unsigned int refs;
 	enum re_state state;
-	/* On exactly one list of rc: lru (LIVE), dead (DEAD, no reference:
-	 * deregistered at the next get or put) or held (DEAD, referenced). */
+	const struct rpcrdma_mem_region *region; /* LIVE on decl: the one it covers */
+	/* On exactly one list of rc: lru or decl (LIVE), dead (DEAD, no
+	 * reference: deregistered at the next get or put) or held (DEAD,
+	 * referenced). */
 	struct rpcrdma__regent *prev, *next;
 };
 
@@ -53,14 +63,21 @@ struct re_list {
 struct rpcrdma__regcache {
 	struct rpcrdma_provider *p;
 	bool keep; /* entries may be kept: no pinning, or the hooks are active */
-	struct re_list lru, dead, held;
+	struct re_list lru, decl, dead, held;
 	size_t nent, bytes; /* on lru */
 	struct rpcrdma__regcache_stats st;
 	struct rpcrdma__regcache *gprev, *gnext;
 };
 
+struct rpcrdma_mem_region {
+	uintptr_t start, end;
+	struct rpcrdma_mem_region *next;
+};
+
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rpcrdma__regcache *caches; /* under rc_lock */
+static struct rpcrdma_mem_region *regions; /* under rc_lock */
+static unsigned int nregions;
 /* The hull of every range ever kept: frees outside it skip the lock. */
 static _Atomic uintptr_t hull_lo = UINTPTR_MAX, hull_hi;
 /* Bumped by every page operation before it acts. */
@@ -165,12 +182,53 @@ static bool covers(const struct rpcrdma__regent *e, uintptr_t a, uintptr_t b)
 	return e->start <= a && b <= e->end;
 }
 
+/* The instance's registration of declared region @r, [@rs, @re), at its
+ * first use.  @r is only compared from here on: it may be deregistered
+ * meanwhile, and its memory even reused by another region, which the range
+ * tells apart. */
+static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_region *r,
+			uintptr_t rs, uintptr_t re, struct rpcrdma__regent **out)
+{
+	const struct rpcrdma_mem_region *still;
+	struct rpcrdma__regent *e = calloc(1, sizeof(*e));
+	int ret;
+
+	if (!e)
+		return -ENOMEM;
+	e->rc = rc;
+	e->start = rs;
+	e->end = re;
+	e->refs = 1;
+	ret = rpcrdma__provider_reg_mr(rc->p, (void *)rs, re - rs, &e->mr);
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	pthread_mutex_lock(&rc_lock);
+	for (still = regions; still && still != r; still = still->next)
+		;
+	if (still && still->start == rs && still->end == re) {
+		e->state = RE_LIVE;
+		e->region = r;
+		list_push(&rc->decl, e);
+		rc->st.misses++;
+	} else {
+		e->state = RE_DEAD; /* deregistered meanwhile: this call only */
+		list_push(&rc->held, e);
+		rc->st.uncached++;
+	}
+	pthread_mutex_unlock(&rc_lock);
+	*out = e;
+	return 0;
+}
+
 int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
 			  struct rpcrdma__regent **out)
 {
 	struct rpcrdma__regcache *rc = cache_of(p);
 	uintptr_t a = (uintptr_t)addr, b = a + len;
 	struct rpcrdma__regent *e, *drop, *evict = NULL;
+	const struct rpcrdma_mem_region *r;
 	uint64_t gen;
 	bool keep;
 	int ret;
@@ -181,6 +239,27 @@ int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t l
 		return -EINVAL;
 	pthread_mutex_lock(&rc_lock);
 	drop = take_dead_locked(rc);
+	for (r = regions; r; r = r->next) {
+		if (r->start <= a && b <= r->end)
+			break;
+	}
+	if (r) {
+		uintptr_t rs = r->start, re = r->end;
+
+		for (e = rc->decl.head; e && e->region != r; e = e->next)
+			;
+		if (e) {
+			e->refs++;
+			rc->st.hits++;
+		}
+		pthread_mutex_unlock(&rc_lock);
+		free_chain(drop);
+		if (e) {
+			*out = e;
+			return 0;
+		}
+		return reg_declared(rc, r, rs, re, out);
+	}
 	for (e = rc->lru.head; e; e = e->next) {
 		if (covers(e, a, b))
 			break;
@@ -319,6 +398,7 @@ void rpcrdma__regcache_close(struct rpcrdma_provider *p)
 	if (rc->gnext)
 		rc->gnext->gprev = rc->gprev;
 	append(&all, &rc->lru);
+	append(&all, &rc->decl);
 	append(&all, &rc->dead);
 	append(&all, &rc->held);
 	pthread_mutex_unlock(&rc_lock);
@@ -354,4 +434,71 @@ void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
 		}
 	}
 	pthread_mutex_unlock(&rc_lock);
+}
+
+int rpcrdma_mem_register(void *addr, size_t len, struct rpcrdma_mem_region **out)
+{
+	uintptr_t a = (uintptr_t)addr, b = a + len;
+	struct rpcrdma_mem_region *r, *it;
+
+	if (!addr || !len || b < a || !out)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->start = a;
+	r->end = b;
+	pthread_mutex_lock(&rc_lock);
+	for (it = regions; it; it = it->next) {
+		if (it->start < b && a < it->end)
+			break;
+	}
+	if (it || nregions >= RPCRDMA_MEM_MAX_REGIONS) {
+		pthread_mutex_unlock(&rc_lock);
+		free(r);
+		return it ? -EEXIST : -ENOSPC;
+	}
+	r->next = regions;
+	regions = r;
+	nregions++;
+	pthread_mutex_unlock(&rc_lock);
+	*out = r;
+	return 0;
+}
+
+int rpcrdma_mem_deregister(struct rpcrdma_mem_region *region)
+{
+	struct rpcrdma_mem_region **pp;
+
+	if (!region)
+		return -EINVAL;
+	pthread_mutex_lock(&rc_lock);
+	for (pp = &regions; *pp && *pp != region; pp = &(*pp)->next)
+		;
+	if (!*pp) {
+		pthread_mutex_unlock(&rc_lock);
+		return -EINVAL;
+	}
+	*pp = region->next;
+	nregions--;
+	/* Each instance's registration of it goes once no call uses it, on
+	 * that instance's thread (dead is reaped at its next get or put). */
+	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
+		struct rpcrdma__regent *e = rc->decl.head;
+
+		while (e) {
+			struct rpcrdma__regent *n = e->next;
+
+			if (e->region == region) {
+				list_unlink(&rc->decl, e);
+				e->region = NULL;
+				e->state = RE_DEAD;
+				list_push(e->refs ? &rc->held : &rc->dead, e);
+			}
+			e = n;
+		}
+	}
+	pthread_mutex_unlock(&rc_lock);
+	free(region);
+	return 0;
 }

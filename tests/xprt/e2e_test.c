@@ -930,6 +930,7 @@ static const struct test_case cases[] = {
     {"e2e_regcache_madvise", case_regcache_madvise},
     {"e2e_regcache_realloc", case_regcache_realloc},
     {"e2e_regcache_bounds", case_regcache_bounds},
+    {"e2e_regcache_declared", case_regcache_declared},
 };
 
 int main(int argc, char **argv)

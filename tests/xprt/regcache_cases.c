@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "provider/regcache.h"
+#include "rpcrdma/mem.h"
 
 #define RC_PROG 0x20000778u
 #define RC_SIZE (256u << 10)
@@ -418,5 +419,105 @@ static int case_regcache_bounds(void)
 	CHECK_RC(env_down(&e), 0);
 	free(area);
 	free(dst);
+	return 0;
+}
+
+struct rc_async {
+	struct rc_msg in, out;
+	struct rpcrdma_call call;
+	uint32_t seed;
+	int done;
+};
+
+static void rc_async_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct rc_async *a = ctx;
+
+	a->done = 1;
+	if (call->status == 0 && a->out.len != a->in.len)
+		call->status = -EMSGSIZE;
+	for (uint32_t i = 0; call->status == 0 && i < a->in.len; i++) {
+		if (a->out.data[i] != pat(a->seed, i))
+			call->status = -EILSEQ;
+	}
+}
+
+/* rpcrdma_mem_register: arguments, one registration of the whole region
+ * per instance at its first use and none after, deregistration while a
+ * call is in flight, buffers that leave the region. */
+static int case_regcache_declared(void)
+{
+	const size_t size = 4u << 20, len = 64u << 10;
+	uint8_t *area = malloc(size), *outside = malloc(2 * RC_SIZE);
+	struct rpcrdma_mem_region *r, *r2;
+	struct rpcrdma_xprt_stats a, b;
+	struct rc_async as;
+	uint64_t g0;
+	struct env e;
+
+	CHECK(area && outside);
+	CHECK_RC(rpcrdma_mem_register(NULL, len, &r), -EINVAL);
+	CHECK_RC(rpcrdma_mem_register(area, 0, &r), -EINVAL);
+	CHECK_RC(rpcrdma_mem_register(area, len, NULL), -EINVAL);
+	CHECK_RC(rpcrdma_mem_register((void *)(UINTPTR_MAX - 100), 200, &r), -EINVAL);
+	CHECK_RC(rpcrdma_mem_deregister(NULL), -EINVAL);
+	CHECK_RC(rpcrdma_mem_register(area, size, &r), 0);
+	CHECK_RC(rpcrdma_mem_register(area + size - 1, 10, &r2), -EEXIST);
+	CHECK_RC(rpcrdma_mem_register(area + size, 10, &r2), 0); /* adjacent is fine */
+	CHECK_RC(rpcrdma_mem_deregister(r2), 0);
+
+	CHECK_RC(rc_env_up(&e), 0);
+	CHECK_RC(rc_echo(&e, outside, outside + RC_SIZE, RC_SIZE, 100, 1), 0); /* connected, warm */
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &a), 0);
+	g0 = rc_grant_regs(&e);
+	/* Sources and sinks at many places in the region: it is registered
+	 * once, at the first call, and then never again. */
+	for (uint32_t i = 0; i < 16; i++) {
+		uint8_t *src = area + (size_t)i * 2 * len, *dst = area + size - (size_t)(i + 1) * len;
+
+		CHECK_RC(rc_echo(&e, src, dst, len, (uint32_t)len, 10 + i), 0);
+	}
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &b), 0);
+	CHECK_RC(b.prov_reg_mrs - a.prov_reg_mrs - (rc_grant_regs(&e) - g0), 1);
+	CHECK_RC(b.prov_regcache_misses - a.prov_regcache_misses, 1);
+	CHECK(b.prov_regcache_hits - a.prov_regcache_hits >= 31);
+
+	/* A buffer that runs past the region's end is not in it: the cache
+	 * registers it on its own. */
+	CHECK_RC(rc_echo(&e, area + size - len / 2, outside, RC_SIZE, (uint32_t)len / 4, 40), 0);
+
+	/* Deregistered while a call over it is in flight: the call keeps the
+	 * registration, which goes once it completes. */
+	memset(&as, 0, sizeof(as));
+	as.seed = 50;
+	as.in.len = (uint32_t)len;
+	as.in.data = area;
+	as.out.data = area + len;
+	as.out.room = len;
+	for (uint32_t i = 0; i < len; i++)
+		area[i] = pat(as.seed, i);
+	call_init(&as.call, RC_ECHO, rc_echo_args_enc, &as.in, rc_echo_res_dec, &as.out);
+	as.call.ddp_buf = as.out.data;
+	as.call.ddp_len = len;
+	as.call.max_reply = 1024 + len;
+	as.call.done = rc_async_done;
+	as.call.ctx = &as;
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &a), 0);
+	CHECK_RC(rpcrdma_client_call_async(e.clnt, &as.call), 0);
+	CHECK_RC(rpcrdma_mem_deregister(r), 0);
+	CHECK(!as.done);
+	while (!as.done)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_RC(as.call.status, 0);
+	/* The next call reaps it; its own buffers are outside any region. */
+	CHECK_RC(rc_echo(&e, outside, outside + RC_SIZE, RC_SIZE, 100, 60), 0);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &b), 0);
+	CHECK(b.prov_dereg_mrs - a.prov_dereg_mrs >= 1);
+	/* Memory no longer declared goes through the cache again. */
+	CHECK_RC(rc_echo(&e, area, area + len, len, (uint32_t)len, 70), 0);
+	CHECK_RC(rpcrdma_mem_deregister(r), -EINVAL); /* not declared any more */
+	CHECK_RC(env_down(&e), 0);
+	free(area);
+	free(outside);
 	return 0;
 }
