@@ -960,6 +960,8 @@ int main(int argc, char **argv)
 			want |= strcmp(argv[k], cases[i].name) == 0;
 		if (!want)
 			continue;
+		/* Per case: valgrind runs them all in one process. */
+		alarm(120);
 		rc = cases[i].fn();
 		fprintf(stderr, "%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
 		fails += rc != 0;
