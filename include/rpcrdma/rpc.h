@@ -311,7 +311,12 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \
 	X(prov_revokes)        /* grants withdrawn (invalidation, or the key closed) */        \
 	X(prov_reg_mrs)        /* memory registrations (pinning, on verbs) */                  \
-	X(prov_dereg_mrs)      /* deregistrations */
+	X(prov_dereg_mrs)      /* deregistrations */                                          \
+	X(prov_regcache_hits)  /* caller memory found registered: no registration */          \
+	X(prov_regcache_misses) /* caller memory registered, then kept */                     \
+	X(prov_regcache_uncached) /* registered for one call only (see rpcrdma_mem(7)) */    \
+	X(prov_regcache_evictions) /* kept registrations dropped for the cache's bounds */   \
+	X(prov_regcache_invalidations) /* dropped: the memory was freed or unmapped */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -68,6 +68,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "provider/bufpool.h"
+#include "provider/regcache.h"
+
 /* Connection private data both ways: the InfiniBand REQ limit, the
  * smallest any RDMA CM transport offers. */
 #define RPCRDMA_PROV_PRIVATE_MAX 56u
@@ -100,6 +103,12 @@ enum rpcrdma_prov_cap_flag {
 	 * it, any connection of the same provider instance could use a handle
 	 * it learnt; only unpredictability protects the memory. */
 	RPCRDMA_PCAP_CONN_SCOPED_HANDLES = 1u << 4,
+	/* A registration names addresses, resolved at each access, and pins
+	 * nothing (ofi/tcp: a key table entry): one kept after the memory was
+	 * freed and mapped again still reaches the new data.  Without it the
+	 * registration cache keeps entries only while the memory hooks are
+	 * active (regcache.h). */
+	RPCRDMA_PCAP_REG_BY_ADDRESS = 1u << 5,
 };
 
 struct rpcrdma_prov_caps {
@@ -139,6 +148,11 @@ struct rpcrdma_prov_open_attr {
 struct rpcrdma_provider {
 	const struct rpcrdma_provider_ops *ops;
 	struct rpcrdma_prov_caps caps;
+	/* Registrations of caller memory kept between calls (regcache.c);
+	 * created on first use, closed with the instance. */
+	struct rpcrdma__regcache *regcache;
+	/* Idle registered buffers, by size class (bufpool.c). */
+	struct rpcrdma__bufpool *bufpool;
 };
 
 struct rpcrdma_prov_listener {
@@ -303,6 +317,7 @@ struct rpcrdma_prov_event {
 	X(key_redraws)                                                                             \
 	X(reg_mrs)                                                                                 \
 	X(dereg_mrs)                                                                               \
+	X(grant_regs) /* of reg_mrs: made by a grant for itself (verbs: rxe, no windows) */        \
 	X(sends)                                                                                   \
 	X(recvs)                                                                                   \
 	X(reads)                                                                                   \
@@ -718,6 +733,8 @@ bool rpcrdma__provider_rma_next(struct rpcrdma_prov_rma_cursor *cur,
  */
 static inline void rpcrdma__provider_close(struct rpcrdma_provider *p)
 {
+	rpcrdma__regcache_close(p);
+	rpcrdma__bufpool_close(p);
 	p->ops->close(p);
 }
 

@@ -137,6 +137,10 @@ struct vb_mr {
 	struct rpcrdma_prov_mr base;
 	struct rpcrdma__list node;
 	struct ibv_mr *mr;
+	/* rxe: registrations of exact parts of it that grants bound windows
+	 * over, kept for the next grant of the same part (verbs_mem.c). */
+	struct vb_sub *subs;
+	unsigned int nsubs;
 };
 
 struct vb_grant {

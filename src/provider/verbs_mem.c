@@ -21,7 +21,9 @@
  * lab: (1) it checks an access through a window against the registration
  * under the window, not the window's own bounds, so a window over a large
  * registration would open all of it: on rxe each window is bound over a
- * registration of exactly the granted range (VB_GRANT_WINDOW_OWN_MR); (2) a
+ * registration of exactly the granted range (VB_GRANT_WINDOW_OWN_MR), the
+ * caller's own when the grant covers all of it (the registration cache's
+ * entries are exact ranges), else one made for the grant; (2) a
  * receive's remote invalidation arrives with the kernel's flag value
  * (IB_WC_WITH_INVALIDATE, 1 << 2), which libibverbs reads as
  * IBV_WC_IP_CSUM_OK; on rxe that bit on an RC receive means invalidated
@@ -35,6 +37,14 @@
 #include <string.h>
 
 #include "provider/verbs.h"
+
+/* rxe: parts of one registration whose own registrations are kept. */
+#define VB_SUBS_MAX 4u
+
+struct vb_sub {
+	struct vb_sub *next;
+	struct ibv_mr *mr;
+};
 
 /* Free windows below which a grant allocates a new one rather than reuse:
  * the window index is part of the handle, so there must be a choice. */
@@ -223,6 +233,55 @@ void rpcrdma__vb_drop_windows(struct vb_conn *c)
 	}
 }
 
+/*
+ * rxe: a registration of exactly [@addr, @addr + @length) inside @m for a
+ * window to sit on.  Kept with @m (up to VB_SUBS_MAX of them, until @m is
+ * deregistered), so that the same part granted again (a pooled Long Call
+ * or Reply chunk buffer of a size seen before) registers nothing; its
+ * pages are @m's, pinned as long as @m is.  NULL with *@own set when the
+ * registration is the grant's alone (more parts than kept).
+ */
+static struct ibv_mr *sub_get(struct vb_prov *p, struct vb_mr *m, void *addr, uint32_t length,
+			      struct ibv_mr **own)
+{
+	const int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+	struct vb_sub *s;
+	struct ibv_mr *mr;
+
+	*own = NULL;
+	for (s = m->subs; s; s = s->next) {
+		if (s->mr->addr == addr && s->mr->length == length)
+			return s->mr;
+	}
+	mr = vb_pin(p, addr, length, acc);
+	if (!mr)
+		return NULL;
+	p->st.grant_regs++;
+	s = m->nsubs < VB_SUBS_MAX ? calloc(1, sizeof(*s)) : NULL;
+	if (!s) {
+		*own = mr;
+		return mr;
+	}
+	s->mr = mr;
+	s->next = m->subs;
+	m->subs = s;
+	m->nsubs++;
+	return mr;
+}
+
+static void subs_free(struct vb_prov *p, struct vb_mr *m)
+{
+	while (m->subs) {
+		struct vb_sub *s = m->subs;
+
+		m->subs = s->next;
+		if (vb_unpin(p, s->mr))
+			p->st.errors++;
+		free(s);
+	}
+	m->nsubs = 0;
+}
+
 int rpcrdma__vb_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
 		       struct rpcrdma_prov_mr **out)
 {
@@ -279,6 +338,7 @@ void rpcrdma__vb_dereg_mr(struct rpcrdma_prov_mr *bm)
 			g->mw = NULL;
 		}
 	}
+	subs_free(p, m);
 	if (vb_unpin(p, m->mr))
 		p->st.errors++;
 	rpcrdma__list_del(&m->node);
@@ -320,13 +380,15 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 		ret = mw_take(p, rnd, &mw);
 	if (!ret)
 		ret = mw_key(p, mw, &rkey);
-	if (!ret && p->mode == VB_GRANT_WINDOW_OWN_MR) {
-		/* The window's bounds come from this registration (rxe). */
-		g->own =
-		    vb_pin(p, addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
-		if (!g->own)
+	if (!ret && p->mode == VB_GRANT_WINDOW_OWN_MR &&
+	    ((uintptr_t)addr != (uintptr_t)g->mr->base.addr || length != g->mr->base.length)) {
+		/* The window's bounds come from the registration under it
+		 * (rxe): a grant of a whole registration (a cached one of
+		 * exactly the caller's buffer) binds over it as it is, a grant
+		 * of part of one over a registration of exactly that part. */
+		under = sub_get(p, g->mr, addr, length, &g->own);
+		if (!under)
 			ret = errno_neg();
-		under = g->own;
 	}
 	if (ret)
 		goto out_undo;
@@ -382,6 +444,7 @@ static int grant_mr(struct vb_prov *p, struct vb_grant *g, void *addr, uint32_t 
 
 		if (!mr)
 			return errno_neg();
+		p->st.grant_regs++;
 		if (mr->rkey && !rpcrdma__provider_key_quarantined(&p->keys, mr->rkey)) {
 			g->own = mr;
 			g->base.handle = mr->rkey;

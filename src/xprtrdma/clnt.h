@@ -120,15 +120,16 @@ struct rpcrdma__xreq {
 	struct rpcrdma__ddp_call cddp;
 	struct rpcrdma__ddp_reply rddp;
 
-	/* Remote access for this call, and the caller's buffers registered
-	 * for it (deregistered once the grants are revoked). */
+	/* Remote access for this call, and the registrations of the
+	 * caller's buffers it uses (from the instance's registration cache;
+	 * put back once the grants are revoked). */
 	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
 	/* The Send as posted, kept so that a call refused with ERR_VERS can
 	 * go again in the version the responder speaks. */
 	struct rpcrdma_prov_sge sge[2];
 	unsigned int nsge;
 	unsigned int ngrants;
-	struct rpcrdma_prov_mr *own_mr[RPCRDMA__XPRT_MAX_DDP + 1];
+	struct rpcrdma__regent *own[RPCRDMA__XPRT_MAX_DDP + 1];
 	unsigned int nown;
 
 	/* What the call offered. */
@@ -261,7 +262,7 @@ void rpcrdma__xclnt_req_unlink_all(struct rpcrdma__xclnt *t, struct rpcrdma__xre
 struct rpcrdma__xreq *rpcrdma__xclnt_req_get(struct rpcrdma__xclnt *t);
 
 /**
- * rpcrdma__xclnt_req_drop_own - deregister the caller's buffers registered for one call
+ * rpcrdma__xclnt_req_drop_own - put back the registrations of the caller's buffers
  * @x: the call, none of whose grants may still stand
  */
 void rpcrdma__xclnt_req_drop_own(struct rpcrdma__xreq *x);

@@ -79,7 +79,7 @@ static void req_destroy(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
 	rpcrdma__xclnt_req_unlink_all(t, x);
 	for (unsigned int i = 0; i < x->nown; i++)
-		rpcrdma__provider_dereg_mr(x->own_mr[i]);
+		rpcrdma__regcache_put(x->own[i]);
 	rpcrdma__xbuf_free(&x->msg);
 	rpcrdma__xbuf_free(&x->sbuf);
 	rpcrdma__xbuf_free(&x->lbuf);
@@ -112,7 +112,7 @@ struct rpcrdma__xreq *rpcrdma__xclnt_req_get(struct rpcrdma__xclnt *t)
 void rpcrdma__xclnt_req_drop_own(struct rpcrdma__xreq *x)
 {
 	for (unsigned int i = 0; i < x->nown; i++)
-		rpcrdma__provider_dereg_mr(x->own_mr[i]);
+		rpcrdma__regcache_put(x->own[i]);
 	x->nown = 0;
 }
 

@@ -345,7 +345,7 @@ void rpcrdma__xclnt_op_destroy(struct rpcrdma__clnt_transport *tt)
 		rpcrdma__provider_conn_destroy(t->conn.pc);
 	t->conn.pc = NULL;
 	while ((x = t->all)) {
-		x->nown = 0; /* closed with the instance below */
+		x->nown = 0; /* freed with the instance's cache below */
 		rpcrdma__xclnt_req_unlink_all(t, x);
 		rpcrdma__xbuf_free(&x->msg);
 		rpcrdma__xbuf_free(&x->sbuf);

@@ -134,21 +134,24 @@ static int grant_region(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 	return 0;
 }
 
-/* Registers a caller's buffer for this call only. */
+/* A registration of a caller's buffer for this call: from the instance's
+ * cache, so a buffer used before costs none (regcache.c). */
 static int own_reg(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, const void *addr, size_t len,
 		   struct rpcrdma_prov_mr **mr)
 {
+	struct rpcrdma__regent *e;
 	int rc;
 
-	if (x->nown >= sizeof(x->own_mr) / sizeof(x->own_mr[0]))
+	if (x->nown >= sizeof(x->own) / sizeof(x->own[0]))
 		return -EMSGSIZE;
 	/* The provider never writes through a local registration; remote
 	 * writes are what the grant (REMOTE_WRITE only for the Write chunk)
 	 * allows. */
-	rc = rpcrdma__provider_reg_mr(t->dev.prov, (void *)(uintptr_t)addr, len, mr);
+	rc = rpcrdma__regcache_get(t->dev.prov, addr, len, &e);
 	if (rc)
 		return rc;
-	x->own_mr[x->nown++] = *mr;
+	x->own[x->nown++] = e;
+	*mr = rpcrdma__regent_mr(e);
 	return 0;
 }
 

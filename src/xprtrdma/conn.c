@@ -170,6 +170,7 @@ out_close:
 
 void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xprt_stats *out)
 {
+	struct rpcrdma__regcache_stats rs;
 	struct rpcrdma_prov_stats ps;
 
 	if (!dev->prov)
@@ -183,6 +184,12 @@ void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xpr
 	out->prov_revokes += ps.revokes;
 	out->prov_reg_mrs += ps.reg_mrs;
 	out->prov_dereg_mrs += ps.dereg_mrs;
+	rpcrdma__regcache_stats(dev->prov, &rs);
+	out->prov_regcache_hits += rs.hits;
+	out->prov_regcache_misses += rs.misses;
+	out->prov_regcache_uncached += rs.uncached;
+	out->prov_regcache_evictions += rs.evictions;
+	out->prov_regcache_invalidations += rs.invalidations;
 }
 
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
@@ -226,27 +233,23 @@ int rpcrdma__xprt_local_addr(const struct sockaddr *dst, socklen_t dstlen,
 /*
  * Registered buffers.
  */
+/* From the instance's pool (bufpool.c): a size seen before registers
+ * nothing, and a buffer given back is kept for the next call. */
 int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len)
 {
 	struct rpcrdma_prov_mr *mr;
 	uint8_t *addr;
+	size_t cap;
 	int rc;
 
 	if (b->addr && b->len >= len)
 		return 0;
-	if (!len)
-		len = 1;
-	addr = malloc(len);
-	if (!addr)
-		return -ENOMEM;
-	rc = rpcrdma__provider_reg_mr(p, addr, len, &mr);
-	if (rc) {
-		free(addr);
+	rc = rpcrdma__bufpool_get(p, len, &addr, &cap, &mr);
+	if (rc)
 		return rc;
-	}
 	rpcrdma__xbuf_free(b);
 	b->addr = addr;
-	b->len = len;
+	b->len = cap;
 	b->mr = mr;
 	return 0;
 }
@@ -254,8 +257,9 @@ int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, s
 void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b)
 {
 	if (b->mr)
-		rpcrdma__provider_dereg_mr(b->mr);
-	free(b->addr);
+		rpcrdma__bufpool_put(b->mr->prov, b->addr, b->mr);
+	else
+		free(b->addr);
 	b->addr = NULL;
 	b->len = 0;
 	b->mr = NULL;

@@ -180,14 +180,15 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	res->own = NULL;
 	/*
 	 * Large results go from the application's memory when it stays put
-	 * until the Write is done: one registration instead of a copy.  Memory
+	 * until the Write is done: a registration (from the instance's cache,
+	 * so none when the memory was used before) instead of a copy.  Memory
 	 * the provider will not register (read-only mappings on verbs, say) is
 	 * copied after all.
 	 */
 	if (len >= RPCRDMA__XPRT_ZC_MIN && d->zero_copy &&
-	    !rpcrdma__provider_reg_mr(d->prov, (void *)(uintptr_t)data, len, &res->own)) {
+	    !rpcrdma__regcache_get(d->prov, data, len, &res->own)) {
 		res->src = data;
-		res->mr = res->own;
+		res->mr = rpcrdma__regent_mr(res->own);
 		d->zero_copy_bytes += len;
 	} else if (len) {
 		rc = rpcrdma__xbuf_reserve(d->prov, &res->buf, len);
@@ -237,7 +238,7 @@ void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d)
 		struct rpcrdma__ddp_result *res = &d->results[i];
 
 		if (res->own)
-			rpcrdma__provider_dereg_mr(res->own);
+			rpcrdma__regcache_put(res->own);
 		res->own = NULL;
 		res->mr = NULL;
 		res->src = NULL;

@@ -77,7 +77,7 @@ struct rpcrdma__ddp_result {
 	uint32_t len;
 	const uint8_t *src;          /* where the Write reads from */
 	struct rpcrdma_prov_mr *mr;  /* its registration */
-	struct rpcrdma_prov_mr *own; /* made for this reply (zero copy), or NULL */
+	struct rpcrdma__regent *own; /* the result's own memory (zero copy), or NULL */
 	struct rpcrdma__xbuf buf;    /* copy buffer, kept between replies */
 };
 

@@ -166,7 +166,7 @@ struct rpcrdma__xbuf {
  */
 int rpcrdma__xbuf_reserve(struct rpcrdma_provider *p, struct rpcrdma__xbuf *b, size_t len);
 /**
- * rpcrdma__xbuf_free - deregister and free a buffer
+ * rpcrdma__xbuf_free - give a buffer back to its instance's pool (bufpool.c)
  * @b: the buffer (emptied)
  */
 void rpcrdma__xbuf_free(struct rpcrdma__xbuf *b);

@@ -15,6 +15,9 @@ import sys
 
 # Symbols the toolchain puts in every shared object.
 TOOLCHAIN = {"_init", "_fini", "_edata", "_end", "__bss_start"}
+# libc functions the library interposes so that its registration cache
+# learns of memory freed or unmapped (src/provider/memhooks.c).
+INTERPOSED = {"free", "realloc", "reallocarray", "munmap", "mremap", "madvise", "mmap"}
 
 
 def strip(text):
@@ -62,7 +65,7 @@ def exported(lib):
         parts = line.split()
         if len(parts) >= 3:
             syms.add(parts[2].split("@")[0])
-    return syms - TOOLCHAIN
+    return syms - TOOLCHAIN - INTERPOSED
 
 
 def main():

@@ -782,6 +782,7 @@ static int case_reconnect(void)
 #include "v2_cases.c"
 #include "trace_cases.c"
 #include "work_cases.c"
+#include "regcache_cases.c"
 
 /*
  * RFC 8166 5.4.1 and issue section 5: a call that times out against a
@@ -932,6 +933,13 @@ static const struct test_case cases[] = {
     {"e2e_trace_credits", case_trace_credits},
     {"e2e_work_per_form", case_work_per_form},
     {"e2e_inline_interop", case_inline_interop},
+    {"e2e_regcache_steady", case_regcache_steady},
+    {"e2e_regcache_free", case_regcache_free},
+    {"e2e_regcache_munmap", case_regcache_munmap},
+    {"e2e_regcache_madvise", case_regcache_madvise},
+    {"e2e_regcache_realloc", case_regcache_realloc},
+    {"e2e_regcache_bounds", case_regcache_bounds},
+    {"e2e_regcache_declared", case_regcache_declared},
 };
 
 int main(int argc, char **argv)
@@ -961,6 +969,8 @@ int main(int argc, char **argv)
 			want |= strcmp(argv[k], cases[i].name) == 0;
 		if (!want)
 			continue;
+		/* Per case: valgrind runs them all in one process. */
+		alarm(120);
 		rc = cases[i].fn();
 		fprintf(stderr, "%s: %s\n", cases[i].name, rc ? "FAIL" : "ok");
 		fails += rc != 0;

@@ -1,0 +1,115 @@
+/*
+ * The registered-buffer pool of a provider instance (bufpool.h).  Each
+ * class keeps a stack of idle buffers; the link lives in the idle buffer's
+ * own first bytes, so keeping one allocates nothing.  A buffer is
+ * registered once, when its class has none idle, and deregistered only when
+ * the bounds refuse to keep it or the instance closes.  Only the instance's
+ * thread uses it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "provider/provider.h"
+
+#define NCLASSES (RPCRDMA__BUFPOOL_MAX_SHIFT - RPCRDMA__BUFPOOL_MIN_SHIFT + 1u)
+
+struct idle {
+	struct idle *next;
+	struct rpcrdma_prov_mr *mr;
+};
+
+struct rpcrdma__bufpool {
+	struct idle *idle[NCLASSES];
+	unsigned int n[NCLASSES];
+	size_t bytes;
+};
+
+/* The class of @len, or NCLASSES when it is too large for one. */
+static unsigned int class_of(size_t len)
+{
+	unsigned int c = 0;
+
+	while (c < NCLASSES && ((size_t)1 << (c + RPCRDMA__BUFPOOL_MIN_SHIFT)) < len)
+		c++;
+	return c;
+}
+
+int rpcrdma__bufpool_get(struct rpcrdma_provider *p, size_t len, uint8_t **addr, size_t *cap,
+			 struct rpcrdma_prov_mr **mr)
+{
+	struct rpcrdma__bufpool *bp = p->bufpool;
+	unsigned int c = class_of(len ? len : 1);
+	size_t size = c < NCLASSES ? (size_t)1 << (c + RPCRDMA__BUFPOOL_MIN_SHIFT) : len;
+	uint8_t *mem;
+	int rc;
+
+	if (!bp && c < NCLASSES) {
+		bp = calloc(1, sizeof(*bp));
+		if (!bp)
+			return -ENOMEM;
+		p->bufpool = bp;
+	}
+	if (c < NCLASSES && bp->idle[c]) {
+		struct idle *it = bp->idle[c];
+
+		bp->idle[c] = it->next;
+		bp->n[c]--;
+		bp->bytes -= size;
+		*mr = it->mr;
+		*addr = (uint8_t *)it;
+		*cap = size;
+		return 0;
+	}
+	mem = malloc(size);
+	if (!mem)
+		return -ENOMEM;
+	rc = rpcrdma__provider_reg_mr(p, mem, size, mr);
+	if (rc) {
+		free(mem);
+		return rc;
+	}
+	*addr = mem;
+	*cap = size;
+	return 0;
+}
+
+void rpcrdma__bufpool_put(struct rpcrdma_provider *p, uint8_t *addr, struct rpcrdma_prov_mr *mr)
+{
+	struct rpcrdma__bufpool *bp = p->bufpool;
+	size_t size = mr->length;
+	unsigned int c = class_of(size);
+
+	if (bp && c < NCLASSES && size == ((size_t)1 << (c + RPCRDMA__BUFPOOL_MIN_SHIFT)) &&
+	    bp->n[c] < RPCRDMA__BUFPOOL_MAX_PER_CLASS &&
+	    bp->bytes + size <= RPCRDMA__BUFPOOL_MAX_BYTES) {
+		struct idle *it = (struct idle *)(void *)addr;
+
+		it->next = bp->idle[c];
+		it->mr = mr;
+		bp->idle[c] = it;
+		bp->n[c]++;
+		bp->bytes += size;
+		return;
+	}
+	rpcrdma__provider_dereg_mr(mr);
+	free(addr);
+}
+
+void rpcrdma__bufpool_close(struct rpcrdma_provider *p)
+{
+	struct rpcrdma__bufpool *bp = p->bufpool;
+
+	if (!bp)
+		return;
+	for (unsigned int c = 0; c < NCLASSES; c++) {
+		while (bp->idle[c]) {
+			struct idle *it = bp->idle[c];
+
+			bp->idle[c] = it->next;
+			rpcrdma__provider_dereg_mr(it->mr);
+			free(it);
+		}
+	}
+	p->bufpool = NULL;
+	free(bp);
+}

@@ -1,0 +1,46 @@
+/*
+ * Registered buffers of one provider instance, kept for reuse in size
+ * classes (bufpool.c), so that the engine's own buffers (messages, Long
+ * Calls and Replies, Reply chunks, Read-chunk sinks) register nothing once
+ * the sizes in use have been seen.
+ */
+#ifndef RPCRDMA_PROVIDER_BUFPOOL_H
+#define RPCRDMA_PROVIDER_BUFPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rpcrdma_provider;
+struct rpcrdma_prov_mr;
+
+/* Classes are powers of two from 1 KiB to 16 MiB; larger buffers are
+ * registered and freed each time. */
+#define RPCRDMA__BUFPOOL_MIN_SHIFT 10u
+#define RPCRDMA__BUFPOOL_MAX_SHIFT 24u
+/* Idle buffers kept per instance: at most this many bytes, and this many
+ * per class. */
+#define RPCRDMA__BUFPOOL_MAX_BYTES (64u << 20)
+#define RPCRDMA__BUFPOOL_MAX_PER_CLASS 64u
+
+/**
+ * rpcrdma__bufpool_get - a registered buffer of at least @len bytes
+ * @p: the provider instance (caller is its thread)
+ * @len: bytes wanted
+ * @addr: its memory
+ * @cap: its size, >= @len (the registration's length)
+ * @mr: its registration
+ *
+ * Return: 0, -ENOMEM or the provider's error.
+ */
+int rpcrdma__bufpool_get(struct rpcrdma_provider *p, size_t len, uint8_t **addr, size_t *cap,
+			 struct rpcrdma_prov_mr **mr);
+/**
+ * rpcrdma__bufpool_put - give a buffer from rpcrdma__bufpool_get back (kept
+ * within the bounds, else deregistered and freed); only once nothing posted
+ * uses it
+ */
+void rpcrdma__bufpool_put(struct rpcrdma_provider *p, uint8_t *addr, struct rpcrdma_prov_mr *mr);
+/** rpcrdma__bufpool_close - free every idle buffer; from the instance's close */
+void rpcrdma__bufpool_close(struct rpcrdma_provider *p);
+
+#endif

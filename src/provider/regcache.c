@@ -1,0 +1,504 @@
+/*
+ * The registration cache (regcache.h): a provider instance keeps the
+ * registrations of caller memory it made for one call, so that the next
+ * call over the same buffer registers nothing.
+ *
+ * Normal operation.  Entries are exact ranges, on one LRU list per
+ * instance; a get whose range lies inside a live entry takes a reference
+ * (a hit), otherwise it registers the range and keeps it (a miss), evicting
+ * unreferenced entries from the cold end to stay within
+ * RPCRDMA__REGCACHE_MAX_ENTRIES and _MAX_BYTES.  Only the instance's thread
+ * gets and puts; it never calls the provider with the lock held.
+ *
+ * Invalidation.  memhooks.c calls rpcrdma__regcache_invalidate() from
+ * whatever thread frees or unmaps memory, before the memory goes (and for
+ * page operations again after): every overlapping entry leaves the list at
+ * once, so no later get can hit it, and is deregistered on the instance's
+ * thread once no call uses it.  A registration that was being made while a
+ * page operation ran (page_gen moved) is used once and not kept.  Where the
+ * provider pins pages (verbs) and the hooks are not active, nothing is kept:
+ * every get registers and every put deregisters, as before the cache.
+ *
+ * Declared regions (rpcrdma/mem.h).  A get inside a region the application
+ * declared takes the instance's registration of the whole region, made at
+ * its first use and kept on the decl list: never evicted, never
+ * invalidated by the hooks (the application promised the memory stays),
+ * until rpcrdma_mem_deregister() moves it to dead or held like an
+ * invalidated entry.
+ *
+ * WARNING: the lock is taken inside free(); nothing under it allocates,
+ * frees or calls out.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "provider/provider.h"
+#include "provider/regcache.h"
+#include "rpcrdma/mem.h"
+
+enum re_state {
+	RE_LIVE, /* on the LRU list: hits may take it */
+	RE_DEAD, /* invalidated, evicted or one-shot: deregistered at the last put */
+};
+
+struct rpcrdma__regent {
+	struct rpcrdma__regcache *rc;
+	uintptr_t start, end;
+	struct rpcrdma_prov_mr *mr;
+	unsigned int refs;
+	enum re_state state;
+	const struct rpcrdma_mem_region *region; /* LIVE on decl: the one it covers */
+	/* On exactly one list of rc: lru or decl (LIVE), dead (DEAD, no
+	 * reference: deregistered at the next get or put) or held (DEAD,
+	 * referenced). */
+	struct rpcrdma__regent *prev, *next;
+};
+
+struct re_list {
+	struct rpcrdma__regent *head, *tail;
+};
+
+struct rpcrdma__regcache {
+	struct rpcrdma_provider *p;
+	bool keep; /* entries may be kept: no pinning, or the hooks are active */
+	struct re_list lru, decl, dead, held;
+	size_t nent, bytes; /* on lru */
+	struct rpcrdma__regcache_stats st;
+	struct rpcrdma__regcache *gprev, *gnext;
+};
+
+struct rpcrdma_mem_region {
+	uintptr_t start, end;
+	struct rpcrdma_mem_region *next;
+};
+
+static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rpcrdma__regcache *caches; /* under rc_lock */
+static struct rpcrdma_mem_region *regions; /* under rc_lock */
+static unsigned int nregions;
+/* The hull of every range ever kept: frees outside it skip the lock. */
+static _Atomic uintptr_t hull_lo = UINTPTR_MAX, hull_hi;
+/* Bumped by every page operation before it acts. */
+static _Atomic uint64_t page_gen;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&rc_lock);
+}
+
+static void fork_after(void)
+{
+	pthread_mutex_unlock(&rc_lock);
+}
+
+/* A fork while another thread holds the lock would leave the child's
+ * frees waiting for ever. */
+static void atfork_init(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
+static void list_push(struct re_list *l, struct rpcrdma__regent *e)
+{
+	e->prev = NULL;
+	e->next = l->head;
+	if (l->head)
+		l->head->prev = e;
+	else
+		l->tail = e;
+	l->head = e;
+}
+
+static void list_unlink(struct re_list *l, struct rpcrdma__regent *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		l->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		l->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+/* Caller holds rc_lock.  @e leaves lru for dead or held. */
+static void kill_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	list_unlink(&rc->lru, e);
+	rc->nent--;
+	rc->bytes -= e->end - e->start;
+	e->state = RE_DEAD;
+	list_push(e->refs ? &rc->held : &rc->dead, e);
+}
+
+/* Caller holds rc_lock: the dead list, to deregister without the lock. */
+static struct rpcrdma__regent *take_dead_locked(struct rpcrdma__regcache *rc)
+{
+	struct rpcrdma__regent *d = rc->dead.head;
+
+	rc->dead.head = rc->dead.tail = NULL;
+	return d;
+}
+
+static void free_chain(struct rpcrdma__regent *e)
+{
+	while (e) {
+		struct rpcrdma__regent *n = e->next;
+
+		rpcrdma__provider_dereg_mr(e->mr);
+		free(e);
+		e = n;
+	}
+}
+
+static struct rpcrdma__regcache *cache_of(struct rpcrdma_provider *p)
+{
+	struct rpcrdma__regcache *rc = p->regcache;
+
+	if (rc)
+		return rc;
+	rc = calloc(1, sizeof(*rc));
+	if (!rc)
+		return NULL;
+	rc->p = p;
+	rc->keep = (p->caps.flags & RPCRDMA_PCAP_REG_BY_ADDRESS) || rpcrdma__memhooks_active();
+	pthread_once(&atfork_once, atfork_init);
+	pthread_mutex_lock(&rc_lock);
+	rc->gnext = caches;
+	if (caches)
+		caches->gprev = rc;
+	caches = rc;
+	pthread_mutex_unlock(&rc_lock);
+	p->regcache = rc;
+	return rc;
+}
+
+static bool covers(const struct rpcrdma__regent *e, uintptr_t a, uintptr_t b)
+{
+	return e->start <= a && b <= e->end;
+}
+
+/* The instance's registration of declared region @r, [@rs, @re), at its
+ * first use.  @r is only compared from here on: it may be deregistered
+ * meanwhile, and its memory even reused by another region, which the range
+ * tells apart. */
+static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_region *r,
+			uintptr_t rs, uintptr_t re, struct rpcrdma__regent **out)
+{
+	const struct rpcrdma_mem_region *still;
+	struct rpcrdma__regent *e = calloc(1, sizeof(*e));
+	int ret;
+
+	if (!e)
+		return -ENOMEM;
+	e->rc = rc;
+	e->start = rs;
+	e->end = re;
+	e->refs = 1;
+	ret = rpcrdma__provider_reg_mr(rc->p, (void *)rs, re - rs, &e->mr);
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	pthread_mutex_lock(&rc_lock);
+	for (still = regions; still && still != r; still = still->next)
+		;
+	if (still && still->start == rs && still->end == re) {
+		e->state = RE_LIVE;
+		e->region = r;
+		list_push(&rc->decl, e);
+		rc->st.misses++;
+	} else {
+		e->state = RE_DEAD; /* deregistered meanwhile: this call only */
+		list_push(&rc->held, e);
+		rc->st.uncached++;
+	}
+	pthread_mutex_unlock(&rc_lock);
+	*out = e;
+	return 0;
+}
+
+int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
+			  struct rpcrdma__regent **out)
+{
+	struct rpcrdma__regcache *rc = cache_of(p);
+	uintptr_t a = (uintptr_t)addr, b = a + len;
+	struct rpcrdma__regent *e, *drop, *evict = NULL;
+	const struct rpcrdma_mem_region *r;
+	uint64_t gen;
+	bool keep;
+	int ret;
+
+	if (!rc)
+		return -ENOMEM;
+	if (!addr || !len || b < a || !out)
+		return -EINVAL;
+	pthread_mutex_lock(&rc_lock);
+	drop = take_dead_locked(rc);
+	for (r = regions; r; r = r->next) {
+		if (r->start <= a && b <= r->end)
+			break;
+	}
+	if (r) {
+		uintptr_t rs = r->start, re = r->end;
+
+		for (e = rc->decl.head; e && e->region != r; e = e->next)
+			;
+		if (e) {
+			e->refs++;
+			rc->st.hits++;
+		}
+		pthread_mutex_unlock(&rc_lock);
+		free_chain(drop);
+		if (e) {
+			*out = e;
+			return 0;
+		}
+		return reg_declared(rc, r, rs, re, out);
+	}
+	for (e = rc->lru.head; e; e = e->next) {
+		if (covers(e, a, b))
+			break;
+	}
+	if (e) {
+		list_unlink(&rc->lru, e);
+		list_push(&rc->lru, e);
+		e->refs++;
+		rc->st.hits++;
+		pthread_mutex_unlock(&rc_lock);
+		free_chain(drop);
+		*out = e;
+		return 0;
+	}
+	keep = rc->keep && len <= RPCRDMA__REGCACHE_MAX_BYTES;
+	/* Room for the new entry: unreferenced ones go, coldest first. */
+	for (e = rc->lru.tail; keep && e &&
+			       (rc->nent >= RPCRDMA__REGCACHE_MAX_ENTRIES ||
+				rc->bytes + len > RPCRDMA__REGCACHE_MAX_BYTES);) {
+		struct rpcrdma__regent *prev = e->prev;
+
+		if (!e->refs) {
+			list_unlink(&rc->lru, e);
+			rc->nent--;
+			rc->bytes -= e->end - e->start;
+			e->state = RE_DEAD;
+			e->next = evict;
+			evict = e;
+			rc->st.evictions++;
+		}
+		e = prev;
+	}
+	if (rc->nent >= RPCRDMA__REGCACHE_MAX_ENTRIES ||
+	    rc->bytes + len > RPCRDMA__REGCACHE_MAX_BYTES)
+		keep = false; /* every entry is in use */
+	gen = atomic_load(&page_gen);
+	pthread_mutex_unlock(&rc_lock);
+	free_chain(drop);
+	free_chain(evict);
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	ret = rpcrdma__provider_reg_mr(p, (void *)a, len, &e->mr);
+	if (ret) {
+		free(e);
+		return ret;
+	}
+	e->rc = rc;
+	e->start = a;
+	e->end = b;
+	e->refs = 1;
+	pthread_mutex_lock(&rc_lock);
+	/* ORDER: the hull grows before page_gen is checked; a page operation
+	 * bumps page_gen before it reads the hull.  Either it sees the entry,
+	 * or we see it moved. */
+	if (keep) {
+		uintptr_t lo = atomic_load(&hull_lo), hi = atomic_load(&hull_hi);
+
+		if (a < lo)
+			atomic_store(&hull_lo, a);
+		if (b > hi)
+			atomic_store(&hull_hi, b);
+	}
+	if (keep && atomic_load(&page_gen) == gen) {
+		e->state = RE_LIVE;
+		list_push(&rc->lru, e);
+		rc->nent++;
+		rc->bytes += len;
+		rc->st.misses++;
+	} else {
+		e->state = RE_DEAD;
+		list_push(&rc->held, e);
+		rc->st.uncached++;
+	}
+	pthread_mutex_unlock(&rc_lock);
+	*out = e;
+	return 0;
+}
+
+struct rpcrdma_prov_mr *rpcrdma__regent_mr(const struct rpcrdma__regent *e)
+{
+	return e->mr;
+}
+
+void rpcrdma__regcache_put(struct rpcrdma__regent *e)
+{
+	struct rpcrdma__regcache *rc = e->rc;
+	struct rpcrdma__regent *drop;
+
+	pthread_mutex_lock(&rc_lock);
+	if (--e->refs == 0 && e->state == RE_DEAD) {
+		list_unlink(&rc->held, e);
+		list_push(&rc->dead, e);
+	}
+	drop = take_dead_locked(rc);
+	pthread_mutex_unlock(&rc_lock);
+	free_chain(drop);
+}
+
+void rpcrdma__regcache_stats(struct rpcrdma_provider *p, struct rpcrdma__regcache_stats *out)
+{
+	struct rpcrdma__regcache *rc = p->regcache;
+
+	*out = (struct rpcrdma__regcache_stats){0};
+	if (!rc)
+		return;
+	pthread_mutex_lock(&rc_lock);
+	*out = rc->st;
+	pthread_mutex_unlock(&rc_lock);
+}
+
+static void append(struct rpcrdma__regent **chain, struct re_list *l)
+{
+	while (l->head) {
+		struct rpcrdma__regent *e = l->head;
+
+		list_unlink(l, e);
+		e->next = *chain;
+		*chain = e;
+	}
+}
+
+void rpcrdma__regcache_close(struct rpcrdma_provider *p)
+{
+	struct rpcrdma__regcache *rc = p->regcache;
+	struct rpcrdma__regent *all = NULL;
+
+	if (!rc)
+		return;
+	pthread_mutex_lock(&rc_lock);
+	if (rc->gprev)
+		rc->gprev->gnext = rc->gnext;
+	else
+		caches = rc->gnext;
+	if (rc->gnext)
+		rc->gnext->gprev = rc->gprev;
+	append(&all, &rc->lru);
+	append(&all, &rc->decl);
+	append(&all, &rc->dead);
+	append(&all, &rc->held);
+	pthread_mutex_unlock(&rc_lock);
+	free_chain(all);
+	p->regcache = NULL;
+	free(rc);
+}
+
+void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
+{
+	uintptr_t a = (uintptr_t)addr, b = a + len;
+
+	if (pages)
+		atomic_fetch_add(&page_gen, 1);
+	if (!len)
+		return;
+	if (b < a)
+		b = UINTPTR_MAX;
+	if (b <= atomic_load(&hull_lo) || a >= atomic_load(&hull_hi))
+		return;
+	pthread_mutex_lock(&rc_lock);
+	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
+		struct rpcrdma__regent *e = rc->lru.head;
+
+		while (e) {
+			struct rpcrdma__regent *n = e->next;
+
+			if (e->start < b && a < e->end) {
+				kill_locked(rc, e);
+				rc->st.invalidations++;
+			}
+			e = n;
+		}
+	}
+	pthread_mutex_unlock(&rc_lock);
+}
+
+int rpcrdma_mem_register(void *addr, size_t len, struct rpcrdma_mem_region **out)
+{
+	uintptr_t a = (uintptr_t)addr, b = a + len;
+	struct rpcrdma_mem_region *r, *it;
+
+	if (!addr || !len || b < a || !out)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->start = a;
+	r->end = b;
+	pthread_mutex_lock(&rc_lock);
+	for (it = regions; it; it = it->next) {
+		if (it->start < b && a < it->end)
+			break;
+	}
+	if (it || nregions >= RPCRDMA_MEM_MAX_REGIONS) {
+		pthread_mutex_unlock(&rc_lock);
+		free(r);
+		return it ? -EEXIST : -ENOSPC;
+	}
+	r->next = regions;
+	regions = r;
+	nregions++;
+	pthread_mutex_unlock(&rc_lock);
+	*out = r;
+	return 0;
+}
+
+int rpcrdma_mem_deregister(struct rpcrdma_mem_region *region)
+{
+	struct rpcrdma_mem_region **pp;
+
+	if (!region)
+		return -EINVAL;
+	pthread_mutex_lock(&rc_lock);
+	for (pp = &regions; *pp && *pp != region; pp = &(*pp)->next)
+		;
+	if (!*pp) {
+		pthread_mutex_unlock(&rc_lock);
+		return -EINVAL;
+	}
+	*pp = region->next;
+	nregions--;
+	/* Each instance's registration of it goes once no call uses it, on
+	 * that instance's thread (dead is reaped at its next get or put). */
+	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
+		struct rpcrdma__regent *e = rc->decl.head;
+
+		while (e) {
+			struct rpcrdma__regent *n = e->next;
+
+			if (e->region == region) {
+				list_unlink(&rc->decl, e);
+				e->region = NULL;
+				e->state = RE_DEAD;
+				list_push(e->refs ? &rc->held : &rc->dead, e);
+			}
+			e = n;
+		}
+	}
+	pthread_mutex_unlock(&rc_lock);
+	free(region);
+	return 0;
+}
