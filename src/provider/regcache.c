@@ -63,6 +63,12 @@ struct re_list {
 struct rpcrdma__regcache {
 	struct rpcrdma_provider *p;
 	bool keep; /* entries may be kept: no pinning, or the hooks are active */
+	/* The provider finds the memory by address at each access and pins
+	 * nothing (RPCRDMA_PCAP_REG_BY_ADDRESS): an entry whose memory was
+	 * freed stays right for whatever is mapped there next, so the hooks
+	 * leave it (a server that mallocs each call's results registers
+	 * once, not per call). */
+	bool by_address;
 	struct re_list lru, decl, dead, held;
 	size_t nent, bytes; /* on lru */
 	struct rpcrdma__regcache_stats st;
@@ -165,7 +171,8 @@ static struct rpcrdma__regcache *cache_of(struct rpcrdma_provider *p)
 	if (!rc)
 		return NULL;
 	rc->p = p;
-	rc->keep = (p->caps.flags & RPCRDMA_PCAP_REG_BY_ADDRESS) || rpcrdma__memhooks_active();
+	rc->by_address = p->caps.flags & RPCRDMA_PCAP_REG_BY_ADDRESS;
+	rc->keep = rc->by_address || rpcrdma__memhooks_active();
 	pthread_once(&atfork_once, atfork_init);
 	pthread_mutex_lock(&rc_lock);
 	rc->gnext = caches;
@@ -421,7 +428,7 @@ void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
 		return;
 	pthread_mutex_lock(&rc_lock);
 	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
-		struct rpcrdma__regent *e = rc->lru.head;
+		struct rpcrdma__regent *e = rc->by_address ? NULL : rc->lru.head;
 
 		while (e) {
 			struct rpcrdma__regent *n = e->next;
