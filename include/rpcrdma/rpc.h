@@ -294,7 +294,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \
 	X(prov_revokes)        /* grants withdrawn (invalidation, or the key closed) */        \
 	X(prov_reg_mrs)        /* memory registrations (pinning, on verbs) */                  \
-	X(prov_dereg_mrs)      /* deregistrations */
+	X(prov_dereg_mrs)      /* deregistrations */                                          \
+	X(devices_opened)      /* server, verbs on a wildcard address: RDMA devices opened  */ \
+			       /* as their first connection came (one per device and worker */ \
+			       /* loop)                                                    */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
