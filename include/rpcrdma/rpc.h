@@ -418,8 +418,12 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
  * -EHOSTUNREACH when @host does not resolve, -EPROTONOSUPPORT for a
  * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
  * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
- * device with @host's address (a wildcard or loopback @host has none), or
- * -errno from the socket (-EADDRINUSE, ...).
+ * device at all, or none with @host's address (a loopback @host has none),
+ * or -errno from the socket (-EADDRINUSE, ...).  Over verbs a wildcard
+ * @host (NULL, 0.0.0.0, ::) serves every RDMA device: one listener, and
+ * each device's resources (per worker loop) made when its first connection
+ * arrives (devices_opened counts them); an address narrows it to its
+ * device.
  */
 RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service,
