@@ -25,6 +25,12 @@
  * channel and the device's async event fd, all non-blocking.  CQs whose
  * notification fired sit on a "hot" list until polled empty and re-armed.
  *
+ * A wildcard address gives a listen-only instance (provider.h, "Every
+ * device"; open_listen_only): only the event channel, the epoll set and the
+ * inbox.  Its requests make no QP and take no slots; they are handed to an
+ * instance on their device (verbs_cm.c, conn_handoff checks the request's
+ * device, not the instance's).
+ *
  * Recovery.  A connection ends (peer or local disconnect, a CM error, an error
  * completion, which means its QP went to the error state, or destroy) in one
  * synchronous step, conn_retire: the QP is moved to ERR, the completions
