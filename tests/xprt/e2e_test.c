@@ -741,8 +741,9 @@ static int case_wildcard(void)
 		co.provider = test_provider;
 		co.timeout_ms = 20000;
 		for (int k = 0; k < NC; k++) {
-			CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &c[k]),
-				 0);
+			CHECK_RC(
+			    rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &c[k]),
+			    0);
 			CHECK_RC(rpcrdma_client_connect(c[k]), 0);
 		}
 		for (int k = 0; k < NC; k++) {
