@@ -316,7 +316,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_regcache_misses) /* caller memory registered, then kept */                     \
 	X(prov_regcache_uncached) /* registered for one call only (see rpcrdma_mem(7)) */    \
 	X(prov_regcache_evictions) /* kept registrations dropped for the cache's bounds */   \
-	X(prov_regcache_invalidations) /* dropped: the memory was freed or unmapped */
+	X(prov_regcache_invalidations) /* dropped: the memory was freed or unmapped */ \
+	X(devices_opened)      /* server, verbs on a wildcard address: RDMA devices opened  */ \
+			       /* as their first connection came (one per device and worker */ \
+			       /* loop)                                                    */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -450,8 +453,12 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
  * -EHOSTUNREACH when @host does not resolve, -EPROTONOSUPPORT for a
  * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
  * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
- * device with @host's address (a wildcard or loopback @host has none), or
- * -errno from the socket (-EADDRINUSE, ...).
+ * device at all, or none with @host's address (a loopback @host has none),
+ * or -errno from the socket (-EADDRINUSE, ...).  Over verbs a wildcard
+ * @host (NULL, 0.0.0.0, ::) serves every RDMA device: one listener, and
+ * each device's resources (per worker loop) made when its first connection
+ * arrives (devices_opened counts them); an address narrows it to its
+ * device.
  */
 RPCRDMA_EXTERN int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host,
 					 const char *service,

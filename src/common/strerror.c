@@ -74,9 +74,10 @@ const char *rpcrdma_strerror(int err)
 		pthread_once(&no_provider_once, no_provider_init);
 		return no_provider_msg;
 	case RPCRDMA_ERR_NO_RDMA_DEVICE:
-		return "no RDMA device has this address (none on this machine, or a wildcard, "
-		       "loopback or other interface's address): the verbs provider needs the "
-		       "address of an RDMA device's interface (--addr, or the host argument)";
+		return "no RDMA device on this machine, or none has this address (a loopback or "
+		       "other interface's address): the verbs provider needs an RDMA device, and "
+		       "the address of its interface (--addr, or the host argument) except for a "
+		       "server on a wildcard address, which serves every device";
 	case RPCRDMA_ERR_RPC_REJECTED:
 		return "the server refused the call (rpcrdma_call_strerror() names its reply status)";
 	case RPCRDMA_ERR_TRANSPORT_ERROR:

@@ -309,11 +309,13 @@ int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,
 	return (int)n;
 }
 
-void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa, size_t len)
+/* A well-formed IPv4 or IPv6 address into @dst, else *@dstlen = 0. */
+static void copy_addr(struct sockaddr_storage *dst, socklen_t *dstlen, const struct sockaddr *sa,
+		      size_t len)
 {
 	size_t need;
 
-	c->peer_addrlen = 0;
+	*dstlen = 0;
 	if (!sa)
 		return;
 	if (sa->sa_family == AF_INET)
@@ -324,8 +326,18 @@ void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockad
 		return;
 	if (len < need)
 		return;
-	memcpy(&c->peer_addr, sa, need);
-	c->peer_addrlen = (socklen_t)need;
+	memcpy(dst, sa, need);
+	*dstlen = (socklen_t)need;
+}
+
+void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa, size_t len)
+{
+	copy_addr(&c->peer_addr, &c->peer_addrlen, sa, len);
+}
+
+void rpcrdma__provider_set_local(struct rpcrdma_prov_conn *c, const struct sockaddr *sa, size_t len)
+{
+	copy_addr(&c->local_addr, &c->local_addrlen, sa, len);
 }
 
 void rpcrdma__provider_copy_private(struct rpcrdma_prov_event *ev, const void *data, size_t len)

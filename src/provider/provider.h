@@ -15,6 +15,18 @@
  * registrations and remote-access grants hang off it.  Nothing is
  * thread-safe: an instance and everything made from it belong to one thread.
  *
+ * Every device.  A provider whose devices are chosen by address (verbs) may
+ * open an instance on a wildcard address (0.0.0.0, ::) as a listen-only
+ * instance (RPCRDMA_PCAP_LISTEN_ONLY): an event channel and listeners, no
+ * device.  Its listeners take connection requests on every device; each
+ * CONNECT_REQUEST names, in conn->local_addr, the address the peer reached.
+ * Such a request can only be handed over (conn_handoff) to an instance on
+ * its device, which the owner opens on conn->local_addr the first time that
+ * device shows up and reuses afterwards (conn_handoff says -EOPNOTSUPP when
+ * an instance serves another device), or to another listen-only instance;
+ * or rejected.  Providers without the flag (ofi) open a wildcard address
+ * as any other: one instance serves every request.
+ *
  * Normal operation.  The owner's loop sleeps on rpcrdma__provider_fd(); on
  * every wakeup it calls rpcrdma__provider_poll() until it returns 0, then
  * rpcrdma__provider_trywait(), and sleeps again only when trywait returns 0.
@@ -109,6 +121,11 @@ enum rpcrdma_prov_cap_flag {
 	 * registration cache keeps entries only while the memory hooks are
 	 * active (regcache.h). */
 	RPCRDMA_PCAP_REG_BY_ADDRESS = 1u << 5,
+	/* The instance has no device (opened on a wildcard address): it only
+	 * listens, and hands each request to an instance on the request's
+	 * device (see "Every device" above).  accept, conn_create and reg_mr
+	 * say -EOPNOTSUPP; the other caps are 0. */
+	RPCRDMA_PCAP_LISTEN_ONLY = 1u << 6,
 };
 
 struct rpcrdma_prov_caps {
@@ -140,7 +157,9 @@ struct rpcrdma_prov_conn_attr {
 
 struct rpcrdma_prov_open_attr {
 	/* Local address: selects the device (verbs) or interface (ofi) and is
-	 * the source of outgoing connections.  The port is ignored. */
+	 * the source of outgoing connections.  The port is ignored.  A
+	 * wildcard address may give a listen-only instance (verbs; see
+	 * RPCRDMA_PCAP_LISTEN_ONLY). */
 	const struct sockaddr *addr;
 	socklen_t addrlen;
 };
@@ -178,6 +197,11 @@ struct rpcrdma_prov_conn {
 	 * peer_addrlen is 0 while unknown. */
 	struct sockaddr_storage peer_addr;
 	socklen_t peer_addrlen;
+	/* The local address an incoming request reached (port included), set
+	 * with CONNECT_REQUEST by providers that can tell (verbs); it picks
+	 * the request's device.  local_addrlen is 0 while unknown. */
+	struct sockaddr_storage local_addr;
+	socklen_t local_addrlen;
 };
 
 /* A local registration.  Scatter-gather entries must lie inside one. */
@@ -385,7 +409,10 @@ struct rpcrdma_provider_ops {
 	 * again) and @to's poll reports it as a new CONNECT_REQUEST (listener
 	 * NULL, ctx @ctx, the peer's private data again), after which the
 	 * owner of @to posts receives and accepts or rejects it as usual.  On
-	 * error nothing changed.  -EOPNOTSUPP when @to is not compatible.
+	 * error nothing changed.  -EOPNOTSUPP when @to is not compatible: of
+	 * another provider, failed, or on another device than the request.
+	 * A request of a listen-only instance (RPCRDMA_PCAP_LISTEN_ONLY) may
+	 * go to an instance on its device, or to another listen-only one.
 	 */
 	int (*conn_handoff)(struct rpcrdma_prov_conn *c, struct rpcrdma_provider *to, void *ctx);
 	int (*reject)(struct rpcrdma_prov_conn *c, const void *pdata, size_t pdlen);
@@ -608,6 +635,14 @@ int rpcrdma__provider_poll_loop(const struct rpcrdma_prov_poll_state *ps,
  */
 void rpcrdma__provider_set_peer(struct rpcrdma_prov_conn *c, const struct sockaddr *sa,
 				size_t len);
+/**
+ * rpcrdma__provider_set_local - record the local address a request reached
+ * @c: the connection
+ * @sa: the address; taken as rpcrdma__provider_set_peer() takes its own
+ * @len: its length
+ */
+void rpcrdma__provider_set_local(struct rpcrdma_prov_conn *c, const struct sockaddr *sa,
+				 size_t len);
 
 /*
  * Handles a provider chooses itself.  Drawn from getrandom() (rfc5666bis

@@ -25,6 +25,12 @@
  * channel and the device's async event fd, all non-blocking.  CQs whose
  * notification fired sit on a "hot" list until polled empty and re-armed.
  *
+ * A wildcard address gives a listen-only instance (provider.h, "Every
+ * device"; open_listen_only): only the event channel, the epoll set and the
+ * inbox.  Its requests make no QP and take no slots; they are handed to an
+ * instance on their device (verbs_cm.c, conn_handoff checks the request's
+ * device, not the instance's).
+ *
  * Recovery.  A connection ends (peer or local disconnect, a CM error, an error
  * completion, which means its QP went to the error state, or destroy) in one
  * synchronous step, conn_retire: the QP is moved to ERR, the completions
@@ -399,6 +405,8 @@ struct rpcrdma_prov_conn_attr rpcrdma__vb_clamp_attr(const struct vb_prov *p,
 		a.recv_depth = VB_DEF_RECV_DEPTH;
 	if (!a.read_depth)
 		a.read_depth = VB_DEF_READ_DEPTH;
+	if (listen_only(p))
+		return a; /* the instance it is handed to clamps */
 	if (a.send_depth > caps->max_send_depth)
 		a.send_depth = caps->max_send_depth;
 	if (a.recv_depth > caps->max_recv_depth)
@@ -426,9 +434,10 @@ struct vb_conn *rpcrdma__vb_conn_alloc(struct vb_prov *p, const struct rpcrdma_p
 	c->base.state = RPCRDMA_PCONN_IDLE;
 	ns = c->base.attr.send_depth;
 	nr = c->base.attr.recv_depth;
-	c->nops = ns + nr + (p->use_mw ? VB_MEM_OPS : 0);
-	c->ops = calloc(c->nops, sizeof(*c->ops));
-	if (!c->ops) {
+	/* A listen-only instance's request never posts: no slots. */
+	c->nops = listen_only(p) ? 0 : ns + nr + (p->use_mw ? VB_MEM_OPS : 0);
+	c->ops = c->nops ? calloc(c->nops, sizeof(*c->ops)) : NULL;
+	if (c->nops && !c->ops) {
 		free(c);
 		return NULL;
 	}
@@ -707,6 +716,8 @@ static bool vb_fill(void *ctx)
 {
 	struct vb_prov *p = ctx;
 
+	if (listen_only(p))
+		return rpcrdma__vb_cm_read_one(p) || rpcrdma__vb_inbox_drain(p);
 	return rpcrdma__vb_cm_read_one(p) || cq_events_read(p) || hot_poll_one(p) ||
 	       async_read_one(p) || rpcrdma__vb_inbox_drain(p);
 }
@@ -744,6 +755,14 @@ static void vb_stats(struct rpcrdma_provider *b, struct rpcrdma_prov_stats *out)
 
 	*out = p->st;
 	out->key_redraws += p->keys.redraws;
+}
+
+static int vb_reg_mr(struct rpcrdma_provider *b, void *addr, size_t length,
+		     struct rpcrdma_prov_mr **out)
+{
+	if (listen_only(prov_of(b)))
+		return -EOPNOTSUPP; /* no protection domain */
+	return rpcrdma__vb_reg_mr(b, addr, length, out);
 }
 
 static void vb_conn_destroy(struct rpcrdma_prov_conn *bc)
@@ -1059,6 +1078,31 @@ static int epoll_watch(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ee) ? errno_neg() : 0;
 }
 
+/*
+ * A listen-only instance (a wildcard address): the event channel, the epoll
+ * set over it and the inbox; no device, so nothing else.  Its listeners
+ * take requests on every device, which the owner hands to instances it
+ * opens on each request's local address (provider.h, "Every device").
+ */
+static int open_listen_only(struct vb_prov *p)
+{
+	int ret;
+
+	p->base.caps.flags = RPCRDMA_PCAP_LISTEN_ONLY;
+	p->base.caps.max_private_data = RPCRDMA_PROV_PRIVATE_MAX;
+	p->ec = rdma_create_event_channel();
+	if (!p->ec)
+		return errno == ENOENT || errno == ENODEV || errno == ENOSYS ? -ENODEV
+									     : errno_neg();
+	p->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->epfd < 0)
+		return errno_neg();
+	ret = epoll_watch(p->epfd, p->ec->fd);
+	if (!ret)
+		ret = rpcrdma__provider_inbox_init(&p->inbox, p->epfd);
+	return ret;
+}
+
 static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_provider **out)
 {
 	struct ibv_device **list;
@@ -1092,6 +1136,13 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 		((struct sockaddr_in6 *)&p->addr)->sin6_port = 0;
 	else
 		((struct sockaddr_in *)&p->addr)->sin_port = 0;
+	if (is_wildcard((struct sockaddr *)&p->addr)) {
+		ret = open_listen_only(p);
+		if (ret)
+			goto out_close;
+		*out = &p->base;
+		return 0;
+	}
 
 	p->ec = rdma_create_event_channel();
 	if (!p->ec) {
@@ -1165,7 +1216,7 @@ const struct rpcrdma_provider_ops rpcrdma__provider_verbs_ops = {
     .poll = vb_poll,
     .trywait = vb_trywait,
     .stats = vb_stats,
-    .reg_mr = rpcrdma__vb_reg_mr,
+    .reg_mr = vb_reg_mr,
     .dereg_mr = rpcrdma__vb_dereg_mr,
     .grant = rpcrdma__vb_grant,
     .revoke = rpcrdma__vb_revoke,

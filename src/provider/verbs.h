@@ -48,6 +48,8 @@ struct vb_prov {
 	/* Bound to the instance's address for the instance's life: it pins
 	 * the device in librdmacm and names it. */
 	struct rdma_cm_id *anchor;
+	/* NULL, as are anchor, ctx, pd and cch, on a listen-only instance
+	 * (a wildcard address: RPCRDMA_PCAP_LISTEN_ONLY). */
 	struct ibv_device *dev;
 	struct ibv_context *ctx; /* ours, not librdmacm's */
 	struct ibv_pd *pd;
@@ -78,8 +80,8 @@ struct vb_handoff {
 	struct vb_prov *to;
 	struct rpcrdma_prov_conn_attr attr;
 	void *ctx;
-	struct sockaddr_storage peer;
-	socklen_t peerlen;
+	struct sockaddr_storage peer, local;
+	socklen_t peerlen, locallen;
 	uint8_t peer_ird, peer_ord;
 	uint8_t pdata[RPCRDMA_PROV_PRIVATE_MAX], pdlen;
 };
@@ -178,6 +180,20 @@ static inline int ret_neg(int ret)
 static inline size_t sockaddr_size(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+}
+
+/* 0.0.0.0 or ::, which RDMA CM binds to no device. */
+static inline bool is_wildcard(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+}
+
+/* A listen-only instance: no device of its own (is_wildcard at open). */
+static inline bool listen_only(const struct vb_prov *p)
+{
+	return p->dev == NULL;
 }
 
 static inline int check_addr(const struct sockaddr *sa, socklen_t len)

@@ -41,7 +41,9 @@ static void announce_request(struct vb_prov *p, struct vb_conn *c, struct vb_lis
 {
 	struct rpcrdma_prov_event ev;
 
-	if (rpcrdma__vb_qp_create(c)) {
+	/* A listen-only instance makes no QP: the instance the request is
+	 * handed to does, in its own protection domain. */
+	if (!listen_only(p) && rpcrdma__vb_qp_create(c)) {
 		p->st.errors++;
 		rpcrdma__vb_conn_free(c); /* rejects it */
 		return;
@@ -60,10 +62,11 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 {
 	struct vb_conn *c = NULL;
 
-	if (!l || !id->verbs || id->verbs->device != p->dev ||
+	if (!l || !id->verbs || (!listen_only(p) && id->verbs->device != p->dev) ||
 	    !(c = rpcrdma__vb_conn_alloc(p, &l->attr, NULL))) {
-		/* Another device (a wildcard listener), or no memory: refuse
-		 * rather than lose track of the request. */
+		/* Another device (a wildcard listener on an instance with a
+		 * device), or no memory: refuse rather than lose track of the
+		 * request.  A listen-only instance takes every device's. */
 		(void)rdma_reject(id, NULL, 0);
 		(void)rdma_destroy_id(id);
 		p->st.errors++;
@@ -83,6 +86,8 @@ static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_
 	memcpy(c->pdata, data, c->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
 	rpcrdma__provider_set_peer(&c->base, rdma_get_peer_addr(id), sizeof(struct sockaddr_storage));
+	rpcrdma__provider_set_local(&c->base, rdma_get_local_addr(id),
+				    sizeof(struct sockaddr_storage));
 	announce_request(p, c, l, l->base.ctx);
 }
 
@@ -376,6 +381,8 @@ int rpcrdma__vb_conn_create(struct rpcrdma_provider *b, const struct rpcrdma_pro
 
 	if (!out)
 		return -EINVAL;
+	if (listen_only(p))
+		return -EOPNOTSUPP;
 	if (p->failed)
 		return -EIO;
 	c = rpcrdma__vb_conn_alloc(p, attr, ctx);
@@ -433,6 +440,8 @@ int rpcrdma__vb_accept(struct rpcrdma_prov_conn *bc, const void *pdata, size_t p
 
 	if (ret)
 		return ret;
+	if (listen_only(c->p))
+		return -EOPNOTSUPP; /* hand it to its device's instance */
 	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->qp)
 		return -ENOTCONN;
 	/* IRD: Reads we take, no more than the peer will issue (its ORD);
@@ -532,6 +541,7 @@ static int handoff_migrate(void *arg)
 int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provider *to, void *ctx)
 {
 	struct vb_conn *c = conn_of(bc);
+	struct ibv_device *dev;
 	struct vb_prov *dst;
 	struct vb_handoff *h;
 	int ret;
@@ -541,7 +551,10 @@ int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provid
 	if (to->ops != bc->prov->ops)
 		return -EOPNOTSUPP;
 	dst = prov_of(to);
-	if (dst->failed || dst->inbox.efd < 0 || dst->dev != c->p->dev)
+	/* The request's device is its id's (a listen-only instance has none
+	 * of its own); a listen-only target takes any. */
+	dev = c->id && c->id->verbs ? c->id->verbs->device : NULL;
+	if (dst->failed || dst->inbox.efd < 0 || (!listen_only(dst) && dst->dev != dev))
 		return -EOPNOTSUPP;
 	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->id || c->destroyed)
 		return -ENOTCONN;
@@ -558,6 +571,8 @@ int rpcrdma__vb_conn_handoff(struct rpcrdma_prov_conn *bc, struct rpcrdma_provid
 	h->ctx = ctx;
 	memcpy(&h->peer, &bc->peer_addr, sizeof(h->peer));
 	h->peerlen = bc->peer_addrlen;
+	memcpy(&h->local, &bc->local_addr, sizeof(h->local));
+	h->locallen = bc->local_addrlen;
 	h->peer_ird = c->peer_ird;
 	h->peer_ord = c->peer_ord;
 	h->pdlen = c->pdlen;
@@ -595,6 +610,7 @@ static void adopt(struct vb_prov *p, struct vb_handoff *h)
 	memcpy(c->pdata, h->pdata, h->pdlen);
 	c->base.state = RPCRDMA_PCONN_REQUESTED;
 	rpcrdma__provider_set_peer(&c->base, (struct sockaddr *)&h->peer, h->peerlen);
+	rpcrdma__provider_set_local(&c->base, (struct sockaddr *)&h->local, h->locallen);
 	announce_request(p, c, NULL, h->ctx);
 }
 

@@ -239,7 +239,21 @@ struct rpcrdma__xsvc {
 	size_t max_call, conn_read_budget, rd_bytes;
 	unsigned int rd_blocked;
 	struct rpcrdma__timer rd_kick;
+	/* Every device (svc_conn.c): on a listen-only instance (a wildcard
+	 * address on verbs) each request goes to the transport of its device
+	 * on this loop, opened the first time the device shows up (at most
+	 * XSVC_DEVICES_MAX) with the options kept here. */
+	bool wild;
+	struct rpcrdma__xsvc *devs, *dev_next; /* list of those, and the link */
+	unsigned int ndevs;
+	struct rpcrdma_server_opts sopts;
+	char provider[16];
 };
+
+/* Per-device transports one wildcard transport may open: more than any
+ * machine has devices; the bound holds if an instance fails and its device
+ * is opened again. */
+#define XSVC_DEVICES_MAX 32u
 
 #define XSREQ_FREE_MAX 64u
 

@@ -1,13 +1,26 @@
 /*
  * The responder's transport (svc.h): listen or serve as a worker,
- * connection requests (admission, accept, handoff to a worker), the
- * provider's connection events, a connection's end and its tick (the
- * bounds' clocks), destroy, counters, the core's ops
- * (rpcrdma__rdma_svc_ops), and what bidir.c binds a backchannel through.
+ * connection requests (admission, accept, handoff to a worker or to the
+ * transport of the request's device), the provider's connection events, a
+ * connection's end and its tick (the bounds' clocks), destroy, counters,
+ * the core's ops (rpcrdma__rdma_svc_ops), and what bidir.c binds a
+ * backchannel through.
+ *
+ * Every device.  On a wildcard address verbs gives a listen-only instance
+ * (provider.h, RPCRDMA_PCAP_LISTEN_ONLY), whose requests come from any
+ * device.  Such a transport (v->wild) serves no connection itself: after
+ * admission and placement on a worker (whose own transport is wild too),
+ * each request goes to the transport of its device on the same loop, found
+ * by trying the ones open (a handoff to another device's instance says
+ * -EOPNOTSUPP) or opened on the request's local address the first time its
+ * device shows up (devices_opened).  Those per-device transports are
+ * ordinary ones without a listener; they live until their parent is
+ * destroyed, and their counters are the parent's.
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +103,45 @@ static void conn_tick(struct rpcrdma__timer *tm)
 	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
 }
 
+static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
+		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
+		    void *cb_ctx, struct rpcrdma__xsvc **out);
+static void svc_close(struct rpcrdma__xsvc *v);
+
+/* Hands @pc to the transport of its device on this loop, which is opened
+ * the first time the device shows up.  Returns 0 once handed over. */
+static int route_to_device(struct rpcrdma__xsvc *v, struct rpcrdma_prov_conn *pc)
+{
+	struct rpcrdma__xsvc *d;
+	int rc;
+
+	for (d = v->devs; d; d = d->dev_next) {
+		rc = rpcrdma__provider_conn_handoff(pc, d->dev.prov, d);
+		if (rc != -EOPNOTSUPP)
+			return rc; /* handed over, or failed for another reason */
+	}
+	if (!pc->local_addrlen)
+		return -EADDRNOTAVAIL;
+	if (v->ndevs >= XSVC_DEVICES_MAX)
+		return -EMFILE;
+	rc = svc_open(v->dev.loop, (const struct sockaddr *)&pc->local_addr, pc->local_addrlen,
+		      &v->sopts, v->cb, v->cb_ctx, &d);
+	if (rc)
+		return rc;
+	if (d->wild) {
+		/* The request's address gave no device either. */
+		svc_close(d);
+		return -ENODEV;
+	}
+	d->dev_next = v->devs;
+	v->devs = d;
+	v->ndevs++;
+	v->st.devices_opened++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, 0, 0, v->ndevs, 0,
+		       "opened device %u of a wildcard listener", v->ndevs);
+	return rpcrdma__provider_conn_handoff(pc, d->dev.prov, d);
+}
+
 static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma_prov_conn *pc = ev->conn;
@@ -126,7 +178,17 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 			return;
 		}
 	}
-	if (v->destroying || !(sc = calloc(1, sizeof(*sc)))) {
+	if (!v->destroying && v->wild) {
+		/* Served by its device's transport, which accepts it there
+		 * (this function again, on this loop). */
+		rc = route_to_device(v, pc);
+		if (!rc)
+			return;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, 0, 0, rc, 0,
+			       "request refused: no transport for its device: %s (%d)",
+			       rpcrdma_strerror(rc), rc);
+	}
+	if (v->destroying || v->wild || !(sc = calloc(1, sizeof(*sc)))) {
 		(void)rpcrdma__provider_reject(pc, NULL, 0);
 		rpcrdma__provider_conn_destroy(pc);
 		if (admitted && v->cb->conn_release)
@@ -277,6 +339,13 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		free(v);
 		return rc;
 	}
+	/* What each device's transport is opened with (route_to_device);
+	 * the provider's name is ours, the caller's string may go. */
+	v->wild = (v->dev.prov->caps.flags & RPCRDMA_PCAP_LISTEN_ONLY) != 0;
+	v->sopts = *opts;
+	snprintf(v->provider, sizeof(v->provider), "%s",
+		 opts->provider ? opts->provider : RPCRDMA__XPRT_PROVIDER_DEFAULT);
+	v->sopts.provider = v->provider;
 	/* Room for the receives of reverse replies too (RFC 8167 4.3.2). */
 	if (v->dev.prov->caps.max_recv_depth > 4 + 2 * RPCRDMA__BC_CREDITS_MAX &&
 	    v->credits > v->dev.prov->caps.max_recv_depth - 4 - RPCRDMA__BC_CREDITS_MAX)
@@ -303,6 +372,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 
 static void svc_close(struct rpcrdma__xsvc *v)
 {
+	/* The devices' transports are destroyed first (op_destroy). */
 	rpcrdma__timer_stop(&v->rd_kick);
 	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
@@ -389,6 +459,15 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 		rpcrdma__provider_listener_close(v->lst);
 		v->lst = NULL;
 	}
+	/* ORDER: the devices' transports before our instance: requests
+	 * handed to them and not yet taken are refused as they close. */
+	while (v->devs) {
+		struct rpcrdma__xsvc *d = v->devs;
+
+		v->devs = d->dev_next;
+		v->ndevs--;
+		op_destroy((struct rpcrdma__svc_transport *)(void *)d);
+	}
 	/* Replies already handed to the provider get their chance to leave;
 	 * no callback reaches the core meanwhile (destroying). */
 	for (int i = 0;
@@ -432,10 +511,38 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 	svc_close(v);
 }
 
+/* @acc += @one; the gauges take the larger value instead. */
+static void stats_fold(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_stats *one)
+{
+	struct rpcrdma_xprt_stats g = *acc;
+
+#define XSVC_MAX(name) g.name = acc->name > one->name ? acc->name : one->name;
+	XSVC_MAX(credits_granted)
+	XSVC_MAX(credits_in_use_max)
+	XSVC_MAX(rev_credits_granted)
+	XSVC_MAX(rev_credits_in_use_max)
+#define XSVC_ADD(name) acc->name += one->name;
+	RPCRDMA_XPRT_STATS(XSVC_ADD)
+#undef XSVC_ADD
+	acc->credits_granted = g.credits_granted;
+	acc->credits_in_use_max = g.credits_in_use_max;
+	acc->rev_credits_granted = g.rev_credits_granted;
+	acc->rev_credits_in_use_max = g.rev_credits_in_use_max;
+#undef XSVC_MAX
+}
+
 static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
 {
-	*out = xsvc_of(t)->st;
-	rpcrdma__xdev_add_stats(&xsvc_of(t)->dev, out);
+	struct rpcrdma__xsvc *v = xsvc_of(t);
+
+	*out = v->st;
+	rpcrdma__xdev_add_stats(&v->dev, out);
+	for (struct rpcrdma__xsvc *d = v->devs; d; d = d->dev_next) {
+		struct rpcrdma_xprt_stats one;
+
+		op_stats((struct rpcrdma__svc_transport *)(void *)d, &one);
+		stats_fold(out, &one);
+	}
 }
 
 struct rpcrdma_provider *rpcrdma__xprt_svc_provider(struct rpcrdma__svc_transport *t)

@@ -103,11 +103,15 @@ struct expect {
 	/* conn->attr.read_depth is negotiated with the peer (IRD/ORD) rather
 	 * than informational. */
 	bool read_depth_negotiated;
+	/* An instance on a wildcard address has no device: it listens on
+	 * every device and hands each request to an instance on the
+	 * request's device (RPCRDMA_PCAP_LISTEN_ONLY). */
+	bool wildcard_listen_only;
 };
 
 static const struct expect expectations[] = {
     /* Measured on libfabric 1.17 (LIBFABRIC.md and this suite). */
-    {"ofi", true, true, true, true, false, false},
+    {"ofi", true, true, true, true, false, false, false},
     /* Measured on Soft-RoCE (rdma_rxe, Linux 6.1) in the lab, see
      * tests/lab/README.md.  RC semantics: a bad handle or a too-long
      * message moves both QPs to the error state, which ends both sides.
@@ -116,7 +120,7 @@ static const struct expect expectations[] = {
      * sender's Send with IBV_WC_REM_OP_ERR.  The accepting side is up
      * only once the connecting side's librdmacm has sent the RTU, from
      * its event processing; Read depths are negotiated in the CM. */
-    {"verbs", true, true, true, false, true, true},
+    {"verbs", true, true, true, false, true, true, true},
 };
 
 struct side {
@@ -2201,6 +2205,149 @@ static int test_handle_scope(struct env *e)
  * there and Sends; the worker checks both.  Then bad targets are refused
  * and leave the request usable where it was.
  */
+/*
+ * Listening on the wildcard address (what a server without --addr does).
+ * Waits drain the wildcard instance too, which the env's pump does not
+ * know: on ofi it is a whole instance, and its peer makes progress only
+ * while it is polled.
+ */
+static bool wait_wild(struct env *e, struct side *w, struct side *s, int type,
+		      const struct rpcrdma_prov_conn *c, const void *ctx, bool any_ctx,
+		      struct rpcrdma_prov_event *out)
+{
+	int64_t end = now_ms() + DEFAULT_WAIT_MS;
+
+	for (;;) {
+		ssize_t i;
+
+		drain(w);
+		i = find_ev(s, type, c, c == NULL, ctx, any_ctx);
+		if (i >= 0) {
+			take(s, (size_t)i, out);
+			return true;
+		}
+		if (now_ms() >= end) {
+			fprintf(stderr, "%s: no %s event within %d ms\n", s->name,
+				rpcrdma__provider_event_str(type), DEFAULT_WAIT_MS);
+			return false;
+		}
+		pump(e, 10);
+	}
+}
+
+static int wildcard_case(struct env *e, struct side *w)
+{
+	struct rpcrdma_prov_conn_attr la = {.send_depth = 32, .recv_depth = 64, .read_depth = 8};
+	struct sockaddr_storage any, la_addr, dst;
+	struct rpcrdma_prov_open_attr oa = {(struct sockaddr *)&any, e->srv_len};
+	struct rpcrdma_prov_listener *wl = NULL;
+	struct rpcrdma_prov_conn *c, *s, *wc;
+	struct rpcrdma_prov_event ev;
+	struct rpcrdma_prov_stats st;
+	struct rbuf sb = {0}, rb = {0};
+	struct side *owner;
+	socklen_t la_len;
+	bool lonly;
+
+	memset(&any, 0, sizeof(any));
+	any.ss_family = e->srv_addr.ss_family; /* 0.0.0.0 or :: */
+	CHECK_OK(rpcrdma__provider_open(e->prov, &oa, &w->p));
+	lonly = (w->p->caps.flags & RPCRDMA_PCAP_LISTEN_ONLY) != 0;
+	CHECK(lonly == e->ex->wildcard_listen_only);
+	CHECK_OK(rpcrdma__provider_listen(w->p, (struct sockaddr *)&any, e->srv_len, 64, &la,
+					  CTX(T_LISTENER, 7), &wl));
+	CHECK_OK(rpcrdma__provider_listener_addr(wl, &la_addr, &la_len));
+	CHECK(port_of(&la_addr) != 0);
+	/* Reached on the server's address, through the wildcard's port. */
+	dst = e->srv_addr;
+	if (dst.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&dst)->sin6_port = htons(port_of(&la_addr));
+	else
+		((struct sockaddr_in *)&dst)->sin_port = htons(port_of(&la_addr));
+	CHECK_OK(rpcrdma__provider_conn_create(e->cli.p, NULL, CTX(T_CONN_CLIENT, 7), &c));
+	CHECK_OK(rbuf_init(&e->cli, &sb, 4096));
+	CHECK_OK(rpcrdma__provider_connect(c, (struct sockaddr *)&dst, e->srv_len, "wild", 4));
+	CHECK(wait_wild(e, w, w, RPCRDMA_PEV_CONNECT_REQUEST, NULL, NULL, true, &ev));
+	CHECK(ev.listener == wl && ev.ctx == CTX(T_LISTENER, 7));
+	wc = ev.conn;
+	CHECK(wc && wc->state == RPCRDMA_PCONN_REQUESTED);
+	CHECK(same_host(&wc->peer_addr, &e->cli_addr));
+	if (lonly) {
+		void *scratch = malloc(64);
+		struct rpcrdma_prov_mr *mr;
+		struct rpcrdma_prov_conn *nc;
+
+		/* It names the address the client reached, which picks the
+		 * device; it has no device to accept on. */
+		CHECK(wc->local_addrlen == e->srv_len && same_host(&wc->local_addr, &e->srv_addr));
+		CHECK(port_of(&wc->local_addr) == port_of(&la_addr));
+		CHECK_RC(rpcrdma__provider_accept(wc, NULL, 0), -EOPNOTSUPP);
+		CHECK(scratch);
+		CHECK_RC(rpcrdma__provider_reg_mr(w->p, scratch, 64, &mr), -EOPNOTSUPP);
+		free(scratch);
+		CHECK_RC(rpcrdma__provider_conn_create(w->p, NULL, NULL, &nc), -EOPNOTSUPP);
+		CHECK(wc->state == RPCRDMA_PCONN_REQUESTED);
+		/* The server's instance is on that device: it takes it. */
+		CHECK_OK(rpcrdma__provider_conn_handoff(wc, e->srv.p, CTX(T_CONN_SERVER, 7)));
+		CHECK(wait_wild(e, w, &e->srv, RPCRDMA_PEV_CONNECT_REQUEST, NULL,
+				CTX(T_CONN_SERVER, 7), false, &ev));
+		CHECK(ev.listener == NULL);
+		CHECK(private_ok(e, &ev, "wild", 4));
+		s = ev.conn;
+		CHECK(s && s->state == RPCRDMA_PCONN_REQUESTED);
+		CHECK(same_host(&s->local_addr, &e->srv_addr));
+		rpcrdma__provider_stats(w->p, &st);
+		CHECK_RC(st.conns_handed_off, 1);
+		CHECK_RC(st.conns_live, 0);
+		owner = &e->srv;
+	} else {
+		/* One instance serves every address: it accepts itself. */
+		CHECK(private_matches(&w->p->caps, &ev, "wild", 4));
+		s = wc;
+		owner = w;
+	}
+	s->ctx = CTX(T_CONN_SERVER, 7);
+	CHECK_OK(rbuf_init(owner, &rb, 4096));
+	CHECK_OK(post_recv1(s, &rb, 0, 4096, CTX(T_RECV, 7)));
+	CHECK_OK(rpcrdma__provider_accept(s, NULL, 0));
+	CHECK(wait_wild(e, w, owner, RPCRDMA_PEV_ESTABLISHED, s, NULL, true, &ev));
+	CHECK(wait_wild(e, w, &e->cli, RPCRDMA_PEV_ESTABLISHED, c, NULL, true, &ev));
+	fill(sb.mem, 3000, 77);
+	CHECK_OK(post_send1(c, &sb, 0, 3000, CTX(T_SEND, 7)));
+	CHECK(wait_wild(e, w, &e->cli, RPCRDMA_PEV_COMPLETION, NULL, CTX(T_SEND, 7), false, &ev));
+	CHECK(ev.status == RPCRDMA_PST_SUCCESS);
+	CHECK(wait_wild(e, w, owner, RPCRDMA_PEV_COMPLETION, NULL, CTX(T_RECV, 7), false, &ev));
+	CHECK(ev.status == RPCRDMA_PST_SUCCESS && ev.byte_len == 3000 && ev.conn == s);
+	CHECK(first_mismatch(rb.mem, 3000, 77) < 0);
+	CHECK_OK(rpcrdma__provider_disconnect(c));
+	CHECK(wait_wild(e, w, &e->cli, RPCRDMA_PEV_DISCONNECTED, c, NULL, true, &ev));
+	CHECK(wait_wild(e, w, owner, RPCRDMA_PEV_DISCONNECTED, s, NULL, true, &ev));
+	rpcrdma__provider_conn_destroy(c);
+	rpcrdma__provider_conn_destroy(s);
+	rbuf_free(&rb);
+	rbuf_free(&sb);
+	rpcrdma__provider_listener_close(wl);
+	return 0;
+}
+
+static int test_wildcard_listen(struct env *e)
+{
+	struct side w = {.name = "wildcard"};
+	int rc = wildcard_case(e, &w);
+
+	if (!rc && (w.poll_err || w.order_errors)) {
+		fprintf(stderr, "wildcard instance: poll %d, order errors %u\n", w.poll_err,
+			w.order_errors);
+		rc = 1;
+	}
+	/* Closing frees what a failed check left (listener, requests). */
+	if (w.p)
+		rpcrdma__provider_close(w.p);
+	free(w.ev);
+	free(w.up);
+	return rc;
+}
+
 #define HO_WORKERS 3
 #define HO_CONNS 12
 #define HO_BYTES 4096
@@ -2464,6 +2611,7 @@ static const struct test_case cases[] = {
     {"connect_private_data", test_connect_private_data},
     {"peer_address", test_peer_address},
     {"handoff", test_handoff},
+    {"wildcard_listen", test_wildcard_listen},
     {"reject_private_data", test_reject_private_data},
     {"connect_refused", test_connect_refused},
     {"send_recv", test_send_recv},

@@ -706,6 +706,81 @@ static int case_workers(void)
 	return 0;
 }
 
+/*
+ * A server on the wildcard address (host NULL), with no worker and with two,
+ * reached through test_addr: every form still served.  On verbs the
+ * listener has no device, and each transport that serves connections opens
+ * the device the first connection came on (devices_opened: one with no
+ * worker, one per worker that got a client); ofi serves every address with
+ * one instance and opens none.
+ */
+static int case_wildcard(void)
+{
+	enum { NC = 2 };
+	static const unsigned int workers[] = {0, 2};
+	static const uint32_t sizes[] = {0, 4001, 65537, BIG};
+	struct echo in = {.data = malloc(BIG)}, out = {.data = malloc(BIG)};
+	bool listen_only = strcmp(test_provider, "verbs") == 0;
+
+	CHECK(in.data && out.data);
+	for (size_t w = 0; w < sizeof(workers) / sizeof(workers[0]); w++) {
+		struct rpcrdma_client *c[NC];
+		struct rpcrdma_server_opts so;
+		struct rpcrdma_client_opts co;
+		struct rpcrdma_xprt_stats ss;
+		struct rpcrdma_call call;
+		struct env e;
+		char port[16];
+
+		memset(&e, 0, sizeof(e));
+		CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+		rpcrdma_server_opts_default(&so);
+		so.transport = RPCRDMA_TRANSPORT_RDMA;
+		so.provider = test_provider;
+		so.workers = workers[w];
+		CHECK_RC(rpcrdma_server_create(e.loop, NULL, "0", &so, &e.srv), 0);
+		CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+		CHECK(rpcrdma_server_port(e.srv) > 0);
+		snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+		rpcrdma_client_opts_default(&co);
+		co.transport = RPCRDMA_TRANSPORT_RDMA;
+		co.provider = test_provider;
+		co.timeout_ms = 20000;
+		for (int k = 0; k < NC; k++) {
+			CHECK_RC(
+			    rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &c[k]),
+			    0);
+			CHECK_RC(rpcrdma_client_connect(c[k]), 0);
+		}
+		for (int k = 0; k < NC; k++) {
+			call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+			CHECK_RC(rpcrdma_client_call(c[k], &call), 0);
+			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+				CHECK_RC(echo_call(c[k], &in, &out, sizes[i]), 0);
+			CHECK_RC(blob_call(c[k], 100003, 200000), 0); /* Long Call, Long Reply */
+		}
+		/* A new connection after a loss finds the device's transport
+		 * open and opens nothing more. */
+		rpcrdma__client_disconnect(c[0]);
+		CHECK_RC(echo_call(c[0], &in, &out, BIG), 0);
+
+		CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+		CHECK(ss.calls_received >= NC * 6 + 1);
+		CHECK(ss.long_calls >= NC && ss.long_replies >= NC);
+		CHECK_RC(ss.conns_handed_off, workers[w] ? NC + 1 : 0);
+		CHECK_RC(ss.devices_opened, listen_only ? (workers[w] ? workers[w] : 1) : 0);
+		rpcrdma_server_destroy(e.srv);
+		for (int k = 0; k < NC; k++)
+			rpcrdma_client_destroy(c[k]);
+		for (int i = 0; i < 5; i++)
+			(void)rpcrdma_loop_run_once(e.loop, 0);
+		CHECK_RC(rpcrdma_loop_destroy(e.loop), 0);
+	}
+	free(in.data);
+	free(out.data);
+	return 0;
+}
+
 static int case_reconnect(void)
 {
 	enum { N = 40 };
@@ -907,6 +982,7 @@ static const struct test_case cases[] = {
     {"e2e_reconnect", case_reconnect},
     {"e2e_abort_revoked", case_abort_revoked},
     {"e2e_workers", case_workers},
+    {"e2e_wildcard", case_wildcard},
     {"e2e_write_list", case_write_list},
     {"e2e_bidir_interleave", case_bidir_interleave},
     {"e2e_bidir_chunks", case_bidir_chunks},

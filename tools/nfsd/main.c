@@ -42,7 +42,8 @@ static void usage(FILE *f)
 		   "\n"
 		   "  --provider NAME    RDMA provider: ofi (software RDMA, default) or verbs\n"
 		   "  --addr ADDRESS     address to listen on (default: every local IPv4\n"
-		   "                     address, 0.0.0.0; give a device's address for verbs)\n"
+		   "                     address, 0.0.0.0; with verbs every RDMA device,\n"
+		   "                     each opened when its first client connects)\n"
 		   "  --port N           NFS over RDMA port (default 20049; 0: no RDMA)\n"
 		   "  --tcp-port N       NFS over TCP port (default 2049; 0: no TCP)\n"
 		   "  --mount-port N     MOUNT v3 over TCP port (default 20048)\n"
@@ -345,9 +346,11 @@ static void print_stats(struct served *sv, int n)
 		struct rpcrdma_xprt_stats xs;
 
 		if (sv[i].srv && rpcrdma_server_stats(sv[i].srv, &xs) == 0)
-			fprintf(stderr, "rpcrdma-nfsd: stats %s: calls %llu replies %llu\n",
+			fprintf(stderr,
+				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
-				(unsigned long long)xs.calls_sent);
+				(unsigned long long)xs.calls_sent,
+				(unsigned long long)xs.devices_opened);
 	}
 }
 
