@@ -18,9 +18,11 @@ struct rpcrdma_prov_mr;
 #define RPCRDMA__BUFPOOL_MIN_SHIFT 10u
 #define RPCRDMA__BUFPOOL_MAX_SHIFT 24u
 /* Idle buffers kept per instance: at most this many bytes, and this many
- * per class. */
+ * per class.  A connection's calls in flight (credits, up to 1024) each
+ * hold their message buffers: a class must keep as many, or a deep
+ * pipeline registers and deregisters at every call. */
 #define RPCRDMA__BUFPOOL_MAX_BYTES (64u << 20)
-#define RPCRDMA__BUFPOOL_MAX_PER_CLASS 64u
+#define RPCRDMA__BUFPOOL_MAX_PER_CLASS 1024u
 
 /**
  * rpcrdma__bufpool_get - a registered buffer of at least @len bytes
