@@ -12,11 +12,10 @@
  *    ofi);
  *  - the responder: one RDMA Read per Read chunk or Position-Zero chunk
  *    segment, one RDMA Write per Write chunk or Reply chunk it uses.
- * Registrations (0 per call in steady state) are the registration
- * cache's work, item 1 of the issue, and its tests' to assert: here they
- * are only printed (today a chunk's caller memory is registered per call,
- * and buffers that grow register once more).
+ *  - registrations and deregistrations: none in steady state, wherever
+ *    the registration cache keeps what it registered (see below).
  */
+#include "provider/regcache.h"
 
 /* READ: a length in, a DDP-eligible result of that length out. */
 static uint8_t *work_source;
@@ -196,13 +195,20 @@ static int case_work_per_form(void)
 		/* No registration in steady state (issue 18), wherever the
 		 * registration cache may keep what it made: on ofi always, on
 		 * verbs when the memory hooks are active (not under ASan or
-		 * valgrind, where it counts what it could not keep). */
+		 * valgrind, where it counts what it could not keep).  The
+		 * server's ECHO results are memory its procedure allocates
+		 * for each call: the same addresses again only from an
+		 * allocator that reuses freed blocks at once (glibc's, which
+		 * the hooks being active says is there; ASan's and valgrind's
+		 * hold them back). */
 		if (c1.prov_regcache_uncached == c0.prov_regcache_uncached &&
 		    s1.prov_regcache_uncached == s0.prov_regcache_uncached) {
 			CHECK_RC(c1.prov_reg_mrs - c0.prov_reg_mrs, 0);
 			CHECK_RC(c1.prov_dereg_mrs - c0.prov_dereg_mrs, 0);
-			CHECK_RC(s1.prov_reg_mrs - s0.prov_reg_mrs, 0);
-			CHECK_RC(s1.prov_dereg_mrs - s0.prov_dereg_mrs, 0);
+			if (rpcrdma__memhooks_active()) {
+				CHECK_RC(s1.prov_reg_mrs - s0.prov_reg_mrs, 0);
+				CHECK_RC(s1.prov_dereg_mrs - s0.prov_dereg_mrs, 0);
+			}
 		}
 	}
 	CHECK_RC(env_down(&e), 0);
