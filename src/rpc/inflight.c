@@ -112,6 +112,17 @@ static int put_line(int fd, struct line *l)
 	return 0;
 }
 
+/* The line for the calls beyond the SHOWN listed, if any. */
+static int put_more(int fd, struct line *l, int total)
+{
+	if (total <= SHOWN)
+		return 0;
+	put_str(l, "... and ");
+	put_num(l, (uint64_t)(total - SHOWN), 10, 0);
+	put_str(l, "more");
+	return put_line(fd, l);
+}
+
 int rpcrdma_client_inflight_write(struct rpcrdma_client *clnt, int fd)
 {
 	struct rpcrdma_call_info info[SHOWN];
@@ -140,12 +151,8 @@ int rpcrdma_client_inflight_write(struct rpcrdma_client *clnt, int fd)
 		put_num(&l, c->conn_id, 10, 6);
 		rc = put_line(fd, &l);
 	}
-	if (!rc && total > SHOWN) {
-		put_str(&l, "... and ");
-		put_num(&l, (uint64_t)(total - SHOWN), 10, 0);
-		put_str(&l, "more");
-		rc = put_line(fd, &l);
-	}
+	if (!rc)
+		rc = put_more(fd, &l, total);
 	errno = saved;
 	return rc ? rc : total;
 }
@@ -199,12 +206,8 @@ int rpcrdma_server_inflight_write(struct rpcrdma_server *srv, int fd)
 		put_num(&l, c->reply_chunk, 10, 6);
 		rc = put_line(fd, &l);
 	}
-	if (!rc && total > SHOWN) {
-		put_str(&l, "... and ");
-		put_num(&l, (uint64_t)(total - SHOWN), 10, 0);
-		put_str(&l, "more");
-		rc = put_line(fd, &l);
-	}
+	if (!rc)
+		rc = put_more(fd, &l, total);
 	if (!rc && busy) {
 		put_str(&l, "(");
 		put_num(&l, busy, 10, 0);
