@@ -309,7 +309,7 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_reads)          /* RDMA Reads posted */                                         \
 	X(prov_writes)         /* RDMA Writes posted */                                        \
 	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \
-	X(prov_revokes)        /* grants withdrawn (invalidation, or the key closed) */        \
+	X(prov_revokes)        /* grants this side withdrew (not those the peer invalidated) */ \
 	X(prov_reg_mrs)        /* memory registrations (pinning, on verbs) */                  \
 	X(prov_dereg_mrs)      /* deregistrations */                                          \
 	X(prov_regcache_hits)  /* caller memory found registered: no registration */          \

@@ -498,7 +498,7 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 	struct vb_grant *g = rpcrdma__container_of(bg, struct vb_grant, base);
 	struct vb_prov *p = prov_of(bg->prov);
 	struct vb_conn *c = g->conn;
-	bool later = false;
+	bool later = false, remote;
 
 	if (g->mw && c && !g->invalidated) {
 		/* WARNING: rxe crashes the kernel on invalidating a window that
@@ -509,6 +509,9 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 		rpcrdma__vb_reap(c);
 		c = g->conn;
 	}
+	/* The peer's Send With Invalidate did the fence: nothing is posted,
+	 * and the work counters (revokes) leave it out. */
+	remote = g->invalidated;
 	if (g->mw && c && !g->invalidated) {
 		struct ibv_send_wr wr, *bad = NULL;
 		struct vb_op *o = mem_slot(c);
@@ -554,7 +557,8 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 		emit_revoke(p, ctx);
 	rpcrdma__provider_key_retire(&p->keys, bg->handle);
 	grant_unlink(p, g);
-	p->st.revokes++;
+	if (!remote)
+		p->st.revokes++;
 	free(g);
 	return 0;
 }

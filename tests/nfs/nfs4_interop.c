@@ -35,7 +35,7 @@
  *                our client refuses the reply
  *   fault 2 (middle_inline) a zero-length chunk: no reply, the connection
  *                closed on every retransmission (f1 written into A each
- *                time)
+ *                time); once, an error status for the COMPOUND instead
  *   fault 3 (write_and_long_reply) a Reply chunk offered beside a used
  *                Write chunk (Linux always uses a Reply chunk it is given):
  *                the same
@@ -336,7 +336,13 @@ static void run_or_dropped(struct multi *m, uint64_t want, bool at_least, const 
 	multi_build(m);
 	CHECK_RC(rpcrdma_client_stats(clnt, &st0), 0);
 	rc = rpcrdma_nfs4_compound_call(clnt, &m->c);
-	if (rc == 0) {
+	if (rc == 0 && !self && m->c.status != RPCRDMA_NFS4_OK) {
+		/* Linux 6.1 once answered this COMPOUND with an error status
+		 * (27) instead of closing the connection: the same fault seen
+		 * another way.  Shown, not required. */
+		printf("# %s: %s, variant: COMPOUND status %u after %u of %u operations\n", name,
+		       fault, (unsigned)m->c.status, (unsigned)m->c.nres, (unsigned)m->c.nops);
+	} else if (rc == 0) {
 		placed = multi_check(m, before);
 		if (at_least)
 			CHECK(placed >= want);
