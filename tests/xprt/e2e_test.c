@@ -308,7 +308,9 @@ struct env {
 	struct rpcrdma_client *clnt;
 };
 
-static int env_up(struct env *e, uint32_t srv_credits, uint32_t clnt_credits)
+/* A server of @prog (its @nprocs @procs) and a client of it on one loop. */
+static int env_up_prog(struct env *e, uint32_t prog, const struct rpcrdma_svc_proc *procs_of,
+		       uint32_t nprocs, uint32_t srv_credits, uint32_t clnt_credits)
 {
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_client_opts co;
@@ -321,16 +323,21 @@ static int env_up(struct env *e, uint32_t srv_credits, uint32_t clnt_credits)
 	so.provider = test_provider;
 	so.credits = srv_credits;
 	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
-	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
+	CHECK_RC(rpcrdma_server_register(e->srv, prog, VERS, procs_of, nprocs), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
 	rpcrdma_client_opts_default(&co);
 	co.transport = RPCRDMA_TRANSPORT_RDMA;
 	co.provider = test_provider;
 	co.credits = clnt_credits;
 	co.timeout_ms = 20000;
-	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, PROG, VERS, &co, &e->clnt), 0);
+	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, prog, VERS, &co, &e->clnt), 0);
 	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
 	return 0;
+}
+
+static int env_up(struct env *e, uint32_t srv_credits, uint32_t clnt_credits)
+{
+	return env_up_prog(e, PROG, procs, P_NPROCS, srv_credits, clnt_credits);
 }
 
 static int env_down(struct env *e)

@@ -124,25 +124,7 @@ static const struct rpcrdma_svc_proc rc_procs[RC_NPROCS] = {
 
 static int rc_env_up(struct env *e)
 {
-	struct rpcrdma_server_opts so;
-	struct rpcrdma_client_opts co;
-	char port[16];
-
-	memset(e, 0, sizeof(*e));
-	CHECK_RC(rpcrdma_loop_create(&e->loop), 0);
-	rpcrdma_server_opts_default(&so);
-	so.transport = RPCRDMA_TRANSPORT_RDMA;
-	so.provider = test_provider;
-	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
-	CHECK_RC(rpcrdma_server_register(e->srv, RC_PROG, VERS, rc_procs, RC_NPROCS), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
-	rpcrdma_client_opts_default(&co);
-	co.transport = RPCRDMA_TRANSPORT_RDMA;
-	co.provider = test_provider;
-	co.timeout_ms = 20000;
-	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, RC_PROG, VERS, &co, &e->clnt), 0);
-	CHECK_RC(rpcrdma_client_connect(e->clnt), 0);
-	return 0;
+	return env_up_prog(e, RC_PROG, rc_procs, RC_NPROCS, 0, 0);
 }
 
 /* ECHO of @len bytes of pattern @seed from @src, the result straight into
@@ -204,17 +186,10 @@ static int rc_round(struct env *e, uint8_t *src, uint8_t *dst, uint32_t seed)
 	return 0;
 }
 
-static bool rc_pins(struct env *e)
-{
-	struct rpcrdma_provider *p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e->clnt));
-
-	return p && !(p->caps.flags & RPCRDMA_PCAP_REG_BY_ADDRESS);
-}
-
 /* Whether the cache may keep registrations here (regcache.c). */
 static bool rc_keeps(struct env *e)
 {
-	return !rc_pins(e) || rpcrdma__memhooks_active();
+	return !work_pins(e) || rpcrdma__memhooks_active();
 }
 
 /* Registrations the client's grants made for themselves: on rxe, windows
@@ -360,7 +335,7 @@ static int rc_invalidation(enum rc_change how)
 	 * data is checked then, and the cache keeps nothing on verbs. */
 	/* A provider that finds memory by address at each access keeps its
 	 * entries (regcache.c): only the data is checked there. */
-	if (rpcrdma__memhooks_active() && rc_pins(&e))
+	if (rpcrdma__memhooks_active() && work_pins(&e))
 		CHECK(rc_invalidations(&e) > inv0);
 	/* New data from the new memory: a stale registration would send the
 	 * old pages' (pattern 2) on a pinning provider. */
