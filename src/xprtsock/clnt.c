@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -71,21 +72,43 @@ static void report_disconnect(struct rpcrdma__timer *tm)
 	t->cb->disconnected(t->cb_ctx, t->report_err);
 }
 
+/*
+ * A new socket with SO_REUSEADDR, bound to @local, or with @local NULL to a
+ * port of its own.  A port that bind() handed out is never shared by
+ * another socket's connect() (Linux gives connect() only ports that no
+ * bind() holds), so the next connection can bind it again (hold_port);
+ * one connect() took would be reused by others' connections and stay taken.
+ */
+static int bound_socket(int family, const struct sockaddr *local, socklen_t len)
+{
+	struct sockaddr_storage any;
+	int one = 1, err, fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+
+	if (fd < 0)
+		return -errno;
+	if (!local) {
+		memset(&any, 0, sizeof(any));
+		any.ss_family = (sa_family_t)family;
+		local = (const struct sockaddr *)&any;
+		len = family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, local, len) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 /* A socket bound to the local address of the connection being lost, made
  * while that connection's socket still holds the port. */
 static void hold_port(struct rpcrdma__clnt_transport *t)
 {
-	int one = 1;
-	int fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	int fd = bound_socket(t->addr.ss_family, (const struct sockaddr *)&t->local, t->local_len);
 
-	if (fd < 0)
-		return;
-	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0) {
-		close(fd);
-		return;
-	}
-	t->spare_fd = fd;
+	if (fd >= 0)
+		t->spare_fd = fd;
 }
 
 /* Tear the connection down now; the core hears of it from a timer. */
@@ -257,7 +280,7 @@ static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *add
 
 static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 {
-	int fd, rc, bind_err = 0, one = 1;
+	int fd = -1, rc;
 
 	if (t->state != C_IDLE)
 		return -EALREADY;
@@ -270,17 +293,24 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 		if (t->spare_fd >= 0)
 			close(t->spare_fd);
 		t->spare_fd = -1;
-		fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			    IPPROTO_TCP);
-		if (fd < 0)
-			return -errno;
-		/* Every socket has it, or the next one could not hold its port
-		 * while it closes (hold_port). */
-		(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (t->local_len) {
-			t->local_tried = true;
-			if (bind(fd, (const struct sockaddr *)&t->local, t->local_len) < 0)
-				bind_err = -errno;
+			fd = bound_socket(t->addr.ss_family, (const struct sockaddr *)&t->local,
+					  t->local_len);
+			t->local_tried = fd >= 0;
+		}
+		if (fd < 0) {
+			/* The old port is gone: a retransmission from a new one
+			 * misses the server's cache, but failing calls for a
+			 * port we cannot have would be worse. */
+			t->local_len = 0;
+			t->local_fails = 0;
+			fd = bound_socket(t->addr.ss_family, NULL, 0);
+		}
+		if (fd < 0) {
+			fd = socket(t->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+				    IPPROTO_TCP);
+			if (fd < 0)
+				return -errno;
 		}
 	}
 	(void)rpcrdma__sock_set_nodelay(fd);
@@ -297,13 +327,10 @@ static int tcp_clnt_connect(struct rpcrdma__clnt_transport *t)
 	/*
 	 * Even an immediate answer is reported through the watch (success:
 	 * the socket is writable) or the timer (failure), never from here.
-	 * The old port still taken is such a failure: the core tries again
-	 * after its back-off, with the same port until LOCAL_PORT_TRIES.
+	 * The core tries again after its back-off, from the same port until
+	 * LOCAL_PORT_TRIES attempts with it failed in a row.
 	 */
-	if (bind_err)
-		clnt_fail(t, bind_err);
-	else if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 &&
-		 errno != EINPROGRESS)
+	if (connect(fd, (const struct sockaddr *)&t->addr, t->addrlen) < 0 && errno != EINPROGRESS)
 		clnt_fail(t, -errno);
 	return 0;
 }

@@ -981,6 +981,7 @@ static const struct test_case cases[] = {
     {"async_256", case_async_256, false},
     {"timeout", case_timeout, false},
     {"conn_cut_reply_lost", case_conn_cut_reply_lost, false},
+    {"conn_cut_port_churn", case_conn_cut_port_churn, true},
     {"idempotent_rerun", case_idempotent_rerun, false},
     {"drc_ddp_replay", case_drc_ddp_replay, false},
     {"drc_ddp_parked", case_drc_ddp_parked, false},

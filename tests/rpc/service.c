@@ -439,32 +439,13 @@ void raw_adopt(struct raw *r, struct rpcrdma_loop *loop, int fd)
 	CHECK(r->buf);
 }
 
-void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port)
+/* A socket with SO_REUSEADDR bound to 127.0.0.1:@local_port (0: a port of
+ * its own, which no one else's connect() then shares). */
+static int raw_bound_socket(uint16_t local_port)
 {
-	struct sockaddr_in sin;
-	int fd;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(port));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	CHECK(fd >= 0);
-	CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	raw_adopt(r, loop, fd);
-}
-
-/* As raw_open, from @local_port (0: any); another client to the server's
- * duplicate request cache over TCP unless the port is the same. */
-void raw_open_from(struct raw *r, struct rpcrdma_loop *loop, const char *port, uint16_t local_port)
-{
-	struct sockaddr_in sin, me;
+	struct sockaddr_in me;
 	int fd, one = 1;
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(port));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	memset(&me, 0, sizeof(me));
 	me.sin_family = AF_INET;
 	me.sin_port = htons(local_port);
@@ -473,8 +454,36 @@ void raw_open_from(struct raw *r, struct rpcrdma_loop *loop, const char *port, u
 	CHECK(fd >= 0);
 	CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
 	CHECK_EQ(bind(fd, (struct sockaddr *)&me, sizeof(me)), 0);
+	return fd;
+}
+
+static void raw_connect(struct raw *r, struct rpcrdma_loop *loop, const char *port, int fd)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	raw_adopt(r, loop, fd);
+}
+
+void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port)
+{
+	raw_connect(r, loop, port, raw_bound_socket(0));
+}
+
+/* @old's client coming back on a new connection, @r, from the same address
+ * and port (the server's duplicate request cache over TCP knows it by
+ * them): the port is bound again before @old is reset, so that no one else
+ * takes it meanwhile. */
+void raw_reconnect(struct raw *r, struct raw *old, struct rpcrdma_loop *loop, const char *port)
+{
+	int fd = raw_bound_socket(raw_local_port(old));
+
+	raw_abort(old);
+	raw_connect(r, loop, port, fd);
 }
 
 uint16_t raw_local_port(const struct raw *r)

@@ -200,7 +200,7 @@ void pump_ms(struct rpcrdma_loop *loop, int ms);
 void raw_adopt(struct raw *r, struct rpcrdma_loop *loop, int fd);
 void raw_open(struct raw *r, struct rpcrdma_loop *loop, const char *port);
 void raw_close(struct raw *r);
-void raw_open_from(struct raw *r, struct rpcrdma_loop *loop, const char *port, uint16_t local_port);
+void raw_reconnect(struct raw *r, struct raw *old, struct rpcrdma_loop *loop, const char *port);
 uint16_t raw_local_port(const struct raw *r);
 void raw_abort(struct raw *r);
 void raw_send(struct raw *r, const void *p, size_t n);
@@ -233,6 +233,7 @@ void case_max_record(void);
 void case_server_backpressure(void);
 void case_drc_parked(void);
 void case_client_hostile_server(void);
+void case_conn_cut_port_churn(void);
 
 /* bounds_cases.c */
 void case_bound_conns(void);

@@ -5,6 +5,8 @@
  * the limit, garbage, a peer that leaves mid-record or never reads), plus a
  * hand-written server that answers a client badly.
  */
+#include <stdatomic.h>
+
 #include "suite.h"
 
 void case_rpc_mismatch_raw(void)
@@ -117,7 +119,6 @@ void case_drc_replay_raw(void)
 {
 	uint8_t msg[64], first[64];
 	struct raw r, r2;
-	uint16_t port;
 	ssize_t n, n1;
 	struct env e;
 	size_t len;
@@ -145,9 +146,7 @@ void case_drc_replay_raw(void)
 	CHECK_EQ(get32(r2.buf + 4 + n - 4), 2);
 	raw_abort(&r2);
 	/* The first client reconnecting from its port: the cached reply. */
-	port = raw_local_port(&r);
-	raw_abort(&r);
-	raw_open_from(&r2, e.loop, e.port, port);
+	raw_reconnect(&r2, &r, e.loop, e.port);
 	raw_send_record(&r2, msg, len);
 	n = raw_recv_record(&r2, e.loop, 3000);
 	CHECK_EQ(n, n1);
@@ -386,7 +385,6 @@ void case_drc_parked(void)
 {
 	struct raw r[3];
 	uint8_t msg[64];
-	uint16_t port = 0;
 	struct env e;
 	size_t len;
 	ssize_t n;
@@ -402,13 +400,10 @@ void case_drc_parked(void)
 		/* The same client (address and port) on each connection,
 		 * as a TCP client that reconnects keeps its port; each
 		 * reconnection resets the connection before. */
-		if (i == 0) {
+		if (i == 0)
 			raw_open(&r[i], e.loop, e.port);
-			port = raw_local_port(&r[0]);
-		} else {
-			raw_abort(&r[i - 1]);
-			raw_open_from(&r[i], e.loop, e.port, port);
-		}
+		else
+			raw_reconnect(&r[i], &r[i - 1], e.loop, e.port);
 		raw_send_record(&r[i], msg, len);
 		/* One at a time: the server must have seen this copy before the next. */
 		do {
@@ -516,4 +511,107 @@ void case_client_hostile_server(void)
 	CHECK(a.call.status == -ECONNREFUSED || a.call.status == -ECONNRESET);
 	rpcrdma_client_destroy(c);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * Someone else churning loopback connections: their connect()s take
+ * ephemeral ports, and on Linux a port one connect() took is shared by
+ * others to other destinations.  CHURN_HELD of theirs stay open at a time.
+ */
+#define CHURN_HELD 200
+
+struct churn {
+	pthread_t thread;
+	atomic_bool stop;
+	int listen_fd;
+	struct sockaddr_in addr;
+};
+
+static void *churn_run(void *arg)
+{
+	struct churn *ch = arg;
+	int held[CHURN_HELD][2];
+	unsigned int n = 0, next = 0;
+
+	while (!atomic_load(&ch->stop)) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), afd;
+
+		CHECK(fd >= 0);
+		if (connect(fd, (const struct sockaddr *)&ch->addr, sizeof(ch->addr)) < 0) {
+			close(fd); /* out of ports for a moment: let the kernel breathe */
+			usleep(1000);
+			continue;
+		}
+		afd = accept(ch->listen_fd, NULL, NULL);
+		CHECK(afd >= 0);
+		if (n == CHURN_HELD) {
+			close(held[next][0]);
+			close(held[next][1]);
+		} else {
+			n++;
+		}
+		held[next][0] = fd;
+		held[next][1] = afd;
+		next = (next + 1) % CHURN_HELD;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		close(held[i][0]);
+		close(held[i][1]);
+	}
+	return NULL;
+}
+
+static void churn_start(struct churn *ch)
+{
+	socklen_t len = sizeof(ch->addr);
+
+	memset(ch, 0, sizeof(*ch));
+	ch->addr.sin_family = AF_INET;
+	ch->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ch->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(ch->listen_fd >= 0);
+	CHECK_EQ(bind(ch->listen_fd, (const struct sockaddr *)&ch->addr, sizeof(ch->addr)), 0);
+	CHECK_EQ(listen(ch->listen_fd, 64), 0);
+	CHECK_EQ(getsockname(ch->listen_fd, (struct sockaddr *)&ch->addr, &len), 0);
+	CHECK_EQ(pthread_create(&ch->thread, NULL, churn_run, ch), 0);
+}
+
+static void churn_stop(struct churn *ch)
+{
+	atomic_store(&ch->stop, true);
+	CHECK_EQ(pthread_join(ch->thread, NULL), 0);
+	close(ch->listen_fd);
+}
+
+/*
+ * A call whose reply is lost runs once though other processes' connect()s
+ * churn the ephemeral ports: the client reconnects from the port the
+ * server's cache knows it by, every time, and no call fails for a port.
+ */
+void case_conn_cut_port_churn(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	uint32_t tag = 1, count = 0;
+	struct churn ch;
+	struct env e;
+
+	churn_start(&ch);
+	env_up(&e, 0);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	for (uint32_t i = 1; i <= 20; i++) {
+		pump_ms(e.loop, 5); /* the churn moves on meanwhile */
+		svc.cut = e.clnt;
+		call_init(&call, P_COUNT, xdr_u32_enc, &tag, xdr_u32_dec, &count);
+		CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+		CHECK_EQ(count, i);
+		CHECK_EQ(svc.count_execs, i);
+	}
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_EQ(cs.reconnects, 20);
+	CHECK_EQ(cs.retransmits, 20);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_EQ(ss.retransmits, 20);
+	env_down(&e);
+	churn_stop(&ch);
 }
