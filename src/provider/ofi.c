@@ -11,7 +11,8 @@
  * that needs more than one libfabric call (rma_iov_limit) counts its pieces
  * down in the slot.  Completions and connection events are converted into
  * provider events and queued (struct rpcrdma_prov_evq), which poll()
- * drains; libfabric's EQ and CQ are read only when that queue is empty.
+ * drains; libfabric's EQ and CQ are read only when that queue is empty,
+ * and no more often than ofi_fill needs (each read is a system call).
  * Sends, Reads and Writes wait for ESTABLISHED on both sides (see
  * can_send for what went wrong on tcp otherwise).  Completions of a
  * connection that has not yet been reported ESTABLISHED are parked on it
@@ -43,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -100,6 +102,11 @@ struct ofi_prov {
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
 	struct rpcrdma_prov_inbox inbox; /* connections handed over to us */
+	/* Reading the EQ or the CQ costs a system call even when empty (each
+	 * runs libfabric's progress: an epoll_wait).  See ofi_fill. */
+	bool eq_due;          /* read the EQ at the next fill */
+	uint64_t eq_next_ms;  /* read it anyway from then on (busy instance) */
+	bool cq_probably_dry; /* the last CQ read came back short */
 };
 
 /* A connection request on its way to another instance (conn_handoff). */
@@ -858,11 +865,67 @@ static bool inbox_drain(struct ofi_prov *p)
 	return any;
 }
 
+/* Milliseconds of a clock read without a system call (vDSO). */
+static uint64_t coarse_ms(void)
+{
+	struct timespec ts;
+
+	(void)clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * Whether this fill reads the EQ.  Connection events are rare and late ones
+ * only delay a handshake or a teardown, never lose them: the EQ is read
+ * after every wait on our fd (ofi_trywait sets eq_due: the wake may have
+ * been the EQ's), after every connection call we make, until it is empty
+ * once it gave something, and every OFI_EQ_BUSY_MS when the instance is so
+ * busy that it never waits.
+ */
+#define OFI_EQ_BUSY_MS 4u
+
+static bool eq_wanted(struct ofi_prov *p)
+{
+	uint64_t now;
+
+	if (p->eq_due) {
+		p->eq_due = false;
+		return true;
+	}
+	now = coarse_ms();
+	if (now < p->eq_next_ms)
+		return false;
+	p->eq_next_ms = now + OFI_EQ_BUSY_MS;
+	return true;
+}
+
+/*
+ * One step of poll: the CQ first (the traffic), then the EQ when it is due,
+ * then connections handed over.  A CQ read that came back short is not
+ * repeated right away: the owner's trywait, due before it sleeps, runs the
+ * same progress and says whether more came (provider.h: poll until empty,
+ * trywait, sleep), and any later poll reads it again.  This saves the
+ * empty read that otherwise ends every wake-up.
+ */
 static bool ofi_fill(void *ctx)
 {
 	struct ofi_prov *p = ctx;
+	int n;
 
-	return eq_read_one(p) > 0 || cq_read_batch(p) > 0 || inbox_drain(p);
+	if (p->cq_probably_dry) {
+		p->cq_probably_dry = false;
+	} else {
+		n = cq_read_batch(p);
+		if (n > 0) {
+			p->cq_probably_dry = n < OFI_CQ_BATCH;
+			return true;
+		}
+	}
+	if (eq_wanted(p) && eq_read_one(p) > 0) {
+		p->eq_due = true; /* until it is empty */
+		return true;
+	}
+	return inbox_drain(p);
 }
 
 static void ofi_announce(void *ctx, struct rpcrdma_prov_conn *c)
@@ -887,6 +950,8 @@ static int ofi_trywait(struct rpcrdma_provider *b)
 	struct fid *fids[2];
 	int ret;
 
+	p->eq_due = true; /* whatever wakes us next may be the EQ's */
+	p->cq_probably_dry = false;
 	if (p->failed)
 		return p->failed_reported && !p->q.count ? -EIO : -EAGAIN;
 	if (p->q.count)
@@ -1089,6 +1154,7 @@ static int ofi_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, s
 	rpcrdma__list_init(&l->node);
 	rpcrdma__list_add_head(&p->listeners, &l->node);
 	p->st.listeners_live++;
+	p->eq_due = true;
 	*out = &l->base;
 	return 0;
 }
@@ -1179,6 +1245,7 @@ static int ofi_connect(struct rpcrdma_prov_conn *bc, const struct sockaddr *dst,
 		return ret;
 	if (bc->state != RPCRDMA_PCONN_IDLE || !c->ep)
 		return -ENOTCONN;
+	c->p->eq_due = true; /* its answer comes on the EQ */
 	ret = fi_connect(c->ep, dst, pdlen ? pdata : NULL, pdlen);
 	if (ret)
 		return errmap(ret);
@@ -1229,6 +1296,7 @@ static int ofi_accept(struct rpcrdma_prov_conn *bc, const void *pdata, size_t pd
 			goto out_fail;
 	}
 	c->queued_tail = &c->queued;
+	c->p->eq_due = true; /* its answer comes on the EQ */
 	ret = fi_accept(c->ep, pdlen ? pdata : NULL, pdlen);
 	if (ret) {
 		ret = errmap(ret);
@@ -1319,6 +1387,7 @@ static int ofi_disconnect(struct rpcrdma_prov_conn *bc)
 	/* fi_shutdown sends what is queued and a FIN, so the peer sees an
 	 * orderly FI_SHUTDOWN; we end the connection here rather than wait
 	 * for our own FI_SHUTDOWN event. */
+	c->p->eq_due = true; /* its answer comes on the EQ */
 	(void)fi_shutdown(c->ep, 0);
 	if (bc->state == RPCRDMA_PCONN_CONNECTING && !c->passive)
 		conn_end(c, RPCRDMA_PEV_CONNECT_ERROR, -ECONNABORTED, NULL, 0);

@@ -194,6 +194,7 @@ int rpcrdma__provider_inbox_init(struct rpcrdma_prov_inbox *ib, int epfd)
 
 	ib->head = NULL;
 	ib->tail = &ib->head;
+	atomic_init(&ib->signaled, false);
 	ib->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ib->efd < 0)
 		return -errno;
@@ -228,13 +229,15 @@ int rpcrdma__provider_inbox_push_with(struct rpcrdma_prov_inbox *ib,
 	if (!ret) {
 		*ib->tail = it;
 		ib->tail = &it->next;
+		if (!atomic_load_explicit(&ib->signaled, memory_order_relaxed)) {
+			/* Only an overflowing counter fails, and then it is
+			 * readable anyway. */
+			(void)!write(ib->efd, &one, sizeof(one));
+			atomic_store_explicit(&ib->signaled, true, memory_order_release);
+		}
 	}
 	pthread_mutex_unlock(&ib->lock);
-	if (ret)
-		return ret;
-	/* Only an overflowing counter fails, and then it is readable anyway. */
-	(void)!write(ib->efd, &one, sizeof(one));
-	return 0;
+	return ret;
 }
 
 struct rpcrdma_prov_inbox_item *rpcrdma__provider_inbox_take(struct rpcrdma_prov_inbox *ib)
@@ -242,12 +245,14 @@ struct rpcrdma_prov_inbox_item *rpcrdma__provider_inbox_take(struct rpcrdma_prov
 	struct rpcrdma_prov_inbox_item *all;
 	uint64_t n;
 
-	if (ib->efd < 0)
+	/* Nothing pushed since the last take: the eventfd is clear too.  A
+	 * push racing with this look writes the eventfd, which wakes the
+	 * owner to look again. */
+	if (ib->efd < 0 || !atomic_load_explicit(&ib->signaled, memory_order_acquire))
 		return NULL;
-	/* Reset the counter before looking, so a push after the look wakes
-	 * the owner again. */
-	(void)!read(ib->efd, &n, sizeof(n));
 	pthread_mutex_lock(&ib->lock);
+	(void)!read(ib->efd, &n, sizeof(n));
+	atomic_store_explicit(&ib->signaled, false, memory_order_relaxed);
 	all = ib->head;
 	ib->head = NULL;
 	ib->tail = &ib->head;

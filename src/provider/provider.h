@@ -74,6 +74,7 @@
 #define RPCRDMA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -543,6 +544,10 @@ struct rpcrdma_prov_inbox_item {
 struct rpcrdma_prov_inbox {
 	pthread_mutex_t lock;
 	int efd;
+	/* The eventfd has been written and not yet read: set and cleared
+	 * under @lock, together with the write and the read, so the owner
+	 * can skip the read (a system call per poll) while it is clear. */
+	atomic_bool signaled;
 	struct rpcrdma_prov_inbox_item *head, **tail;
 };
 
