@@ -104,6 +104,9 @@ struct ofi_prov {
 	struct rpcrdma_prov_inbox inbox; /* connections handed over to us */
 	/* Reading the EQ or the CQ costs a system call even when empty (each
 	 * runs libfabric's progress: an epoll_wait).  See ofi_fill. */
+	int eq_fd;            /* the EQ's wait fd */
+	bool cm_split;        /* the owner watches eq_fd (ofi_cm_fd) */
+	unsigned int eagains; /* trywaits in a row that said poll again */
 	bool eq_due;          /* read the EQ at the next fill */
 	uint64_t eq_next_ms;  /* read it anyway from then on (busy instance) */
 	bool cq_probably_dry; /* the last CQ read came back short */
@@ -877,12 +880,15 @@ static uint64_t coarse_ms(void)
 /*
  * Whether this fill reads the EQ.  Connection events are rare and late ones
  * only delay a handshake or a teardown, never lose them: the EQ is read
- * after every wait on our fd (ofi_trywait sets eq_due: the wake may have
- * been the EQ's), after every connection call we make, until it is empty
- * once it gave something, and every OFI_EQ_BUSY_MS when the instance is so
- * busy that it never waits.
+ * when its fd is readable (the owner's ofi_cm_ready; without ofi_cm_fd,
+ * after every wait on our fd, which may have been the EQ's), after every
+ * connection call we make, until it is empty once it gave something, when
+ * trywait keeps saying poll again though poll finds nothing, and every
+ * OFI_EQ_BUSY_MS when the instance is so busy that it never waits (with the
+ * EQ's fd watched apart, only as a safety net: OFI_EQ_SPLIT_MS).
  */
 #define OFI_EQ_BUSY_MS 4u
+#define OFI_EQ_SPLIT_MS 100u
 
 static bool eq_wanted(struct ofi_prov *p)
 {
@@ -895,7 +901,7 @@ static bool eq_wanted(struct ofi_prov *p)
 	now = coarse_ms();
 	if (now < p->eq_next_ms)
 		return false;
-	p->eq_next_ms = now + OFI_EQ_BUSY_MS;
+	p->eq_next_ms = now + (p->cm_split ? OFI_EQ_SPLIT_MS : OFI_EQ_BUSY_MS);
 	return true;
 }
 
@@ -940,8 +946,29 @@ static int ofi_poll(struct rpcrdma_provider *b, struct rpcrdma_prov_event *ev, u
 	const struct rpcrdma_prov_poll_state ps = {
 	    &p->q, &p->st, &p->failed, &p->failed_reported, ofi_fill, ofi_announce, p,
 	};
+	int n = rpcrdma__provider_poll_loop(&ps, ev, max);
 
-	return rpcrdma__provider_poll_loop(&ps, ev, max);
+	if (n > 0)
+		p->eagains = 0;
+	return n;
+}
+
+static int ofi_cm_fd(struct rpcrdma_provider *b)
+{
+	struct ofi_prov *p = prov_of(b);
+
+	if (!p->cm_split) {
+		if (epoll_ctl(p->epfd, EPOLL_CTL_DEL, p->eq_fd, NULL))
+			return -1;
+		p->cm_split = true;
+		p->eq_due = true;
+	}
+	return p->eq_fd;
+}
+
+static void ofi_cm_ready(struct rpcrdma_provider *b)
+{
+	prov_of(b)->eq_due = true;
 }
 
 static int ofi_trywait(struct rpcrdma_provider *b)
@@ -950,7 +977,8 @@ static int ofi_trywait(struct rpcrdma_provider *b)
 	struct fid *fids[2];
 	int ret;
 
-	p->eq_due = true; /* whatever wakes us next may be the EQ's */
+	if (!p->cm_split)
+		p->eq_due = true; /* whatever wakes us next may be the EQ's */
 	p->cq_probably_dry = false;
 	if (p->failed)
 		return p->failed_reported && !p->q.count ? -EIO : -EAGAIN;
@@ -959,8 +987,14 @@ static int ofi_trywait(struct rpcrdma_provider *b)
 	fids[0] = &p->cq->fid;
 	fids[1] = &p->eq->fid;
 	ret = fi_trywait(p->fabric, fids, 2);
-	if (ret == -FI_EAGAIN)
+	if (ret == -FI_EAGAIN) {
+		/* Twice in a row with nothing polled between: it may be the
+		 * EQ that is not empty. */
+		if (p->eagains++)
+			p->eq_due = true;
 		return -EAGAIN;
+	}
+	p->eagains = 0;
 	return errmap(ret);
 }
 
@@ -1801,7 +1835,8 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 		goto out_close;
 	}
 	/* One fd for the owner: an epoll set holding the CQ's and the EQ's
-	 * wait fds. */
+	 * wait fds (the EQ's leaves it for ofi_cm_fd). */
+	p->eq_fd = fds[1];
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0) {
 		ret = -errno;
@@ -1871,6 +1906,8 @@ const struct rpcrdma_provider_ops rpcrdma__provider_ofi_ops = {
     .fd = ofi_fd,
     .poll = ofi_poll,
     .trywait = ofi_trywait,
+    .cm_fd = ofi_cm_fd,
+    .cm_ready = ofi_cm_ready,
     .stats = ofi_stats,
     .reg_mr = ofi_reg_mr,
     .dereg_mr = ofi_dereg_mr,

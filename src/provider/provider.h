@@ -376,6 +376,9 @@ struct rpcrdma_provider_ops {
 	int (*poll)(struct rpcrdma_provider *p, struct rpcrdma_prov_event *ev, unsigned int max);
 	/* 0: safe to sleep on fd.  -EAGAIN: poll again first. */
 	int (*trywait)(struct rpcrdma_provider *p);
+	/* Optional: see rpcrdma__provider_cm_fd. */
+	int (*cm_fd)(struct rpcrdma_provider *p);
+	void (*cm_ready)(struct rpcrdma_provider *p);
 	void (*stats)(struct rpcrdma_provider *p, struct rpcrdma_prov_stats *out);
 
 	int (*reg_mr)(struct rpcrdma_provider *p, void *addr, size_t length,
@@ -792,6 +795,31 @@ static inline int rpcrdma__provider_poll(struct rpcrdma_provider *p, struct rpcr
 static inline int rpcrdma__provider_trywait(struct rpcrdma_provider *p)
 {
 	return p->ops->trywait(p);
+}
+
+/**
+ * rpcrdma__provider_cm_fd - take connection events off the instance's fd
+ * @p: the instance
+ *
+ * For a provider whose connection events cost a system call to look for
+ * even when there are none (ofi: each EQ read runs libfabric's progress),
+ * the owner may watch them on a second fd and say when it is readable, so
+ * that an ordinary wakeup does not look.  After this call the owner must
+ * watch the returned fd and call rpcrdma__provider_cm_ready() each time it
+ * is readable; poll and trywait keep their rules.
+ *
+ * Return: the fd, or -1 when connection events stay on the instance's fd.
+ */
+static inline int rpcrdma__provider_cm_fd(struct rpcrdma_provider *p)
+{
+	return p->ops->cm_fd ? p->ops->cm_fd(p) : -1;
+}
+
+/* The fd from rpcrdma__provider_cm_fd() is readable: poll looks next. */
+static inline void rpcrdma__provider_cm_ready(struct rpcrdma_provider *p)
+{
+	if (p->ops->cm_ready)
+		p->ops->cm_ready(p);
 }
 
 static inline void rpcrdma__provider_stats(struct rpcrdma_provider *p,

@@ -74,6 +74,7 @@ unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max)
 				rpcrdma__timer_stop(&dev->kick);
 				rpcrdma__hook_stop(&dev->hook);
 				rpcrdma__watch_stop(&dev->watch);
+				rpcrdma__watch_stop(&dev->cm_watch);
 			}
 			break;
 		}
@@ -105,6 +106,16 @@ static void on_watch(struct rpcrdma__watch *w, uint32_t events)
 	 * wakeup, even one that turns out empty. */
 	if (rpcrdma__xdev_drain(dev, XDEV_BATCH) == XDEV_BATCH && dev->prov)
 		rpcrdma__timer_start(dev->loop, &dev->kick, 0, on_kick, dev);
+}
+
+/* Connection events may be waiting (rpcrdma__provider_cm_fd). */
+static void on_cm_watch(struct rpcrdma__watch *w, uint32_t events)
+{
+	struct rpcrdma__xdev *dev = w->ctx;
+
+	if (dev->prov)
+		rpcrdma__provider_cm_ready(dev->prov);
+	on_watch(&dev->watch, events);
 }
 
 static int on_hook(struct rpcrdma__hook *h)
@@ -159,6 +170,14 @@ int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, con
 	rc = rpcrdma__watch_start(loop, &dev->watch, fd, EPOLLIN, on_watch, dev);
 	if (rc)
 		goto out_close;
+	fd = rpcrdma__provider_cm_fd(dev->prov);
+	if (fd >= 0) {
+		rc = rpcrdma__watch_start(loop, &dev->cm_watch, fd, EPOLLIN, on_cm_watch, dev);
+		if (rc) {
+			rpcrdma__watch_stop(&dev->watch);
+			goto out_close;
+		}
+	}
 	rpcrdma__hook_start(loop, &dev->hook, on_hook, dev);
 	return 0;
 
@@ -199,6 +218,7 @@ void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
 	rpcrdma__timer_stop(&dev->kick);
 	rpcrdma__hook_stop(&dev->hook);
 	rpcrdma__watch_stop(&dev->watch);
+	rpcrdma__watch_stop(&dev->cm_watch);
 	rpcrdma__provider_close(dev->prov);
 	dev->prov = NULL;
 	dev->deferred = NULL; /* their grants went with the instance */

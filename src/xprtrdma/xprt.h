@@ -85,6 +85,7 @@ struct rpcrdma__xdev {
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_provider *prov;
 	struct rpcrdma__watch watch;
+	struct rpcrdma__watch cm_watch; /* connection events, when apart */
 	struct rpcrdma__hook hook;
 	struct rpcrdma__timer kick;
 	/* Connection, listener and device events (not completions). */
