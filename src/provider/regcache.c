@@ -71,6 +71,11 @@ struct rpcrdma__regcache {
 	bool by_address;
 	struct re_list lru, decl, dead, held;
 	size_t nent, bytes; /* on lru */
+	/* Ranges whose registration the hooks dropped, newest over oldest. */
+	struct {
+		uintptr_t start, end;
+	} churned[RPCRDMA__REGCACHE_CHURN];
+	unsigned int churn_next;
 	struct rpcrdma__regcache_stats st;
 	struct rpcrdma__regcache *gprev, *gnext;
 };
@@ -229,8 +234,17 @@ static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_r
 	return 0;
 }
 
-int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
-			  struct rpcrdma__regent **out)
+static bool churns_locked(const struct rpcrdma__regcache *rc, uintptr_t a, uintptr_t b)
+{
+	for (unsigned int i = 0; i < RPCRDMA__REGCACHE_CHURN; i++) {
+		if (rc->churned[i].start < b && a < rc->churned[i].end)
+			return true;
+	}
+	return false;
+}
+
+static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, bool steady,
+		      struct rpcrdma__regent **out)
 {
 	struct rpcrdma__regcache *rc = cache_of(p);
 	uintptr_t a = (uintptr_t)addr, b = a + len;
@@ -280,6 +294,11 @@ int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t l
 		free_chain(drop);
 		*out = e;
 		return 0;
+	}
+	if (steady && churns_locked(rc, a, b)) {
+		pthread_mutex_unlock(&rc_lock);
+		free_chain(drop);
+		return -EAGAIN;
 	}
 	keep = rc->keep && len <= RPCRDMA__REGCACHE_MAX_BYTES;
 	/* Room for the new entry: unreferenced ones go, coldest first. */
@@ -345,6 +364,18 @@ int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t l
 	pthread_mutex_unlock(&rc_lock);
 	*out = e;
 	return 0;
+}
+
+int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
+			  struct rpcrdma__regent **out)
+{
+	return get_common(p, addr, len, false, out);
+}
+
+int rpcrdma__regcache_get_steady(struct rpcrdma_provider *p, const void *addr, size_t len,
+				 struct rpcrdma__regent **out)
+{
+	return get_common(p, addr, len, true, out);
 }
 
 struct rpcrdma_prov_mr *rpcrdma__regent_mr(const struct rpcrdma__regent *e)
@@ -434,6 +465,9 @@ void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
 			struct rpcrdma__regent *n = e->next;
 
 			if (e->start < b && a < e->end) {
+				rc->churned[rc->churn_next].start = e->start;
+				rc->churned[rc->churn_next].end = e->end;
+				rc->churn_next = (rc->churn_next + 1) % RPCRDMA__REGCACHE_CHURN;
 				kill_locked(rc, e);
 				rc->st.invalidations++;
 			}

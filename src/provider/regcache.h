@@ -40,6 +40,20 @@ struct rpcrdma__regcache_stats {
  */
 int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
 			  struct rpcrdma__regent **out);
+/**
+ * rpcrdma__regcache_get_steady - rpcrdma__regcache_get(), except that a
+ * miss on memory that churns registers nothing and returns -EAGAIN
+ *
+ * Memory churns when a registration of it was dropped because the
+ * application freed or unmapped it (the last RPCRDMA__REGCACHE_CHURN such
+ * ranges are remembered): a procedure that allocates its results at each
+ * call and frees them after.  A caller that can copy into memory it
+ * registered up front does so then, and the data path registers nothing.
+ */
+int rpcrdma__regcache_get_steady(struct rpcrdma_provider *p, const void *addr, size_t len,
+				 struct rpcrdma__regent **out);
+#define RPCRDMA__REGCACHE_CHURN 16u
+
 /** rpcrdma__regent_mr - the registration behind an entry */
 struct rpcrdma_prov_mr *rpcrdma__regent_mr(const struct rpcrdma__regent *e);
 /**

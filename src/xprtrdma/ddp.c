@@ -183,10 +183,15 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	 * until the Write is done: a registration (from the instance's cache,
 	 * so none when the memory was used before) instead of a copy.  Memory
 	 * the provider will not register (read-only mappings on verbs, say) is
-	 * copied after all.
+	 * copied after all, and so is memory the procedure allocates and frees
+	 * at each call (up to RPCRDMA__XPRT_CHURN_COPY_MAX): the cache cannot
+	 * keep its registration, and a copy costs less than registering on
+	 * the data path.
 	 */
 	if (len >= RPCRDMA__XPRT_ZC_MIN && d->zero_copy &&
-	    !rpcrdma__regcache_get(d->prov, data, len, &res->own)) {
+	    !(len <= RPCRDMA__XPRT_CHURN_COPY_MAX
+		  ? rpcrdma__regcache_get_steady(d->prov, data, len, &res->own)
+		  : rpcrdma__regcache_get(d->prov, data, len, &res->own))) {
 		res->src = data;
 		res->mr = rpcrdma__regent_mr(res->own);
 		d->zero_copy_bytes += len;

@@ -1,0 +1,181 @@
+/*
+ * Registration cache tests against a fake pinning provider (one that does
+ * not find memory by address, like verbs): hits register nothing, memory
+ * the hooks report freed is forgotten, and the steady lookup refuses to
+ * register memory that churns (freed while registered) so that the data
+ * path can copy instead, remembering only the last RPCRDMA__REGCACHE_CHURN
+ * such ranges.
+ *
+ * The cache keeps entries on a pinning provider only while the memory hooks
+ * are active; under a sanitizer they are not, and the cases that need a
+ * kept entry are skipped there.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "provider/provider.h"
+#include "provider/regcache.h"
+
+static unsigned int regs, deregs;
+
+static int fake_reg_mr(struct rpcrdma_provider *p, void *addr, size_t length,
+		       struct rpcrdma_prov_mr **out)
+{
+	struct rpcrdma_prov_mr *mr = calloc(1, sizeof(*mr));
+
+	if (!mr)
+		return -ENOMEM;
+	mr->prov = p;
+	mr->addr = addr;
+	mr->length = length;
+	regs++;
+	*out = mr;
+	return 0;
+}
+
+static void fake_dereg_mr(struct rpcrdma_prov_mr *mr)
+{
+	deregs++;
+	free(mr);
+}
+
+static const struct rpcrdma_provider_ops fake_ops = {
+    .name = "fake",
+    .reg_mr = fake_reg_mr,
+    .dereg_mr = fake_dereg_mr,
+};
+
+/* 64 KiB areas, apart from each other, that malloc never hands out: the
+ * hooks must not see them freed behind the test's back. */
+static uint8_t area[RPCRDMA__REGCACHE_CHURN + 2][64u << 10];
+
+static int setup(void **state)
+{
+	struct rpcrdma_provider *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -1;
+	p->ops = &fake_ops;
+	regs = deregs = 0;
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+
+	rpcrdma__regcache_close(p);
+	free(p);
+	return 0;
+}
+
+static void need_kept_entries(void)
+{
+	if (!rpcrdma__memhooks_active())
+		skip();
+}
+
+static void get_put(struct rpcrdma_provider *p, const void *addr, size_t len, bool steady,
+		    int expect)
+{
+	struct rpcrdma__regent *e = NULL;
+	int rc = steady ? rpcrdma__regcache_get_steady(p, addr, len, &e)
+			: rpcrdma__regcache_get(p, addr, len, &e);
+
+	assert_int_equal(rc, expect);
+	if (!rc) {
+		assert_non_null(rpcrdma__regent_mr(e));
+		rpcrdma__regcache_put(e);
+	} else {
+		assert_null(e);
+	}
+}
+
+static void test_hit_registers_nothing(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+
+	need_kept_entries();
+	get_put(p, area[0], sizeof(area[0]), true, 0);
+	assert_int_equal(regs, 1);
+	for (int i = 0; i < 10; i++)
+		get_put(p, area[0] + 100, 4096, true, 0); /* inside: a hit */
+	assert_int_equal(regs, 1);
+	assert_int_equal(deregs, 0);
+}
+
+/* Freed while registered: forgotten, and from then on the steady lookup
+ * registers nothing there (the caller copies); the plain one still does. */
+static void test_churned_memory_is_not_registered(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+
+	need_kept_entries();
+	get_put(p, area[0], sizeof(area[0]), true, 0);
+	rpcrdma__regcache_invalidate(area[0], sizeof(area[0]), false);
+	get_put(p, area[1], 4096, true, 0); /* deregisters the dead entry */
+	assert_int_equal(regs, 2);
+	assert_int_equal(deregs, 1);
+	for (int i = 0; i < 10; i++)
+		get_put(p, area[0], sizeof(area[0]), true, -EAGAIN);
+	get_put(p, area[0] + 4096, 8192, true, -EAGAIN); /* any overlap */
+	assert_int_equal(regs, 2);
+	get_put(p, area[0], sizeof(area[0]), false, 0);
+	assert_int_equal(regs, 3);
+	/* Memory that never churned registers as before. */
+	get_put(p, area[2], sizeof(area[2]), true, 0);
+	assert_int_equal(regs, 4);
+}
+
+/* Only the last RPCRDMA__REGCACHE_CHURN churned ranges are remembered: the
+ * record is bounded, and memory reused for good gets registered again. */
+static void test_churn_record_is_bounded(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	unsigned int before;
+
+	need_kept_entries();
+	for (unsigned int i = 0; i <= RPCRDMA__REGCACHE_CHURN; i++) {
+		get_put(p, area[i], sizeof(area[i]), true, 0);
+		rpcrdma__regcache_invalidate(area[i], sizeof(area[i]), false);
+	}
+	before = regs;
+	get_put(p, area[0], sizeof(area[0]), true, 0); /* pushed out */
+	assert_int_equal(regs, before + 1);
+	get_put(p, area[RPCRDMA__REGCACHE_CHURN], 4096, true, -EAGAIN);
+	assert_int_equal(regs, before + 1);
+}
+
+/* Without kept entries (sanitizer builds) every get registers for one use
+ * and nothing is remembered as churning. */
+static void test_without_hooks_every_get_registers(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+
+	if (rpcrdma__memhooks_active())
+		skip();
+	get_put(p, area[0], sizeof(area[0]), true, 0);
+	get_put(p, area[0], sizeof(area[0]), true, 0);
+	assert_int_equal(regs, 2);
+	assert_int_equal(deregs, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_hit_registers_nothing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_churned_memory_is_not_registered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_churn_record_is_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_without_hooks_every_get_registers, setup,
+					    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
