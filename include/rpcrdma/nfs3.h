@@ -222,6 +222,11 @@ struct rpcrdma_nfs3_read_args {
  * WRITE: on encode @data holds @len bytes (DDP-eligible: a Read chunk over
  * RDMA).  On decode the bytes land in @data, which must have room for
  * @data_max bytes (a decoder given none fails with RPCRDMA_ERR_TOO_LONG).
+ * With @data NULL and @data_max nonzero the decoder lends them instead:
+ * @data points where the call holds them (rpcrdma_xdr_decode_ddp_ref, so
+ * valid until the reply), or decoding fails with -ERANGE, the stream
+ * partly consumed, when they cannot be lent: decode again from a copy of
+ * the stream taken before, with a buffer.
  */
 struct rpcrdma_nfs3_write_args {
 	struct rpcrdma_nfs3_fh file;

@@ -362,6 +362,11 @@ typedef int (*rpcrdma_svc_fn)(struct rpcrdma_svc_req *req, void *args, void *res
 
 struct rpcrdma_svc_proc {
 	rpcrdma_svc_fn fn;
+	/* The stream it decodes from holds the call until the reply is sent
+	 * (or the call dropped): what it decodes by reference
+	 * (rpcrdma_xdr_decode_ddp_ref, rpcrdma_xdr_decode_opaque_ref), a
+	 * WRITE's data say, stays valid for the procedure that long, deferred
+	 * or not. */
 	rpcrdma_xdr_fn decode_args;
 	size_t args_size; /* bytes the library allocates for args */
 	rpcrdma_xdr_fn encode_res;

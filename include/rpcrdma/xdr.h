@@ -248,6 +248,21 @@ RPCRDMA_EXTERN int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const 
 RPCRDMA_EXTERN int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf,
 					  uint32_t max, uint32_t *lenp);
 
+/**
+ * rpcrdma_xdr_decode_ddp_ref - a DDP-eligible opaque, not copied
+ *
+ * On a stream whose DDP-eligible items sit in its own buffers (a server's
+ * call: the Read chunks' data was fetched into the call's buffers, where
+ * the position says), sets *@datap to the item's body there, valid as long
+ * as the stream's buffers (for a server procedure's arguments: until the
+ * reply is sent).  Fails with -ERANGE, leaving the stream as it was, when
+ * the body straddles two of the stream's buffers or the transport places
+ * such items elsewhere (a client decoding a reply, an RDMA_MSGP call):
+ * decode it with rpcrdma_xdr_decode_ddp() then.
+ */
+RPCRDMA_EXTERN int rpcrdma_xdr_decode_ddp_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max,
+					      const void **datap, uint32_t *lenp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -185,6 +185,14 @@ static int a_write(struct nx *n, void *o)
 		return RPCRDMA_ERR_BAD_VALUE;
 	if (n->enc)
 		return rpcrdma_xdr_encode_ddp(n->x, a->data, a->len);
+	if (!a->data && a->data_max) {
+		const void *lent;
+		int rc = rpcrdma_xdr_decode_ddp_ref(n->x, a->data_max, &lent, &a->len);
+
+		if (!rc)
+			a->data = (uint8_t *)(uintptr_t)lent;
+		return rc;
+	}
 	if (!a->data)
 		a->data_max = 0;
 	return rpcrdma_xdr_decode_ddp(n->x, a->data, a->data_max, &a->len);

@@ -431,6 +431,16 @@ int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uin
 	return rc;
 }
 
+int rpcrdma_xdr_decode_ddp_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, const void **datap,
+			       uint32_t *lenp)
+{
+	/* A transport hook may place the bytes somewhere else, or need to
+	 * skip padding before them: only a plain stream can lend them. */
+	if (xdr->ddp)
+		return -ERANGE;
+	return rpcrdma_xdr_decode_opaque_ref(xdr, max, datap, lenp);
+}
+
 int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t max, uint32_t *lenp)
 {
 	struct rpcrdma_xdr_stream save = *xdr;

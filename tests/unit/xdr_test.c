@@ -273,6 +273,60 @@ static void test_inline_and_ref_across_elements(void **state)
 	assert_int_equal(rpcrdma_xdr_skip(&x, 1), RPCRDMA_ERR_TRUNCATED);
 }
 
+/* A transport hook that places items itself: nothing can be lent. */
+static int placing_decode(struct rpcrdma_xdr_ddp *ddp, size_t pos, void *buf, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)buf;
+	(void)len;
+	return 1;
+}
+
+static int no_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
+{
+	(void)ddp;
+	(void)pos;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
+/* rpcrdma_xdr_decode_ddp_ref lends an item of a plain stream (the server's
+ * call, Read chunk data in place) and refuses, the stream untouched, when
+ * a hook places items elsewhere, the item straddles two buffers, or it is
+ * longer than allowed. */
+static void test_ddp_ref(void **state)
+{
+	static const uint8_t five[] = {0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o', 0, 0, 0, 0, 0, 0, 7};
+	static const struct rpcrdma_xdr_ddp_ops placing = {no_encode, placing_decode};
+	struct rpcrdma_xdr_ddp hook = {&placing};
+	uint8_t a[6] = {0, 0, 0, 4, 'a', 'b'}, b[2] = {'c', 'd'};
+	struct iovec iov[2] = {{a, sizeof(a)}, {b, sizeof(b)}};
+	struct rpcrdma_xdr_stream x;
+	const void *ref = NULL;
+	uint32_t len = 0, tail;
+
+	(void)state;
+	rpcrdma_xdr_init_const(&x, five, sizeof(five));
+	assert_int_equal(rpcrdma_xdr_decode_ddp_ref(&x, 4, &ref, &len), RPCRDMA_ERR_TOO_LONG);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+	assert_int_equal(rpcrdma_xdr_decode_ddp_ref(&x, 5, &ref, &len), 0);
+	assert_ptr_equal(ref, five + 4);
+	assert_int_equal(len, 5);
+	assert_int_equal(rpcrdma_xdr_decode_u32(&x, &tail), 0); /* past the padding */
+	assert_int_equal(tail, 7);
+
+	rpcrdma_xdr_init_const(&x, five, sizeof(five));
+	rpcrdma_xdr_set_ddp(&x, &hook);
+	assert_int_equal(rpcrdma_xdr_decode_ddp_ref(&x, 5, &ref, &len), -ERANGE);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+
+	assert_int_equal(rpcrdma_xdr_init_iov(&x, iov, 2), 0);
+	assert_int_equal(rpcrdma_xdr_decode_ddp_ref(&x, 8, &ref, &len), -ERANGE);
+	assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+}
+
 static void test_init_iov_overflow(void **state)
 {
 	uint8_t byte;
@@ -389,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_integers_big_endian),
 		cmocka_unit_test(test_bool_rejects_other_values),
 		cmocka_unit_test(test_opaque_padding),
+		cmocka_unit_test(test_ddp_ref),
 		cmocka_unit_test(test_opaque_bounds),
 		cmocka_unit_test(test_string_rejects_nul),
 		cmocka_unit_test(test_array_len_bounds),

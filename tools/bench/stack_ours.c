@@ -9,7 +9,8 @@
  * rpcrdma_xdr_encode_ddp() from one server buffer (large results are RDMA
  * Written from it without a copy) into the call's ddp_buf (a Write chunk);
  * WRITE arguments with rpcrdma_xdr_encode_ddp() from the client's buffer
- * (a Read chunk), decoded by the server with rpcrdma_xdr_decode_ddp().
+ * (a Read chunk), decoded by the server by reference where it landed
+ * (rpcrdma_xdr_decode_ddp_ref()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -223,10 +224,20 @@ static int svc_stop(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
-/* WRITE and SUM arguments decode into the scratch buffer. */
+/* WRITE and SUM arguments are read where the transport put them (an NFS
+ * server writes them to the file from there), or decoded into the scratch
+ * buffer when the call cannot lend them. */
 static int dec_ddp_scratch(struct rpcrdma_xdr_stream *x, void *o)
 {
-	((struct bulk *)o)->data = osrv.scratch;
+	struct bulk *b = o;
+	const void *lent;
+	int rc = rpcrdma_xdr_decode_ddp_ref(x, BENCH_MAX_SIZE, &lent, &b->len);
+
+	if (rc != -ERANGE) {
+		b->data = (uint8_t *)(uintptr_t)lent;
+		return rc;
+	}
+	b->data = osrv.scratch;
 	return dec_ddp(x, o);
 }
 

@@ -524,7 +524,8 @@ static void free_read(void *res)
 	r->data = NULL;
 }
 
-/* WRITE's arguments with room for the data (the library allocates them). */
+/* WRITE's arguments with room for the data (the library allocates them),
+ * used only when the call cannot lend them. */
 struct write_args {
 	struct rpcrdma_nfs3_write_args a;
 	uint8_t buf[RPCRDMA_NFS3_MAXDATA];
@@ -533,7 +534,17 @@ struct write_args {
 static int write_args_dec(struct rpcrdma_xdr_stream *x, void *o)
 {
 	struct write_args *w = o;
+	struct rpcrdma_xdr_stream start = *x;
+	int rc;
 
+	/* Written to the file from where the transport put them (a Read
+	 * chunk's landing buffer): no copy. */
+	w->a.data = NULL;
+	w->a.data_max = sizeof(w->buf);
+	rc = rpcrdma_nfs3_decode_args(RPCRDMA_NFS3_WRITE)(x, &w->a);
+	if (rc != -ERANGE)
+		return rc;
+	*x = start;
 	w->a.data = w->buf;
 	w->a.data_max = sizeof(w->buf);
 	return rpcrdma_nfs3_decode_args(RPCRDMA_NFS3_WRITE)(x, &w->a);
