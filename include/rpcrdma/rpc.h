@@ -376,7 +376,10 @@ struct rpcrdma_svc_proc {
 	 * more, rpcrdma_xdr_encode_ddp) is not copied: it is RDMA Written into
 	 * the client's Write chunk from the memory encode_res gave, and
 	 * free_res runs after that Write completed.  Keep that memory
-	 * unchanged until then. */
+	 * unchanged until then.  (Exception, on a provider whose
+	 * registrations pin memory, verbs: a result of at most 256 KiB in
+	 * memory that earlier results occupied and free_res freed is copied,
+	 * which costs less than registering it at each call.) */
 	void (*free_res)(void *res);
 };
 

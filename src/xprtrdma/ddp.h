@@ -72,8 +72,10 @@ void rpcrdma__ddp_reply_init(struct rpcrdma__ddp_reply *d, const struct rpcrdma_
 /* Copy buffers larger than this are not kept between replies. */
 #define RPCRDMA__XPRT_KEEP_MAX (256u << 10)
 /* Results up to this size from memory that churns are copied, not
- * registered (regcache.h, rpcrdma__regcache_get_steady). */
-#define RPCRDMA__XPRT_CHURN_COPY_MAX (1u << 20)
+ * registered (regcache.h, rpcrdma__regcache_get_steady): their copy buffer
+ * stays with the request slot (RPCRDMA__XPRT_KEEP_MAX), and a copy of that
+ * much costs less than pinning it; beyond, the two costs meet. */
+#define RPCRDMA__XPRT_CHURN_COPY_MAX RPCRDMA__XPRT_KEEP_MAX
 
 struct rpcrdma__ddp_result {
 	uint32_t chunk; /* index in the call's Write list */
