@@ -1210,12 +1210,29 @@ static int ofi_listener_addr(struct rpcrdma_prov_listener *bl, struct sockaddr_s
 	return 0;
 }
 
+/*
+ * Reads every connection event libfabric holds, before a listener or the
+ * instance goes.  WARNING: a connection request left in the EQ when its
+ * listener closes is dropped by libfabric with its request handle and
+ * info, which then leak (ASan, bidir_hostile); read here, it becomes a
+ * connection of ours that the caller refuses and frees.  The EQ is no
+ * longer read on every poll (eq_wanted), so one may well be waiting.
+ */
+static void eq_drain(struct ofi_prov *p)
+{
+	for (unsigned int i = 0; i < OFI_EQ_SIZE && !p->failed; i++) {
+		if (eq_read_one(p) <= 0)
+			break;
+	}
+}
+
 static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 {
 	struct ofi_listener *l = rpcrdma__container_of(bl, struct ofi_listener, base);
 	struct ofi_prov *p = l->p;
 	struct rpcrdma__list *it, *next;
 
+	eq_drain(p);
 	rpcrdma__list_foreach_safe(it, next, &p->conns)
 	{
 		struct ofi_conn *c = rpcrdma__container_of(it, struct ofi_conn, node);
@@ -1660,6 +1677,8 @@ static void ofi_close(struct rpcrdma_provider *b)
 {
 	struct ofi_prov *p = prov_of(b);
 
+	if (p->eq)
+		eq_drain(p);
 	while (!rpcrdma__list_empty(&p->conns))
 		conn_free(rpcrdma__container_of(p->conns.next, struct ofi_conn, node));
 	while (!rpcrdma__list_empty(&p->listeners))
