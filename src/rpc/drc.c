@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/list.h"
+#include "rpc/args_hash.h"
 #include "rpc/drc.h"
 
 enum entry_state {
@@ -106,98 +107,13 @@ static uint32_t fnv1a(uint32_t h, const void *p, size_t n)
 	return h;
 }
 
-/*
- * A 64-bit hash of a byte string that may come in pieces: four lanes of
- * 8-byte words (so a 1 MiB WRITE costs a fraction of its copy), the same
- * value however the bytes are split, since a retransmission may travel in
- * another form (inline, Read chunks, a Long Call) than its original.
- */
-#define H_P1 0x9E3779B185EBCA87ull
-#define H_P2 0xC2B2AE3D27D4EB4Full
-#define H_P3 0x165667B19E3779F9ull
-
-struct hash_state {
-	uint64_t lane[4];
-	uint8_t carry[32];
-	size_t ncarry;
-	uint64_t total;
-};
-
-static uint64_t rotl64(uint64_t v, unsigned int r)
-{
-	return (v << r) | (v >> (64 - r));
-}
-
-static uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static void hash_block(struct hash_state *h, const uint8_t *p)
-{
-	for (unsigned int i = 0; i < 4; i++)
-		h->lane[i] = rotl64(h->lane[i] + load64(p + 8 * i) * H_P2, 31) * H_P1;
-}
-
-static void hash_init(struct hash_state *h)
-{
-	h->lane[0] = H_P1 + H_P2;
-	h->lane[1] = H_P2;
-	h->lane[2] = 0;
-	h->lane[3] = (uint64_t)0 - H_P1;
-	h->ncarry = 0;
-	h->total = 0;
-}
-
-static void hash_update(struct hash_state *h, const uint8_t *p, size_t n)
-{
-	if (!n)
-		return;
-	h->total += n;
-	if (h->ncarry) {
-		size_t take = 32 - h->ncarry < n ? 32 - h->ncarry : n;
-
-		memcpy(h->carry + h->ncarry, p, take);
-		h->ncarry += take;
-		p += take;
-		n -= take;
-		if (h->ncarry < 32)
-			return;
-		hash_block(h, h->carry);
-		h->ncarry = 0;
-	}
-	for (; n >= 32; p += 32, n -= 32)
-		hash_block(h, p);
-	memcpy(h->carry, p, n);
-	h->ncarry = n;
-}
-
-static uint64_t hash_final(struct hash_state *h)
-{
-	uint64_t v = rotl64(h->lane[0], 1) + rotl64(h->lane[1], 7) + rotl64(h->lane[2], 12) +
-		     rotl64(h->lane[3], 18);
-
-	v ^= h->total * H_P3;
-	for (size_t i = 0; i < h->ncarry; i++)
-		v = rotl64(v ^ (h->carry[i] * H_P3), 11) * H_P1;
-	v ^= v >> 33;
-	v *= H_P2;
-	v ^= v >> 29;
-	v *= H_P3;
-	v ^= v >> 32;
-	return v;
-}
-
 uint64_t rpcrdma__drc_hash(const void *p, size_t len)
 {
-	struct hash_state h;
+	struct rpcrdma__args_hash h;
 
-	hash_init(&h);
-	hash_update(&h, p, len);
-	return hash_final(&h);
+	rpcrdma__args_hash_init(&h);
+	rpcrdma__args_hash_update(&h, p, len);
+	return rpcrdma__args_hash_final(&h);
 }
 
 /* Every byte from the stream's position to its end, without moving it. */
@@ -205,9 +121,9 @@ static uint64_t hash_stream(const struct rpcrdma_xdr_stream *xdr)
 {
 	size_t left = rpcrdma_xdr_remaining(xdr);
 	size_t off = xdr->seg_off;
-	struct hash_state h;
+	struct rpcrdma__args_hash h;
 
-	hash_init(&h);
+	rpcrdma__args_hash_init(&h);
 	for (unsigned int i = xdr->seg; i < xdr->iovcnt && left; i++, off = 0) {
 		const struct iovec *v = &xdr->iov[i];
 		size_t n;
@@ -217,10 +133,10 @@ static uint64_t hash_stream(const struct rpcrdma_xdr_stream *xdr)
 		n = v->iov_len - off;
 		if (n > left)
 			n = left;
-		hash_update(&h, (const uint8_t *)v->iov_base + off, n);
+		rpcrdma__args_hash_update(&h, (const uint8_t *)v->iov_base + off, n);
 		left -= n;
 	}
-	return hash_final(&h);
+	return rpcrdma__args_hash_final(&h);
 }
 
 void rpcrdma__drc_key_init(struct rpcrdma__drc_key *key, uint32_t xid, uint32_t prog, uint32_t vers,
@@ -261,16 +177,16 @@ void rpcrdma__drc_key_bind(struct rpcrdma__drc_key *key, const struct sockaddr *
 			   bool with_port, uint32_t cred_flavor, const void *cred_body,
 			   uint32_t cred_len)
 {
-	struct hash_state h;
+	struct rpcrdma__args_hash h;
 	uint8_t w[8];
 
-	hash_init(&h);
+	rpcrdma__args_hash_init(&h);
 	memcpy(w, &cred_flavor, 4);
 	memcpy(w + 4, &cred_len, 4);
-	hash_update(&h, w, sizeof(w));
+	rpcrdma__args_hash_update(&h, w, sizeof(w));
 	if (cred_body && cred_len)
-		hash_update(&h, cred_body, cred_len);
-	key->cred_hash = hash_final(&h);
+		rpcrdma__args_hash_update(&h, cred_body, cred_len);
+	key->cred_hash = rpcrdma__args_hash_final(&h);
 	key->port = 0;
 	if (with_port && peer && peer->sa_family == AF_INET)
 		key->port = ((const struct sockaddr_in *)peer)->sin_port;

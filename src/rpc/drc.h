@@ -29,7 +29,7 @@ struct rpcrdma__drc_entry;
 struct rpcrdma__drc_key {
 	uint32_t xid;
 	uint32_t prog, vers, proc;
-	uint64_t args_hash; /* every byte of the arguments */
+	uint64_t args_hash; /* every byte of the arguments (args_hash.h) */
 	uint64_t args_len;
 	uint64_t cred_hash; /* flavor, length and body of the credential */
 	uint16_t family;    /* AF_INET or AF_INET6 (v4-mapped addresses are AF_INET) */
