@@ -27,7 +27,7 @@
 
 #define HEAD_BLOCK 32u
 #define NH_BLOCK 64u
-#define NH_BLOCKS_PER_FOLD 16u /* a KiB */
+#define NH_BLOCKS_PER_FOLD 64u /* 4 KiB: the fold is serial, the sums are not */
 #define NH_WORDS (NH_BLOCK / 4)
 
 /* One key per block position within a fold, so that moving data between

@@ -7,7 +7,7 @@
  * The first RPCRDMA__ARGS_HASH_HEAD bytes (where XDR puts handles, offsets
  * and counts) go through a 64-bit multiply-rotate hash; the bytes after them
  * through NH (the inner hash of UMAC: sums of 32x32-bit products of words
- * plus a key), keyed with a per-process random key, folded per KiB.  Two
+ * plus a key), keyed with a per-process random key, folded per 4 KiB.  Two
  * different byte strings of the same length collide with probability about
  * 2^-32 when they differ only past the head, and a client cannot aim at a
  * collision since it does not know the key.  Values are only meaningful

@@ -38,7 +38,7 @@ static uint8_t *pattern(size_t n, unsigned int seed)
 static void test_split_anywhere(void **state)
 {
 	static const size_t lens[] = {0, 1, 31, 32, 33, 255, 256, 257, 319, 320, 321,
-				      1279, 1280, 1281, 3000, 70001};
+				      1279, 1280, 1281, 3000, 4351, 4352, 4353, 70001};
 
 	(void)state;
 	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
@@ -67,7 +67,7 @@ static void test_split_anywhere(void **state)
 
 static void test_every_bit_counts(void **state)
 {
-	size_t n = 2600; /* head, two whole folds, a partial one, a partial block */
+	size_t n = 256 + 2 * 4096 + 1000 + 20; /* head, two folds, a partial one and block */
 	uint8_t *p = pattern(n, 7);
 	uint64_t base = hash_whole(p, n);
 
@@ -85,12 +85,12 @@ static void test_every_bit_counts(void **state)
 
 static void test_blocks_in_order(void **state)
 {
-	size_t n = 256 + 3 * 1024;
+	size_t n = 256 + 3 * 4096;
 	uint8_t *p = pattern(n, 9);
 	uint64_t base = hash_whole(p, n);
 	/* Within a fold, across folds, and a word swap within a block. */
-	static const size_t swaps[][3] = {{256, 256 + 64, 64}, {256, 256 + 1024, 64},
-					  {256 + 2048, 256 + 1024, 1024}, {300, 304, 4}};
+	static const size_t swaps[][3] = {{256, 256 + 64, 64}, {256, 256 + 4096, 64},
+					  {256 + 8192, 256 + 4096, 4096}, {300, 304, 4}};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++) {
