@@ -1561,6 +1561,7 @@ static int ofi_post_send(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov
 	c->tx_credits--;
 	c->p->st.sends++;
 	c->p->st.work_requests++;
+	c->p->cq_probably_dry = false; /* see post_rma */
 	return 0;
 }
 
@@ -1648,10 +1649,15 @@ static int post_rma(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_sge 
 		c->tx_credits--;
 		posted++;
 	}
-	if (write)
+	if (write) {
 		p->st.writes++;
-	else
+		/* tcp completes a Send or RDMA Write that the socket took
+		 * whole inside the post: read the CQ again before trywait,
+		 * which would only say "poll again" and cost a loop turn. */
+		p->cq_probably_dry = false;
+	} else {
 		p->st.reads++;
+	}
 	p->st.work_requests += posted;
 	return 0;
 }
