@@ -195,7 +195,8 @@ RPCRDMA_EXTERN int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr,
 
 /* Builders, for senders and tests.  Each returns 0 or -EINVAL / -ENOSPC. */
 
-/** Clear @hdr and set the four fixed words. */
+/** Clear @hdr (its fields and counts; the array entries past the counts
+ *  are left as they were) and set the four fixed words. */
 RPCRDMA_EXTERN void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers,
 				     uint32_t credit, uint32_t proc);
 /** Append one Read list entry. */

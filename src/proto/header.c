@@ -310,6 +310,21 @@ static int decode_body(struct decoder *d)
 	return bad_chunk(d, "unknown rdma_proc");
 }
 
+
+/* Every field but the arrays, which the counts guard: the arrays are 6 KiB
+ * that every call would otherwise clear. */
+static void clear_scalars(struct rpcrdma_hdr *hdr)
+{
+	memset(hdr, 0, offsetof(struct rpcrdma_hdr, reads));
+	hdr->nwrites = 0;
+	hdr->has_reply = false;
+	hdr->reply.first = hdr->reply.nsegs = 0;
+	hdr->nsegs = 0;
+	hdr->err = hdr->vers_low = hdr->vers_high = 0;
+	hdr->opttype = hdr->optinfo_len = 0;
+	hdr->optinfo = NULL;
+	hdr->hdr_len = hdr->payload_len = 0;
+}
 int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_limits *lim,
 		       struct rpcrdma_hdr *hdr, struct rpcrdma_hdr_fault *fault)
 {
@@ -322,15 +337,7 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 		rpcrdma_hdr_limits_default(&defaults);
 		lim = &defaults;
 	}
-	memset(hdr, 0, offsetof(struct rpcrdma_hdr, reads));
-	hdr->nwrites = 0;
-	hdr->has_reply = false;
-	hdr->reply.first = hdr->reply.nsegs = 0;
-	hdr->nsegs = 0;
-	hdr->err = hdr->vers_low = hdr->vers_high = 0;
-	hdr->opttype = hdr->optinfo_len = 0;
-	hdr->optinfo = NULL;
-	hdr->hdr_len = hdr->payload_len = 0;
+	clear_scalars(hdr);
 
 	/* The header may not run past max_hdr_size; the payload may. */
 	bound = len < lim->max_hdr_size ? len : lim->max_hdr_size;
@@ -532,7 +539,7 @@ int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, size_t cap)
 void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers, uint32_t credit,
 		      uint32_t proc)
 {
-	memset(hdr, 0, sizeof(*hdr));
+	clear_scalars(hdr);
 	hdr->xid = xid;
 	hdr->vers = vers;
 	hdr->credit = credit;
