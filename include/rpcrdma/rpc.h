@@ -319,7 +319,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_regcache_invalidations) /* dropped: the memory was freed or unmapped */ \
 	X(devices_opened)      /* server, verbs on a wildcard address: RDMA devices opened  */ \
 			       /* as their first connection came (one per device and worker */ \
-			       /* loop)                                                    */
+			       /* loop)                                                    */ \
+	X(churn_copy_bytes)    /* client: chunk data copied through a pooled buffer, not   */ \
+			       /* registered, because the caller's memory churns           */ \
+			       /* (rpcrdma_mem(7))                                         */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -131,6 +131,12 @@ struct rpcrdma__xreq {
 	unsigned int ngrants;
 	struct rpcrdma__regent *own[RPCRDMA__XPRT_MAX_DDP + 1];
 	unsigned int nown;
+	/* Pooled copies of caller memory that churns (own_reg): Read-chunk
+	 * data is copied in before the Send, bounce[MAX_DDP + i] holds Write
+	 * chunk i's result until it is revoked and copied out.  At most
+	 * RPCRDMA__XPRT_CHURN_COPY_MAX each, so they stay with the slot. */
+	struct rpcrdma__xbuf bounce[RPCRDMA__XPRT_MAX_DDP + RPCRDMA__XPRT_MAX_WCHUNKS];
+	unsigned int wch_bounced; /* bit i: Write chunk i went to its bounce buffer */
 
 	/* What the call offered. */
 	unsigned int chunks; /* enum rpcrdma__xreq_chunks */

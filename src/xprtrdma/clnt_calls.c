@@ -84,6 +84,8 @@ static void req_destroy(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 	rpcrdma__xbuf_free(&x->sbuf);
 	rpcrdma__xbuf_free(&x->lbuf);
 	rpcrdma__xbuf_free(&x->rbuf);
+	for (unsigned int i = 0; i < sizeof(x->bounce) / sizeof(x->bounce[0]); i++)
+		rpcrdma__xbuf_free(&x->bounce[i]);
 	free(x);
 }
 
@@ -221,6 +223,15 @@ static void req_fenced(struct rpcrdma__xfence *f)
 			struct rpcrdma_xdr_stream xdr;
 			const uint8_t *buf =
 			    x->rep_in_rbuf ? x->rbuf.addr : x->rep->buf + x->rep_off;
+
+			/* ORDER: revoked, so the bounce buffers hold what the
+			 * responder wrote and nothing more can come. */
+			for (uint32_t i = 0; i < x->nwch; i++) {
+				if (x->wch_bounced & (1u << i) && x->wch[i].written)
+					memcpy(x->wch[i].buf,
+					       x->bounce[RPCRDMA__XPRT_MAX_DDP + i].addr,
+					       (size_t)x->wch[i].written);
+			}
 
 			rpcrdma_xdr_init_const(&xdr, buf, x->rep_len);
 			rpcrdma__ddp_reply_init(&x->rddp, x->wch, x->nwch);

@@ -90,6 +90,7 @@ int rpcrdma__xclnt_op_call_begin(struct rpcrdma__clnt_transport *tt, struct rpcr
 	x->state = XREQ_BEGUN;
 	x->ngrants = 0;
 	x->nown = 0;
+	x->wch_bounced = 0;
 	x->chunks = 0;
 	x->wsegs = x->rsegs = 0;
 	x->nwch = 0;
@@ -134,20 +135,42 @@ static int grant_region(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 	return 0;
 }
 
-/* A registration of a caller's buffer for this call: from the instance's
- * cache, so a buffer used before costs none (regcache.c). */
+/*
+ * A registration of a caller's buffer for this call: from the instance's
+ * cache, so a buffer used before costs none (regcache.c).  Memory the
+ * caller allocates and frees at each call churns: the cache cannot keep
+ * its registration.  Up to RPCRDMA__XPRT_CHURN_COPY_MAX it goes through
+ * @bounce, a pooled buffer registered once (*@copy set; the caller copies
+ * in or out), as the server does with results (ddp.c).
+ */
 static int own_reg(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, const void *addr, size_t len,
-		   struct rpcrdma_prov_mr **mr)
+		   struct rpcrdma__xbuf *bounce, struct rpcrdma_prov_mr **mr, void **at, bool *copy)
 {
 	struct rpcrdma__regent *e;
 	int rc;
 
+	*copy = false;
+	*at = (void *)(uintptr_t)addr;
 	if (x->nown >= sizeof(x->own) / sizeof(x->own[0]))
 		return -EMSGSIZE;
 	/* The provider never writes through a local registration; remote
 	 * writes are what the grant (REMOTE_WRITE only for the Write chunk)
 	 * allows. */
-	rc = rpcrdma__regcache_get(t->dev.prov, addr, len, &e);
+	if (len <= RPCRDMA__XPRT_CHURN_COPY_MAX) {
+		rc = rpcrdma__regcache_get_steady(t->dev.prov, addr, len, &e);
+		if (rc == -EAGAIN) {
+			rc = rpcrdma__xbuf_reserve(t->dev.prov, bounce, len);
+			if (rc)
+				return rc;
+			t->st.churn_copy_bytes += len;
+			*mr = bounce->mr;
+			*at = bounce->addr;
+			*copy = true;
+			return 0;
+		}
+	} else {
+		rc = rpcrdma__regcache_get(t->dev.prov, addr, len, &e);
+	}
 	if (rc)
 		return rc;
 	x->own[x->nown++] = e;
@@ -313,11 +336,15 @@ static int encode_read_list(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
 		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
 		struct rpcrdma_segment seg;
+		bool copy;
+		void *at;
 
-		rc = own_reg(t, x, it->data, it->len, &mr);
+		rc = own_reg(t, x, it->data, it->len, &x->bounce[i], &mr, &at, &copy);
+		if (!rc && copy)
+			memcpy(at, it->data, it->len);
 		if (!rc)
-			rc = grant_region(t, x, mr, (void *)(uintptr_t)it->data, it->len,
-					  RPCRDMA_PACCESS_REMOTE_READ, &seg, 1, &nseg);
+			rc = grant_region(t, x, mr, at, it->len, RPCRDMA_PACCESS_REMOTE_READ, &seg,
+					  1, &nseg);
 		if (!rc)
 			rc = rpcrdma_hdr_add_read(h, (uint32_t)(it->pos + prev), &seg);
 		if (rc)
@@ -380,10 +407,16 @@ static int encode_write_list(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 
 		c->seg0 = x->wsegs;
 		if (c->len) {
-			rc = own_reg(t, x, c->buf, c->len, &mr);
+			bool copy;
+			void *at;
+
+			rc = own_reg(t, x, c->buf, c->len, &x->bounce[RPCRDMA__XPRT_MAX_DDP + i], &mr,
+				     &at, &copy);
+			if (!rc && copy)
+				x->wch_bounced |= 1u << i; /* copied out in req_fenced */
 			if (!rc)
-				rc = grant_region(t, x, mr, c->buf, c->len,
-						  RPCRDMA_PACCESS_REMOTE_WRITE, &x->wseg[c->seg0],
+				rc = grant_region(t, x, mr, at, c->len, RPCRDMA_PACCESS_REMOTE_WRITE,
+						  &x->wseg[c->seg0],
 						  RPCRDMA__XPRT_MAX_WSEGS - c->seg0, &nseg);
 		} else {
 			memset(&x->wseg[c->seg0], 0, sizeof(x->wseg[0]));

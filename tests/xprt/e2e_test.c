@@ -1027,6 +1027,7 @@ static const struct test_case cases[] = {
     {"e2e_inflight", case_inflight},
     {"e2e_trace_credits", case_trace_credits},
     {"e2e_work_per_form", case_work_per_form},
+    {"e2e_work_client_churn", case_work_client_churn},
     {"e2e_inline_interop", case_inline_interop},
     {"e2e_regcache_steady", case_regcache_steady},
     {"e2e_regcache_free", case_regcache_free},
