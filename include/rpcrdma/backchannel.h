@@ -113,8 +113,10 @@ RPCRDMA_EXTERN int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
  *
  * For a client that reconnected (RFC 8167 5.4): reverse calls waiting for a
  * connection go out on the new one.  Returns 0 (also when already bound
- * there), -EINVAL, -ENOTCONN, -EPROTONOSUPPORT, or -EBUSY when another
- * backchannel holds that connection.
+ * there), -EINVAL, -ENOTCONN, -EPROTONOSUPPORT, -EBUSY when another
+ * backchannel holds that connection, or -EXDEV when that connection came
+ * through another RDMA device than the one @bc was made on (a server on a
+ * wildcard verbs address): make a new backchannel there.
  */
 RPCRDMA_EXTERN int rpcrdma_backchannel_bind(struct rpcrdma_backchannel *bc,
 					    struct rpcrdma_svc_req *req);

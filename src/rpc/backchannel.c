@@ -93,6 +93,10 @@ struct rpcrdma_backchannel {
 	struct rpcrdma_server *srv;          /* the core whose connection it uses */
 	struct rpcrdma_client *clnt;         /* the reverse calls' core */
 	struct rpcrdma__clnt_transport *req; /* its requester (a partner) */
+	/* The responder whose device the requester's memory is on: on a
+	 * wildcard verbs server, the connection's device's, not the
+	 * server's listen-only one. */
+	struct rpcrdma__svc_transport *home;
 	void *conn;                          /* the connection bound (engine's), or NULL */
 	bool enabled;
 	struct rpcrdma_backchannel *next;
@@ -260,7 +264,7 @@ int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
 	co.timeout_ms = opts->timeout_ms;
 	co.retries = opts->retries;
 	co.cred = opts->cred;
-	m.home = rpcrdma__server_transport(srv);
+	m.home = rpcrdma__bc_conn_home(conn);
 	m.credits = opts->credits;
 	rc = rpcrdma__client_create_on(rpcrdma__server_loop(srv), opts->prog, opts->vers, &co,
 				       &rpcrdma__rdma_bc_clnt_ops, make_req, &m, &bc->clnt);
@@ -269,6 +273,7 @@ int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
 		return rc;
 	}
 	bc->srv = srv;
+	bc->home = m.home;
 	bc->req = rpcrdma__client_transport(bc->clnt);
 	rpcrdma__client_set_refusal(bc->clnt, RPCRDMA_ERR_BACKCHANNEL_OFF);
 	bc->next = bc_list_of(srv)->head;
@@ -297,6 +302,8 @@ int rpcrdma_backchannel_bind(struct rpcrdma_backchannel *bc, struct rpcrdma_svc_
 		return 0;
 	if (rpcrdma__bc_conn_owner(conn))
 		return -EBUSY;
+	if (rpcrdma__bc_conn_home(conn) != bc->home)
+		return -EXDEV; /* another device: its memory is not there */
 	unbind(bc);
 	rc = rpcrdma__bc_bind(conn, bc->req, conn_down, bc);
 	if (!rc)

@@ -46,6 +46,11 @@ void *rpcrdma__bc_req_conn(struct rpcrdma__sreq *sreq)
 	return rpcrdma__xsvc_req_conn(sreq);
 }
 
+struct rpcrdma__svc_transport *rpcrdma__bc_conn_home(void *conn)
+{
+	return rpcrdma__xsvc_conn_home(conn);
+}
+
 void *rpcrdma__bc_conn_owner(void *conn)
 {
 	return rpcrdma__xsvc_conn_bc(conn);

@@ -36,8 +36,14 @@ void rpcrdma__bc_host_attach(struct rpcrdma__clnt_transport *owner,
 			     struct rpcrdma__svc_transport *host, uint32_t credits);
 
 /**
+ * rpcrdma__bc_conn_home - the responder serving @conn (a connection from
+ * rpcrdma__bc_req_conn()): what rpcrdma__bc_req_create() takes as @home
+ */
+struct rpcrdma__svc_transport *rpcrdma__bc_conn_home(void *conn);
+
+/**
  * rpcrdma__bc_req_create - a reverse requester on a server's connections
- * @home: the server's responder
+ * @home: the responder serving them (rpcrdma__bc_conn_home())
  * @credits: reverse credits to ask for (0: the default; capped)
  * @cb: the core's callbacks
  * @cb_ctx: their context

@@ -68,6 +68,13 @@ void *rpcrdma__xsvc_conn_bc(void *conn);
  * Return: 0, -EBUSY when another backchannel holds the connection,
  * -ENOTCONN when it is down.
  */
+/**
+ * rpcrdma__xsvc_conn_home - the transport that serves connection @conn:
+ * the server's, a worker's, or on a wildcard verbs server the one of the
+ * connection's device (whose protection domain its memory must be in)
+ */
+struct rpcrdma__svc_transport *rpcrdma__xsvc_conn_home(void *conn);
+
 int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void (*down)(void *bc),
 			    void *bc);
 

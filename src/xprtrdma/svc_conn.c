@@ -576,6 +576,12 @@ void *rpcrdma__xsvc_conn_bc(void *conn)
 	return conn ? ((struct rpcrdma__xsconn *)conn)->bc : NULL;
 }
 
+struct rpcrdma__svc_transport *rpcrdma__xsvc_conn_home(void *conn)
+{
+	return conn ? (struct rpcrdma__svc_transport *)(void *)((struct rpcrdma__xsconn *)conn)->svc
+		    : NULL;
+}
+
 int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void (*down)(void *bc),
 			    void *bc)
 {

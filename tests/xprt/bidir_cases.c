@@ -21,6 +21,11 @@ enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4 };
 static uint32_t g_clnt_max_vers;
 static int g_v2_checked;
 
+/* Where the server listens: test_addr, or (e2e_bidir_wildcard) every
+ * address, which on verbs makes a listen-only instance that serves each
+ * connection from a transport of its device. */
+static const char *g_srv_addr;
+
 /* The server's one backchannel (one client per case). */
 static struct rpcrdma_backchannel *g_bc;
 static int g_setup_rc;
@@ -118,7 +123,9 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	rpcrdma_server_opts_default(&so);
 	so.provider = test_provider;
 	so.credits = FWD_CREDITS;
-	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
+	CHECK_RC(rpcrdma_server_create(e->loop, g_srv_addr ? g_srv_addr : test_addr, "0", &so,
+				       &e->srv),
+		 0);
 	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
 	rpcrdma_client_opts_default(&co);
@@ -356,6 +363,22 @@ static int case_bidir_chunks(void)
 	CHECK_RC(cs.rev_errors + ss.rev_errors, 0);
 	CHECK_RC(env_down(&e), 0);
 	return 0;
+}
+
+/*
+ * The same on a server listening on every address: on verbs a listen-only
+ * instance hands each connection to a transport of its device, and the
+ * backchannel's memory (Read and Write chunks, Long Calls and Replies both
+ * ways) must be registered on that device, not on the listener's.
+ */
+static int case_bidir_wildcard(void)
+{
+	int rc;
+
+	g_srv_addr = strchr(test_addr, ':') ? "::" : "0.0.0.0";
+	rc = case_bidir_chunks();
+	g_srv_addr = NULL;
+	return rc;
 }
 
 /* A client that takes no chunks in the reverse direction: ERR_CHUNK

@@ -1005,6 +1005,7 @@ static const struct test_case cases[] = {
     {"e2e_write_list", case_write_list},
     {"e2e_bidir_interleave", case_bidir_interleave},
     {"e2e_bidir_chunks", case_bidir_chunks},
+    {"e2e_bidir_wildcard", case_bidir_wildcard},
     {"e2e_bidir_refuse_chunks", case_bidir_refuse_chunks},
     {"e2e_bidir_disabled", case_bidir_disabled},
     {"e2e_bidir_reconnect", case_bidir_reconnect},
