@@ -4,8 +4,10 @@
  * call over the same buffer registers nothing.
  *
  * Normal operation.  Entries are exact ranges, on one LRU list per
- * instance; a get whose range lies inside a live entry takes a reference
- * (a hit), otherwise it registers the range and keeps it (a miss), evicting
+ * instance and in an array sorted by start (by_start: lookups and
+ * invalidations are binary searches, not scans); a get whose range lies
+ * inside a live entry takes a reference (a hit, an exact one preferred),
+ * otherwise it registers the range and keeps it (a miss), evicting
  * unreferenced entries from the cold end to stay within
  * RPCRDMA__REGCACHE_MAX_ENTRIES and _MAX_BYTES.  Only the instance's thread
  * gets and puts; it never calls the provider with the lock held.
@@ -14,7 +16,9 @@
  * whatever thread frees or unmaps memory, before the memory goes (and for
  * page operations again after): every overlapping entry leaves the list at
  * once, so no later get can hit it, and is deregistered on the instance's
- * thread once no call uses it.  A registration that was being made while a
+ * thread once no call uses it.  Most frees touch no entry: they skip the
+ * lock when they fall outside the hull of pinning entries or in 64 KiB
+ * granules no pinning entry touches (granule_refs).  A registration that was being made while a
  * page operation ran (page_gen moved) is used once and not kept.  Where the
  * provider pins pages (verbs) and the hooks are not active, nothing is kept:
  * every get registers and every put deregisters, as before the cache.
@@ -33,6 +37,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "provider/provider.h"
 #include "provider/regcache.h"
@@ -71,6 +76,12 @@ struct rpcrdma__regcache {
 	bool by_address;
 	struct re_list lru, decl, dead, held;
 	size_t nent, bytes; /* on lru */
+	/* The lru entries again, by start address, and the longest of them
+	 * ever (since the cache was last empty): an entry overlapping
+	 * [a, b) starts in (a - max_len, b), found by binary search rather
+	 * than by scanning every entry, in lookups and in free(). */
+	struct rpcrdma__regent *by_start[RPCRDMA__REGCACHE_MAX_ENTRIES];
+	size_t max_len;
 	/* Ranges whose registration the hooks dropped, newest over oldest. */
 	struct {
 		uintptr_t start, end;
@@ -89,8 +100,21 @@ static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rpcrdma__regcache *caches; /* under rc_lock */
 static struct rpcrdma_mem_region *regions; /* under rc_lock */
 static unsigned int nregions;
-/* The hull of every range ever kept: frees outside it skip the lock. */
+/* The hull of every range ever kept by a pinning cache: frees outside it
+ * skip the lock. */
 static _Atomic uintptr_t hull_lo = UINTPTR_MAX, hull_hi;
+/*
+ * Inside the hull, most frees are of memory no entry covers (a heap holds
+ * registered buffers among everything else), and taking the lock and
+ * scanning every pinning cache's entries in each free() would serialize a
+ * multi-threaded program.  So each 64 KiB granule of the address space
+ * (hashed into a table) counts the live pinning entries touching it; a
+ * free whose granules all count zero skips the lock.  Counts go up before
+ * page_gen is checked, like the hull (see get_common).
+ */
+#define GRANULE_SHIFT 16
+#define GRANULES 16384u
+static _Atomic uint32_t granule_refs[GRANULES];
 /* Bumped by every page operation before it acts. */
 static _Atomic uint64_t page_gen;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -136,12 +160,96 @@ static void list_unlink(struct re_list *l, struct rpcrdma__regent *e)
 	e->prev = e->next = NULL;
 }
 
-/* Caller holds rc_lock.  @e leaves lru for dead or held. */
-static void kill_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+/* Adds @delta to the count of every granule [@a, @b) touches. */
+static void granules_add(uintptr_t a, uintptr_t b, int delta)
 {
+	uintptr_t g0 = a >> GRANULE_SHIFT, g1 = (b - 1) >> GRANULE_SHIFT;
+
+	if (g1 - g0 >= GRANULES) {
+		g0 = 0;
+		g1 = GRANULES - 1;
+	}
+	for (uintptr_t g = g0; g <= g1; g++)
+		atomic_fetch_add(&granule_refs[g % GRANULES], (uint32_t)delta);
+}
+
+/* Whether no live pinning entry may touch [@a, @b). */
+static bool granules_clear(uintptr_t a, uintptr_t b)
+{
+	uintptr_t g0 = a >> GRANULE_SHIFT, g1 = (b - 1) >> GRANULE_SHIFT;
+
+	if (g1 - g0 >= GRANULES)
+		return false;
+	for (uintptr_t g = g0; g <= g1; g++) {
+		if (atomic_load(&granule_refs[g % GRANULES]))
+			return false;
+	}
+	return true;
+}
+
+/* The first index of by_start whose entry starts at or after @a. */
+static size_t first_at_or_after(const struct rpcrdma__regcache *rc, uintptr_t a)
+{
+	size_t lo = 0, hi = rc->nent;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->by_start[mid]->start < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first index whose entry may overlap [@a, ...): it starts after
+ * a - max_len (entries are at most max_len long). */
+static size_t first_candidate(const struct rpcrdma__regcache *rc, uintptr_t a)
+{
+	return first_at_or_after(rc, a >= rc->max_len ? a - rc->max_len + 1 : 0);
+}
+
+/* Caller holds rc_lock; nent counts the entries already in by_start. */
+static void index_add_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	size_t i = first_at_or_after(rc, e->start);
+
+	memmove(&rc->by_start[i + 1], &rc->by_start[i], (rc->nent - i) * sizeof(rc->by_start[0]));
+	rc->by_start[i] = e;
+	if (e->end - e->start > rc->max_len)
+		rc->max_len = e->end - e->start;
+}
+
+/* Caller holds rc_lock; before nent drops. */
+static void index_del_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	size_t i = first_at_or_after(rc, e->start);
+
+	while (i < rc->nent && rc->by_start[i] != e)
+		i++;
+	if (i == rc->nent)
+		return; /* not indexed: cannot happen */
+	memmove(&rc->by_start[i], &rc->by_start[i + 1], (rc->nent - i - 1) * sizeof(rc->by_start[0]));
+	if (rc->nent == 1)
+		rc->max_len = 0;
+}
+
+/* Caller holds rc_lock.  @e, live on a pinning cache's lru, leaves it. */
+static void leave_lru_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	index_del_locked(rc, e);
 	list_unlink(&rc->lru, e);
 	rc->nent--;
 	rc->bytes -= e->end - e->start;
+	if (!rc->by_address)
+		granules_add(e->start, e->end, -1);
+}
+
+/* Caller holds rc_lock.  @e leaves lru for dead or held. */
+static void kill_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	leave_lru_locked(rc, e);
 	e->state = RE_DEAD;
 	list_push(e->refs ? &rc->held : &rc->dead, e);
 }
@@ -281,8 +389,18 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, 
 		}
 		return reg_declared(rc, r, rs, re, out);
 	}
-	for (e = rc->lru.head; e; e = e->next) {
-		if (covers(e, a, b))
+	/* An entry of exactly the range first: a grant of a whole
+	 * registration needs no registration of its part (verbs_mem.c). */
+	e = NULL;
+	for (size_t i = first_at_or_after(rc, b >= rc->max_len ? b - rc->max_len : 0);
+	     i < rc->nent && rc->by_start[i]->start <= a; i++) {
+		struct rpcrdma__regent *c = rc->by_start[i];
+
+		if (!covers(c, a, b))
+			continue;
+		if (!e || (c->start == a && c->end == b))
+			e = c;
+		if (e->start == a && e->end == b)
 			break;
 	}
 	if (e) {
@@ -308,9 +426,7 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, 
 		struct rpcrdma__regent *prev = e->prev;
 
 		if (!e->refs) {
-			list_unlink(&rc->lru, e);
-			rc->nent--;
-			rc->bytes -= e->end - e->start;
+			leave_lru_locked(rc, e);
 			e->state = RE_DEAD;
 			e->next = evict;
 			evict = e;
@@ -342,21 +458,28 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, 
 	/* ORDER: the hull grows before page_gen is checked; a page operation
 	 * bumps page_gen before it reads the hull.  Either it sees the entry,
 	 * or we see it moved. */
-	if (keep) {
+	/* Entries of a by-address cache are never invalidated (the hooks
+	 * skip them), so they stay out of the hull: a process on ofi alone
+	 * never takes the lock in free(). */
+	if (keep && !rc->by_address) {
 		uintptr_t lo = atomic_load(&hull_lo), hi = atomic_load(&hull_hi);
 
 		if (a < lo)
 			atomic_store(&hull_lo, a);
 		if (b > hi)
 			atomic_store(&hull_hi, b);
+		granules_add(a, b, 1);
 	}
 	if (keep && atomic_load(&page_gen) == gen) {
 		e->state = RE_LIVE;
 		list_push(&rc->lru, e);
+		index_add_locked(rc, e);
 		rc->nent++;
 		rc->bytes += len;
 		rc->st.misses++;
 	} else {
+		if (keep && !rc->by_address)
+			granules_add(a, b, -1);
 		e->state = RE_DEAD;
 		list_push(&rc->held, e);
 		rc->st.uncached++;
@@ -435,6 +558,8 @@ void rpcrdma__regcache_close(struct rpcrdma_provider *p)
 		caches = rc->gnext;
 	if (rc->gnext)
 		rc->gnext->gprev = rc->gprev;
+	for (struct rpcrdma__regent *e = rc->lru.head; e && !rc->by_address; e = e->next)
+		granules_add(e->start, e->end, -1);
 	append(&all, &rc->lru);
 	append(&all, &rc->decl);
 	append(&all, &rc->dead);
@@ -443,6 +568,42 @@ void rpcrdma__regcache_close(struct rpcrdma_provider *p)
 	free_chain(all);
 	p->regcache = NULL;
 	free(rc);
+}
+
+int rpcrdma__regcache_selfcheck(struct rpcrdma_provider *p, const void *addr, size_t len)
+{
+	struct rpcrdma__regcache *rc = p->regcache;
+	uintptr_t a = (uintptr_t)addr, b = a + len;
+	size_t n = 0;
+	int bad = 0;
+
+	if (!rc)
+		return 0;
+	pthread_mutex_lock(&rc_lock);
+	for (struct rpcrdma__regent *e = rc->lru.head; e; e = e->next) {
+		size_t i = first_at_or_after(rc, e->start);
+
+		n++;
+		while (i < rc->nent && rc->by_start[i] != e)
+			i++;
+		if (i == rc->nent || e->state != RE_LIVE || e->end - e->start > rc->max_len)
+			bad = 1;
+		if (len && e->start < b && a < e->end)
+			bad = 2;
+		for (uintptr_t g = e->start >> GRANULE_SHIFT;
+		     !rc->by_address && g <= (e->end - 1) >> GRANULE_SHIFT; g++) {
+			if (!atomic_load(&granule_refs[g % GRANULES]))
+				bad = 3;
+		}
+	}
+	if (n != rc->nent)
+		bad = 4;
+	for (size_t i = 1; i < rc->nent; i++) {
+		if (rc->by_start[i - 1]->start > rc->by_start[i]->start)
+			bad = 5;
+	}
+	pthread_mutex_unlock(&rc_lock);
+	return bad ? -bad : 0;
 }
 
 void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
@@ -455,23 +616,24 @@ void rpcrdma__regcache_invalidate(const void *addr, size_t len, bool pages)
 		return;
 	if (b < a)
 		b = UINTPTR_MAX;
-	if (b <= atomic_load(&hull_lo) || a >= atomic_load(&hull_hi))
+	if (b <= atomic_load(&hull_lo) || a >= atomic_load(&hull_hi) || granules_clear(a, b))
 		return;
 	pthread_mutex_lock(&rc_lock);
 	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
-		struct rpcrdma__regent *e = rc->by_address ? NULL : rc->lru.head;
+		size_t i = rc->by_address ? rc->nent : first_candidate(rc, a);
 
-		while (e) {
-			struct rpcrdma__regent *n = e->next;
+		while (i < rc->nent && rc->by_start[i]->start < b) {
+			struct rpcrdma__regent *e = rc->by_start[i];
 
-			if (e->start < b && a < e->end) {
-				rc->churned[rc->churn_next].start = e->start;
-				rc->churned[rc->churn_next].end = e->end;
-				rc->churn_next = (rc->churn_next + 1) % RPCRDMA__REGCACHE_CHURN;
-				kill_locked(rc, e);
-				rc->st.invalidations++;
+			if (a >= e->end) {
+				i++;
+				continue;
 			}
-			e = n;
+			rc->churned[rc->churn_next].start = e->start;
+			rc->churned[rc->churn_next].end = e->end;
+			rc->churn_next = (rc->churn_next + 1) % RPCRDMA__REGCACHE_CHURN;
+			kill_locked(rc, e); /* takes it out of by_start: i is the next */
+			rc->st.invalidations++;
 		}
 	}
 	pthread_mutex_unlock(&rc_lock);

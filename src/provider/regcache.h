@@ -61,6 +61,13 @@ struct rpcrdma_prov_mr *rpcrdma__regent_mr(const struct rpcrdma__regent *e);
  * grant uses the registration any more
  */
 void rpcrdma__regcache_put(struct rpcrdma__regent *e);
+/**
+ * rpcrdma__regcache_selfcheck - tests: 0 when the instance's index agrees
+ * with its entries (sorted, complete, within max_len, granules counted)
+ * and, with @len, no live entry overlaps [@addr, @addr + @len); else a
+ * negative code saying which check failed
+ */
+int rpcrdma__regcache_selfcheck(struct rpcrdma_provider *p, const void *addr, size_t len);
 /** rpcrdma__regcache_stats - the instance's counters (zeros without a cache) */
 void rpcrdma__regcache_stats(struct rpcrdma_provider *p, struct rpcrdma__regcache_stats *out);
 /**

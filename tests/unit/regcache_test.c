@@ -134,6 +134,75 @@ static void test_churned_memory_is_not_registered(void **state)
 	assert_int_equal(regs, 4);
 }
 
+/* The free path's filter (64 KiB granules that count live entries) lets
+ * through every invalidation that touches an entry, down to its first and
+ * last byte in whatever granule they fall, and none that only borders it. */
+static void test_invalidation_at_entry_edges(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	struct rpcrdma__regcache_stats st;
+	const size_t len = sizeof(area[0]);
+
+	need_kept_entries();
+	get_put(p, area[5], len, true, 0);
+	rpcrdma__regcache_invalidate(area[5] + len, 1, false); /* just past it */
+	rpcrdma__regcache_invalidate(area[5] - 1, 1, false);   /* just before it */
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.invalidations, 0);
+	get_put(p, area[5], len, true, 0); /* still a hit */
+	assert_int_equal(regs, 1);
+	rpcrdma__regcache_invalidate(area[5] + len - 1, 1, false); /* its last byte */
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.invalidations, 1);
+	get_put(p, area[5], len, true, -EAGAIN);
+
+	get_put(p, area[7], len, true, 0);
+	rpcrdma__regcache_invalidate(area[7], 1, false); /* its first byte */
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.invalidations, 2);
+	/* A range that starts before and ends after it. */
+	get_put(p, area[9], len, true, 0);
+	rpcrdma__regcache_invalidate(area[8], 3 * len, false);
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.invalidations, 3);
+}
+
+/*
+ * Random gets of ranges of every size over a 2 MiB arena (overlapping,
+ * nested, more than the cache holds so that it evicts), puts, and
+ * invalidations: after each step the index agrees with the entries, an
+ * invalidated range has no entry left, and a range just got is a hit the
+ * next time (no registration).
+ */
+static void test_index_random(void **state)
+{
+	static uint8_t arena[2u << 20];
+	struct rpcrdma_provider *p = *state;
+
+	need_kept_entries();
+	srand(12345);
+	for (int step = 0; step < 4000; step++) {
+		size_t len = (size_t)1 << (rand() % 18);
+		size_t off = (size_t)rand() % (sizeof(arena) - len);
+
+		len += (size_t)rand() % 100;
+		if (off + len > sizeof(arena))
+			len = sizeof(arena) - off;
+		if (rand() % 5 == 0) {
+			rpcrdma__regcache_invalidate(arena + off, len, rand() % 2);
+			assert_int_equal(rpcrdma__regcache_selfcheck(p, arena + off, len), 0);
+		} else {
+			unsigned int before;
+
+			get_put(p, arena + off, len, false, 0);
+			before = regs;
+			get_put(p, arena + off, len, false, 0);
+			assert_int_equal(regs, before);
+			assert_int_equal(rpcrdma__regcache_selfcheck(p, NULL, 0), 0);
+		}
+	}
+}
+
 /* Only the last RPCRDMA__REGCACHE_CHURN churned ranges are remembered: the
  * record is bounded, and memory reused for good gets registered again. */
 static void test_churn_record_is_bounded(void **state)
@@ -172,6 +241,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_hit_registers_nothing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_churned_memory_is_not_registered, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_invalidation_at_entry_edges, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_index_random, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_churn_record_is_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_without_hooks_every_get_registers, setup,
 					    teardown),
