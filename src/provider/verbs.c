@@ -712,14 +712,63 @@ static int vb_fd(struct rpcrdma_provider *b)
 	return prov_of(b)->epfd;
 }
 
+#define VB_SOURCES_EVERY 64u
+
+/* Marks the fds of the epoll set that are readable now (see sources_due). */
+static void sources_check(struct vb_prov *p)
+{
+	struct epoll_event ev[4];
+	int n = epoll_wait(p->epfd, ev, 4, 0);
+
+	p->fills_since_sources = 0;
+	if (n < 0) {
+		/* Could not tell (EINTR): read them all. */
+		p->cm_ready = true;
+		p->cch_ready = p->async_ready = !listen_only(p);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		int fd = ev[i].data.fd;
+
+		if (fd == p->ec->fd)
+			p->cm_ready = true;
+		else if (p->cch && fd == p->cch->fd)
+			p->cch_ready = true;
+		else if (p->ctx && fd == p->ctx->async_fd)
+			p->async_ready = true;
+		/* The inbox's eventfd: its signaled flag says it for free. */
+	}
+}
+
 static bool vb_fill(void *ctx)
 {
 	struct vb_prov *p = ctx;
 
-	if (listen_only(p))
-		return rpcrdma__vb_cm_read_one(p) || rpcrdma__vb_inbox_drain(p);
-	return rpcrdma__vb_cm_read_one(p) || cq_events_read(p) || hot_poll_one(p) ||
-	       async_read_one(p) || rpcrdma__vb_inbox_drain(p);
+	if (p->sources_due || rpcrdma__list_empty(&p->hot) ||
+	    ++p->fills_since_sources >= VB_SOURCES_EVERY) {
+		p->sources_due = false;
+		sources_check(p);
+	}
+	if (p->cm_ready) {
+		if (rpcrdma__vb_cm_read_one(p))
+			return true;
+		p->cm_ready = false;
+	}
+	if (!listen_only(p)) {
+		if (p->cch_ready) {
+			p->cch_ready = false;
+			if (cq_events_read(p))
+				return true;
+		}
+		if (hot_poll_one(p))
+			return true;
+		if (p->async_ready) {
+			if (async_read_one(p))
+				return true;
+			p->async_ready = false;
+		}
+	}
+	return rpcrdma__vb_inbox_drain(p);
 }
 
 static void vb_announce(void *ctx, struct rpcrdma_prov_conn *c)
@@ -742,11 +791,15 @@ static int vb_trywait(struct rpcrdma_provider *b)
 {
 	struct vb_prov *p = prov_of(b);
 
+	p->sources_due = true; /* whatever wakes us next */
 	if (p->failed)
 		return p->failed_reported && !p->q.count ? -EIO : -EAGAIN;
 	/* Everything else wakes the fd: CM and async events are queued on
 	 * their fds, and a CQ off the hot list is armed. */
-	return p->q.count || !rpcrdma__list_empty(&p->hot) ? -EAGAIN : 0;
+	if (p->q.count || !rpcrdma__list_empty(&p->hot) || p->cm_ready || p->cch_ready ||
+	    p->async_ready)
+		return -EAGAIN;
+	return 0;
 }
 
 static void vb_stats(struct rpcrdma_provider *b, struct rpcrdma_prov_stats *out)

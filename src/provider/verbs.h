@@ -70,6 +70,15 @@ struct vb_prov {
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
 	struct rpcrdma_prov_inbox inbox; /* connection requests handed to us */
+	/* Which of the epoll set's fds to read (vb_fill).  Reading the CM
+	 * channel, the completion channel or the async fd costs a system call
+	 * even when empty; one zero-time epoll_wait on the set says which are
+	 * ready, when the sources are due: at each wake-up (trywait set it
+	 * before the sleep), when no CQ is hot, and every VB_SOURCES_EVERY
+	 * fills so that a busy CQ starves none of them. */
+	bool sources_due;
+	bool cm_ready, cch_ready, async_ready;
+	unsigned int fills_since_sources;
 };
 
 /* A connection request on its way to another instance (conn_handoff). */
