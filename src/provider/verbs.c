@@ -583,12 +583,15 @@ void rpcrdma__vb_on_established(struct vb_conn *c, const uint8_t *data, size_t l
 	hot_add(c);
 }
 
-/* Reads the completion channel: CQs that fired go hot.  Returns events read. */
-static int cq_events_read(struct vb_prov *p)
+/* Reads the completion channel: CQs that fired go hot.  Returns events
+ * read, at most @max: a channel known to be ready (vb_fill) is read once,
+ * and the next look at the epoll set says whether more came, which saves
+ * the read that would only say EAGAIN. */
+static int cq_events_read(struct vb_prov *p, int max)
 {
 	int n = 0;
 
-	for (;;) {
+	while (n < max) {
 		struct ibv_cq *cq;
 		void *cctx;
 		struct vb_conn *c;
@@ -610,6 +613,7 @@ static int cq_events_read(struct vb_prov *p)
 		else
 			p->st.parked++;
 	}
+	return n;
 }
 
 /* Polls the first hot CQ once.  Returns 1 if that did anything. */
@@ -757,7 +761,7 @@ static bool vb_fill(void *ctx)
 	if (!listen_only(p)) {
 		if (p->cch_ready) {
 			p->cch_ready = false;
-			if (cq_events_read(p))
+			if (cq_events_read(p, 1))
 				return true;
 		}
 		if (hot_poll_one(p))
