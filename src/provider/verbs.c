@@ -748,8 +748,10 @@ static bool vb_fill(void *ctx)
 {
 	struct vb_prov *p = ctx;
 
-	if (p->sources_due || rpcrdma__list_empty(&p->hot) ||
-	    ++p->fills_since_sources >= VB_SOURCES_EVERY) {
+	/* Not when the hot list has just emptied: the CQ is armed then, and
+	 * whatever comes makes the set readable for the owner's epoll, which
+	 * wakes us with the sources due. */
+	if (p->sources_due || ++p->fills_since_sources >= VB_SOURCES_EVERY) {
 		p->sources_due = false;
 		sources_check(p);
 	}
@@ -788,7 +790,13 @@ static int vb_poll(struct rpcrdma_provider *b, struct rpcrdma_prov_event *ev, un
 	    &p->q, &p->st, &p->failed, &p->failed_reported, vb_fill, vb_announce, p,
 	};
 
-	return rpcrdma__provider_poll_loop(&ps, ev, max);
+	int n = rpcrdma__provider_poll_loop(&ps, ev, max);
+
+	/* Found nothing: the next poll looks at the sources first, also for
+	 * owners that poll without trywait. */
+	if (n <= 0)
+		p->sources_due = true;
+	return n;
 }
 
 static int vb_trywait(struct rpcrdma_provider *b)
@@ -1151,6 +1159,7 @@ static int open_listen_only(struct vb_prov *p)
 	if (!p->ec)
 		return errno == ENOENT || errno == ENODEV || errno == ENOSYS ? -ENODEV
 									     : errno_neg();
+	p->sources_due = true;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0)
 		return errno_neg();
@@ -1237,6 +1246,7 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 		ret = errno_neg();
 		goto out_close;
 	}
+	p->sources_due = true;
 	p->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (p->epfd < 0) {
 		ret = errno_neg();
