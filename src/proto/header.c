@@ -310,7 +310,6 @@ static int decode_body(struct decoder *d)
 	return bad_chunk(d, "unknown rdma_proc");
 }
 
-
 /* Every field but the arrays, which the counts guard: the arrays are 6 KiB
  * that every call would otherwise clear. */
 static void clear_scalars(struct rpcrdma_hdr *hdr)
@@ -325,6 +324,7 @@ static void clear_scalars(struct rpcrdma_hdr *hdr)
 	hdr->optinfo = NULL;
 	hdr->hdr_len = hdr->payload_len = 0;
 }
+
 int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_limits *lim,
 		       struct rpcrdma_hdr *hdr, struct rpcrdma_hdr_fault *fault)
 {

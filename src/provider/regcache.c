@@ -18,8 +18,9 @@
  * once, so no later get can hit it, and is deregistered on the instance's
  * thread once no call uses it.  Most frees touch no entry: they skip the
  * lock when they fall outside the hull of pinning entries or in 64 KiB
- * granules no pinning entry touches (granule_refs).  A registration that was being made while a
- * page operation ran (page_gen moved) is used once and not kept.  Where the
+ * granules no pinning entry touches (granule_refs).  A registration that
+ * was being made while a page operation ran (page_gen moved) is used once
+ * and not kept.  Where the
  * provider pins pages (verbs) and the hooks are not active, nothing is kept:
  * every get registers and every put deregisters, as before the cache.
  *
@@ -235,7 +236,8 @@ static void index_del_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regen
 		rc->max_len = 0;
 }
 
-/* Caller holds rc_lock.  @e, live on a pinning cache's lru, leaves it. */
+/* Caller holds rc_lock.  @e, live on @rc's lru, leaves it (and the
+ * granule counts, on a pinning cache). */
 static void leave_lru_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
 {
 	index_del_locked(rc, e);
