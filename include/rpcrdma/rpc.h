@@ -68,7 +68,11 @@ struct rpcrdma_client_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;          /* "ofi" (default) or "verbs" */
 	uint32_t inline_send;          /* our largest inline Send; 0: 8192 */
-	uint32_t inline_recv;          /* our receive buffers; 0: 8192 */
+	/* Our receive buffers, so the largest reply that comes inline.  0:
+	 * 8192 on verbs; 69632 on ofi, where a reply with up to 64 KiB of
+	 * results then comes in one Send rather than an RDMA Write and a
+	 * Send (an RDMA Write costs a message there, as a Send does). */
+	uint32_t inline_recv;
 	uint32_t credits;              /* credits to request; 0: 128 */
 	/*
 	 * Highest RPC-over-RDMA version to offer: 1 (the default; 0 means
@@ -389,7 +393,7 @@ struct rpcrdma_svc_proc {
 struct rpcrdma_server_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;      /* "ofi" (default) or "verbs" */
-	uint32_t inline_send;      /* 0: 8192 */
+	uint32_t inline_send;      /* 0: 8192 on verbs, 69632 on ofi (client inline_recv) */
 	uint32_t inline_recv;      /* 0: 8192 */
 	uint32_t credits;          /* credits granted; 0: 32 */
 	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each

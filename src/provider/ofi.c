@@ -1893,7 +1893,7 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 	    (unsigned int)((RPCRDMA_PROV_MAX_RSEGS + p->rma_iov_limit - 1) / p->rma_iov_limit);
 	caps = &p->base.caps;
 	caps->flags = RPCRDMA_PCAP_PER_OP_REVOKE | RPCRDMA_PCAP_EXACT_PRIVATE_LEN |
-		      RPCRDMA_PCAP_REG_BY_ADDRESS;
+		      RPCRDMA_PCAP_REG_BY_ADDRESS | RPCRDMA_PCAP_CPU_PLACEMENT;
 	caps->max_send_sge =
 	    (uint32_t)(p->info->tx_attr->iov_limit < OFI_SGE_MAX ? p->info->tx_attr->iov_limit
 	                                                         : OFI_SGE_MAX);

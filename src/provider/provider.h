@@ -127,6 +127,11 @@ enum rpcrdma_prov_cap_flag {
 	 * device (see "Every device" above).  accept, conn_create and reg_mr
 	 * say -EOPNOTSUPP; the other caps are 0. */
 	RPCRDMA_PCAP_LISTEN_ONLY = 1u << 6,
+	/* RDMA Reads and Writes travel as messages that the CPU places
+	 * (ofi/tcp): each costs about what a Send costs, so a result copied
+	 * out of a larger receive buffer is cheaper than one more message.
+	 * The inline defaults for replies grow with it (xprt.h). */
+	RPCRDMA_PCAP_CPU_PLACEMENT = 1u << 7,
 };
 
 struct rpcrdma_prov_caps {

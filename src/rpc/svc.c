@@ -27,8 +27,8 @@ void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->transport = RPCRDMA_TRANSPORT_RDMA;
 	opts->provider = "ofi";
-	opts->inline_send = 8192;
-	opts->inline_recv = 8192;
+	opts->inline_send = 0; /* the transport's default for its provider */
+	opts->inline_recv = 0;
 	opts->credits = 32;
 	opts->min_vers = 1;
 	opts->max_vers = 2;

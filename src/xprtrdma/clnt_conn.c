@@ -200,8 +200,6 @@ static int op_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, soc
 	t->cb_ctx = cb_ctx;
 	memcpy(&t->dst, addr, addrlen);
 	t->dstlen = addrlen;
-	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
-	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	t->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT;
 	/* rpc.h: 0 means Version One; more than Two is not spoken. */
 	t->max_vers =
@@ -214,6 +212,10 @@ static int op_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, soc
 		free(t);
 		return rc;
 	}
+	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send,
+						   rpcrdma__xprt_inline_default(t->dev.prov, false));
+	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv,
+						   rpcrdma__xprt_inline_default(t->dev.prov, true));
 	/* We can only ask for what we can keep posted. */
 	if (t->dev.prov->caps.max_recv_depth > 2 &&
 	    t->credits > t->dev.prov->caps.max_recv_depth - 2)

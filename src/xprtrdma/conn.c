@@ -498,9 +498,16 @@ bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xre
 	return true;
 }
 
-uint32_t rpcrdma__xprt_inline_size(uint32_t configured)
+uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov, bool replies)
 {
-	uint32_t v = configured ? configured : RPCRDMA__XPRT_INLINE_DEFAULT;
+	if (replies && prov && (prov->caps.flags & RPCRDMA_PCAP_CPU_PLACEMENT))
+		return RPCRDMA__XPRT_INLINE_SOFT_REPLY;
+	return RPCRDMA__XPRT_INLINE_DEFAULT;
+}
+
+uint32_t rpcrdma__xprt_inline_size(uint32_t configured, uint32_t dflt)
+{
+	uint32_t v = configured ? configured : dflt;
 
 	if (v < RPCRDMA_CM_DEFAULT_INLINE)
 		v = RPCRDMA_CM_DEFAULT_INLINE;

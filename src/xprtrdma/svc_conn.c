@@ -323,8 +323,6 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		return -ENOMEM;
 	v->cb = cb;
 	v->cb_ctx = cb_ctx;
-	v->inline_send = rpcrdma__xprt_inline_size(opts->inline_send);
-	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv);
 	v->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_SVC_CREDITS_DEFAULT;
 	v->vers_low = vers_low;
 	v->vers_high = vers_high;
@@ -339,6 +337,10 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		free(v);
 		return rc;
 	}
+	v->inline_send = rpcrdma__xprt_inline_size(opts->inline_send,
+						   rpcrdma__xprt_inline_default(v->dev.prov, true));
+	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv,
+						   rpcrdma__xprt_inline_default(v->dev.prov, false));
 	/* What each device's transport is opened with (route_to_device);
 	 * the provider's name is ours, the caller's string may go. */
 	v->wild = (v->dev.prov->caps.flags & RPCRDMA_PCAP_LISTEN_ONLY) != 0;

@@ -38,6 +38,15 @@
  * the peer advertised, so kernel peers still get at most 4 KiB), one Send
  * instead of a Send, a grant, an RDMA Read or Write and a revoke. */
 #define RPCRDMA__XPRT_INLINE_DEFAULT 8192u
+/* Replies on a provider that places RDMA data with the CPU
+ * (RPCRDMA_PCAP_CPU_PLACEMENT): the client's receive buffers and the
+ * server's Sends.  A READ of up to 64 KiB then comes back in one Send
+ * instead of an RDMA Write and a Send: on libfabric tcp every message is
+ * several system calls and a wake-up of the peer, which cost more than
+ * copying 64 KiB out of the receive buffer (bench/README.md, "Inline
+ * thresholds").  Calls stay at 8 KiB: the server's receive buffers are
+ * posted per connection, and a client could fill them all. */
+#define RPCRDMA__XPRT_INLINE_SOFT_REPLY (68u * 1024u)
 #define RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT 128u
 #define RPCRDMA__XPRT_SVC_CREDITS_DEFAULT 32u
 #define RPCRDMA__XPRT_PROVIDER_DEFAULT "ofi"
@@ -377,12 +386,21 @@ extern bool rpcrdma__xprt_omit_private;
 /**
  * rpcrdma__xprt_inline_size - normalise a configured inline size
  * @configured: 0 for the default
+ * @dflt: the default (rpcrdma__xprt_inline_default)
  *
  * Return: the size clamped to [1024, RPCRDMA_CM_MAX_INLINE] and rounded
  * down to what RFC 8797 can advertise (whole KiB), so buffers are exactly
  * what the peer is told.
  */
-uint32_t rpcrdma__xprt_inline_size(uint32_t configured);
+uint32_t rpcrdma__xprt_inline_size(uint32_t configured, uint32_t dflt);
+
+/**
+ * rpcrdma__xprt_inline_default - the inline size used when none is configured
+ * @prov: the instance the transport runs on
+ * @replies: the direction carries replies (a client's receives, a
+ *           server's Sends)
+ */
+uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov, bool replies);
 
 /*
  * Remote access granted for one RPC, and its fencing.  A grant covers one

@@ -123,6 +123,7 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	rpcrdma_server_opts_default(&so);
 	so.provider = test_provider;
 	so.credits = FWD_CREDITS;
+	so.inline_send = so.inline_recv = TEST_INLINE;
 	CHECK_RC(rpcrdma_server_create(e->loop, g_srv_addr ? g_srv_addr : test_addr, "0", &so,
 				       &e->srv),
 		 0);
@@ -131,6 +132,7 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	rpcrdma_client_opts_default(&co);
 	co.provider = test_provider;
 	co.credits = FWD_CREDITS;
+	co.inline_send = co.inline_recv = TEST_INLINE;
 	co.timeout_ms = 20000;
 	co.max_vers = g_clnt_max_vers;
 	CHECK_RC(rpcrdma_client_create(e->loop, test_addr, port, PROG, VERS, &co, &e->clnt), 0);

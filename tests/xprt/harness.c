@@ -251,6 +251,8 @@ int tclient_open(struct env *e, struct tclient *tc, int port,
 	memset(&o, 0, sizeof(o));
 	if (opts)
 		o = *opts;
+	else
+		o.inline_send = o.inline_recv = TEST_INLINE;
 	if (!o.provider)
 		o.provider = test_provider;
 	rc = rpcrdma__rdma_clnt_ops.create(e->loop, (struct sockaddr *)&sin, sizeof(sin), &o,
@@ -511,6 +513,8 @@ int tserver_open(struct env *e, struct tserver *ts, const struct rpcrdma_server_
 	memset(&o, 0, sizeof(o));
 	if (opts)
 		o = *opts;
+	else
+		o.inline_send = o.inline_recv = TEST_INLINE;
 	if (!o.provider)
 		o.provider = test_provider;
 	rc = rpcrdma__rdma_svc_ops.listen(e->loop, (struct sockaddr *)&sin, sizeof(sin), &o,

@@ -71,6 +71,12 @@
  * address by route, so in the lab (--addr 10.77.0.1 --peer-addr
  * 10.77.0.2) every client sits on rxe1 and every server on rxe0. */
 extern const char *test_provider;
+
+/* The inline thresholds, both ways, of a fixture opened without options
+ * (tclient_open, tserver_open, the e2e environments): the message-form
+ * boundaries the cases test sit at it on every provider, whatever the
+ * provider's own default (xprt.h: larger for replies on ofi). */
+#define TEST_INLINE 8192u
 extern const char *test_addr;
 extern const char *test_peer_addr;
 

@@ -211,7 +211,7 @@ static int test_private_data(struct env *e)
 	srv.no_pd = true;
 	CHECK_OK(raw_listen(&srv, &port));
 	CHECK_OK(tclient_open(e, &tc, port, NULL));
-	/* What we sent: RFC 8797, our default of 8192 each way. */
+	/* What we sent: RFC 8797, the fixture's 8192 each way. */
 	rpcrdma_cm_private_decode(srv.peer_pd, srv.peer_pdlen, &pd);
 	CHECK(pd.present);
 	CHECK_RC(pd.send_size, 8192);
