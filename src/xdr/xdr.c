@@ -66,11 +66,9 @@ int rpcrdma_xdr_init_iov(struct rpcrdma_xdr_stream *xdr, const struct iovec *iov
 	return 0;
 }
 
-/* Copy @n bytes out of the stream; the caller checked they are there. */
-static void copy_out(struct rpcrdma_xdr_stream *xdr, void *dst, size_t n)
+/* copy_out's and copy_in's general case: the bytes span elements. */
+static void copy_out_split(struct rpcrdma_xdr_stream *xdr, uint8_t *d, size_t n)
 {
-	uint8_t *d = dst;
-
 	while (n) {
 		const struct iovec *v = &xdr->iov[xdr->seg];
 		size_t take = v->iov_len - xdr->seg_off;
@@ -88,11 +86,8 @@ static void copy_out(struct rpcrdma_xdr_stream *xdr, void *dst, size_t n)
 	}
 }
 
-/* Copy @n bytes into the stream; the caller checked there is room. */
-static void copy_in(struct rpcrdma_xdr_stream *xdr, const void *src, size_t n)
+static void copy_in_split(struct rpcrdma_xdr_stream *xdr, const uint8_t *s, size_t n)
 {
-	const uint8_t *s = src;
-
 	while (n) {
 		const struct iovec *v = &xdr->iov[xdr->seg];
 		size_t put = v->iov_len - xdr->seg_off;
@@ -106,6 +101,47 @@ static void copy_in(struct rpcrdma_xdr_stream *xdr, const void *src, size_t n)
 		n -= put;
 		settle(xdr);
 	}
+}
+
+/* Copy @n bytes out of the stream; the caller checked they are there.
+ * Inline, so that a word's copy is a load where it fits the element. */
+static inline void copy_out(struct rpcrdma_xdr_stream *xdr, void *dst, size_t n)
+{
+	const struct iovec *v;
+
+	if (!n)
+		return;
+	/* n bytes remain, so settle() left seg on an element. */
+	v = &xdr->iov[xdr->seg];
+	if (v->iov_len - xdr->seg_off < n) {
+		copy_out_split(xdr, dst, n);
+		return;
+	}
+	if (dst)
+		memcpy(dst, (const uint8_t *)v->iov_base + xdr->seg_off, n);
+	xdr->seg_off += n;
+	xdr->pos += n;
+	if (xdr->seg_off == v->iov_len)
+		settle(xdr);
+}
+
+/* Copy @n bytes into the stream; the caller checked there is room. */
+static inline void copy_in(struct rpcrdma_xdr_stream *xdr, const void *src, size_t n)
+{
+	const struct iovec *v;
+
+	if (!n)
+		return;
+	v = &xdr->iov[xdr->seg];
+	if (v->iov_len - xdr->seg_off < n) {
+		copy_in_split(xdr, src, n);
+		return;
+	}
+	memcpy((uint8_t *)v->iov_base + xdr->seg_off, src, n);
+	xdr->seg_off += n;
+	xdr->pos += n;
+	if (xdr->seg_off == v->iov_len)
+		settle(xdr);
 }
 
 void *rpcrdma_xdr_inline(struct rpcrdma_xdr_stream *xdr, size_t n)
