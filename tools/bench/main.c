@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"  -b, --baseline LIST          raw,tirpc | all | none (default none)\n"
 		"  -w, --workload LIST          lat,rate,read,write,long (default lat)\n"
 		"  -s, --size LIST              payload bytes, k/m suffixes (lat/rate 0,\n"
-		"                               read/write 64k, long 16k)\n"
+		"                               read/write 64k, long 96k)\n"
 		"  -a, --all-sizes              read/write/long: 4k..4m in powers of two\n"
 		"  -d, --depth LIST             calls in flight per connection (rate 32,\n"
 		"                               read/write/long 8; lat always 1)\n"
@@ -444,8 +444,10 @@ static int measure_all(struct options *o)
 			continue;
 		if (!sizes.n) {
 			sizes.n = 1;
+			/* long: past every default inline size (68 KiB, the
+			 * ofi client's receive), or no Long Reply happens. */
 			sizes.v[0] = small_workload(w) ? 0 : w == WL_READ || w == WL_WRITE ? 65536
-											   : 16384;
+											   : 98304;
 		}
 		if (!depths.n || w == WL_LAT) {
 			depths.n = 1;
