@@ -67,11 +67,15 @@ enum rpcrdma_call_errcode {
 struct rpcrdma_client_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;          /* "ofi" (default) or "verbs" */
-	uint32_t inline_send;          /* our largest inline Send; 0: 8192 */
-	/* Our receive buffers, so the largest reply that comes inline.  0:
-	 * 8192 on verbs; 69632 on ofi, where a reply with up to 64 KiB of
-	 * results then comes in one Send rather than an RDMA Write and a
-	 * Send (an RDMA Write costs a message there, as a Send does). */
+	/*
+	 * Our largest inline Send, and our receive buffers (so the largest
+	 * reply that comes inline).  0: 8192 on verbs; 69632 on ofi, where a
+	 * READ or WRITE of up to 64 KiB then travels in one Send each way
+	 * rather than with an RDMA Write or Read (which costs a message
+	 * there, as a Send does).  What is used is the smaller of ours and
+	 * the peer's (RFC 8797).
+	 */
+	uint32_t inline_send;
 	uint32_t inline_recv;
 	uint32_t credits;              /* credits to request; 0: 128 */
 	/*
@@ -393,8 +397,11 @@ struct rpcrdma_svc_proc {
 struct rpcrdma_server_opts {
 	enum rpcrdma_transport transport;
 	const char *provider;      /* "ofi" (default) or "verbs" */
-	uint32_t inline_send;      /* 0: 8192 on verbs, 69632 on ofi (client inline_recv) */
-	uint32_t inline_recv;      /* 0: 8192 */
+	/* 0: 8192 on verbs, 69632 on ofi, as for the client.  Receive
+	 * buffers are posted per connection: at most 2 x credits + 4 of
+	 * inline_recv bytes each (docs/security.md). */
+	uint32_t inline_send;
+	uint32_t inline_recv;
 	uint32_t credits;          /* credits granted; 0: 32 */
 	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
 	 * call is answered in its own version, others get ERR_VERS with this

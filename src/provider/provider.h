@@ -130,7 +130,7 @@ enum rpcrdma_prov_cap_flag {
 	/* RDMA Reads and Writes travel as messages that the CPU places
 	 * (ofi/tcp): each costs about what a Send costs, so a result copied
 	 * out of a larger receive buffer is cheaper than one more message.
-	 * The inline defaults for replies grow with it (xprt.h). */
+	 * The inline defaults grow with it (xprt.h). */
 	RPCRDMA_PCAP_CPU_PLACEMENT = 1u << 7,
 };
 

@@ -213,9 +213,9 @@ static int op_create(struct rpcrdma_loop *loop, const struct sockaddr *addr, soc
 		return rc;
 	}
 	t->inline_send = rpcrdma__xprt_inline_size(opts->inline_send,
-						   rpcrdma__xprt_inline_default(t->dev.prov, false));
+						   rpcrdma__xprt_inline_default(t->dev.prov));
 	t->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv,
-						   rpcrdma__xprt_inline_default(t->dev.prov, true));
+						   rpcrdma__xprt_inline_default(t->dev.prov));
 	/* We can only ask for what we can keep posted. */
 	if (t->dev.prov->caps.max_recv_depth > 2 &&
 	    t->credits > t->dev.prov->caps.max_recv_depth - 2)

@@ -498,10 +498,10 @@ bool rpcrdma__xconn_recv_completed(struct rpcrdma__xconn *c, struct rpcrdma__xre
 	return true;
 }
 
-uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov, bool replies)
+uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov)
 {
-	if (replies && prov && (prov->caps.flags & RPCRDMA_PCAP_CPU_PLACEMENT))
-		return RPCRDMA__XPRT_INLINE_SOFT_REPLY;
+	if (prov && (prov->caps.flags & RPCRDMA_PCAP_CPU_PLACEMENT))
+		return RPCRDMA__XPRT_INLINE_SOFT;
 	return RPCRDMA__XPRT_INLINE_DEFAULT;
 }
 

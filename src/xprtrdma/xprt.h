@@ -38,15 +38,16 @@
  * the peer advertised, so kernel peers still get at most 4 KiB), one Send
  * instead of a Send, a grant, an RDMA Read or Write and a revoke. */
 #define RPCRDMA__XPRT_INLINE_DEFAULT 8192u
-/* Replies on a provider that places RDMA data with the CPU
- * (RPCRDMA_PCAP_CPU_PLACEMENT): the client's receive buffers and the
- * server's Sends.  A READ of up to 64 KiB then comes back in one Send
- * instead of an RDMA Write and a Send: on libfabric tcp every message is
- * several system calls and a wake-up of the peer, which cost more than
- * copying 64 KiB out of the receive buffer (bench/README.md, "Inline
- * thresholds").  Calls stay at 8 KiB: the server's receive buffers are
- * posted per connection, and a client could fill them all. */
-#define RPCRDMA__XPRT_INLINE_SOFT_REPLY (68u * 1024u)
+/* Both ways on a provider that places RDMA data with the CPU
+ * (RPCRDMA_PCAP_CPU_PLACEMENT: ofi): a READ or WRITE of up to 64 KiB then
+ * travels in one Send instead of a Send, an RDMA Write or Read and a Send.
+ * On libfabric tcp every message is several system calls and a wake-up of
+ * the peer, which cost more than copying 64 KiB out of a receive buffer
+ * (bench/README.md, "64 KiB inline on ofi").  What it lets a client make
+ * a server hold: (2 x credits + 4) receive buffers per connection, 4.5 MiB
+ * at the default 32 credits, below the 8 MiB of queued replies a
+ * connection may already hold (docs/security.md). */
+#define RPCRDMA__XPRT_INLINE_SOFT (68u * 1024u)
 #define RPCRDMA__XPRT_CLNT_CREDITS_DEFAULT 128u
 #define RPCRDMA__XPRT_SVC_CREDITS_DEFAULT 32u
 #define RPCRDMA__XPRT_PROVIDER_DEFAULT "ofi"
@@ -397,10 +398,8 @@ uint32_t rpcrdma__xprt_inline_size(uint32_t configured, uint32_t dflt);
 /**
  * rpcrdma__xprt_inline_default - the inline size used when none is configured
  * @prov: the instance the transport runs on
- * @replies: the direction carries replies (a client's receives, a
- *           server's Sends)
  */
-uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov, bool replies);
+uint32_t rpcrdma__xprt_inline_default(const struct rpcrdma_provider *prov);
 
 /*
  * Remote access granted for one RPC, and its fencing.  A grant covers one

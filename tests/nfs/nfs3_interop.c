@@ -9,9 +9,11 @@
  *             (WRITE, data in Read chunks; UNSTABLE, then COMMIT) and read
  *             back (READ, data placed by the server's RDMA Writes), compared
  *   symlink   SYMLINK, then READLINK (its result in a Write chunk)
- *   bigdir    2000 files listed with READDIRPLUS (Long Replies)
- *   longcall  a WRITE whose data is not DDP-eligible, so the call exceeds
- *             the inline threshold: a Long Call
+ *   bigdir    2000 files listed with READDIRPLUS (Long Replies where a
+ *             reply exceeds the inline size: the kernel's 4 KiB; on ofi,
+ *             whose default is 68 KiB, they come inline)
+ *   longcall  a WRITE of 80000 bytes whose data is not DDP-eligible, so
+ *             the call exceeds every inline threshold: a Long Call
  *   errors    LOOKUP of a missing name, READ of a directory, a forged handle
  *
  * With --max-vers 2 the client offers RPC-over-RDMA Version Two
@@ -260,7 +262,7 @@ static void case_bigdir(void)
 		a.cookie = cookie;
 		memcpy(a.verf, verf, sizeof(verf));
 		a.dircount = 16384;
-		a.count = 65536; /* well past the inline size: a Reply chunk */
+		a.count = 131072; /* past every inline size (68 KiB on ofi): a Reply chunk */
 		r.entries = ents;
 		r.max = RPCRDMA_NFS3_DIR_MAX;
 		CHECK_RC(rpcrdma_nfs3_call(clnt, RPCRDMA_NFS3_READDIRPLUS, &a, &r), 0);
@@ -312,7 +314,7 @@ static int write_plain_enc(struct rpcrdma_xdr_stream *x, void *o)
 
 static void case_longcall(void)
 {
-	enum { N = 12000 };
+	enum { N = 80000 }; /* past every inline size (68 KiB on ofi) */
 	static uint8_t data[N], back[RPCRDMA_NFS3_MAXDATA];
 	struct rpcrdma_nfs3_write_args a;
 	struct rpcrdma_nfs3_write_res r;

@@ -371,11 +371,10 @@ static int case_inline_interop(void)
 
 /*
  * The library's own thresholds (options left 0).  On a provider that
- * places RDMA data with the CPU (ofi) a client receives, and a server
- * sends, 68 KiB inline: a READ of 64 KiB comes back in the reply, with no
- * grant and no RDMA Write; one of 128 KiB still takes its Write chunk;
- * calls stay at 8 KiB, so a WRITE of 64 KiB is still a Read chunk.  On
- * verbs every direction is 8 KiB and both READs take a Write chunk.
+ * places RDMA data with the CPU (ofi) both sides send and receive 68 KiB
+ * inline: a READ or a WRITE of 64 KiB travels in one Send each way, with
+ * no grant and no RDMA Write or Read; at 128 KiB they take their chunks.
+ * On verbs every direction is 8 KiB and all four take chunks.
  */
 static int case_inline_default(void)
 {
@@ -384,10 +383,13 @@ static int case_inline_default(void)
 	static const struct work_form rd128 = {"READ 128 KiB", P_READ, 131072, 0, 131072 + 128,
 					       131072,         0,      0,      0, 0};
 	static const struct work_form wr64 = {"WRITE 64 KiB", P_WRITE, 65536, 0, 128, 0, 0, 0, 0, 0};
+	static const struct work_form wr128 = {"WRITE 128 KiB", P_WRITE, 131072, 0, 128, 0,
+					       0,               0,       0,      0};
+	static const struct work_form *const forms[] = {&rd64, &rd64, &rd128, &wr64, &wr64, &wr128};
 	uint8_t *buf = malloc(BIG), *back = malloc(BIG);
 	struct rpcrdma_xprt_stats c0, c1, s0, s1;
 	struct rpcrdma_provider *p;
-	uint32_t send, recv;
+	uint32_t send, recv, want;
 	bool soft;
 	struct env e;
 	int rc;
@@ -403,16 +405,18 @@ static int case_inline_default(void)
 	p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e.clnt));
 	CHECK(p);
 	soft = (p->caps.flags & RPCRDMA_PCAP_CPU_PLACEMENT) != 0;
+	want = soft ? 69632 : 8192;
 	rpcrdma__xclnt_inline(rpcrdma__client_transport(e.clnt), &send, &recv);
-	CHECK_RC(send, 8192);
-	CHECK_RC(recv, soft ? 69632 : 8192);
+	CHECK_RC(send, want);
+	CHECK_RC(recv, want);
 	rpcrdma__xsvc_inline(rpcrdma__server_transport(e.srv), &send, &recv);
-	CHECK_RC(send, soft ? 69632 : 8192);
-	CHECK_RC(recv, 8192);
+	CHECK_RC(send, want);
+	CHECK_RC(recv, want);
 
-	for (int i = 0; i < 4; i++) {
-		const struct work_form *f = i < 2 ? &rd64 : i == 2 ? &rd128 : &wr64;
-		bool inline_reply = f == &rd64 && soft;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const struct work_form *f = forms[i];
+		bool inl = soft && f->arg_len == 65536;
+		uint64_t chunks;
 
 		memset(back, 0, f->arg_len);
 		CHECK_RC(rpcrdma_client_stats(e.clnt, &c0), 0);
@@ -420,19 +424,15 @@ static int case_inline_default(void)
 		CHECK_RC(work_call(&e, f, buf, back), 0);
 		CHECK_RC(rpcrdma_client_stats(e.clnt, &c1), 0);
 		CHECK_RC(rpcrdma_server_stats(e.srv, &s1), 0);
-		fprintf(stderr, "%s: client inline %llu write chunk %llu read chunk %llu G %llu\n",
-			f->name, (unsigned long long)(c1.inline_msgs - c0.inline_msgs),
-			(unsigned long long)(c1.write_chunk_msgs - c0.write_chunk_msgs),
-			(unsigned long long)(c1.read_chunk_msgs - c0.read_chunk_msgs),
+		chunks = f->proc == P_READ ? c1.write_chunk_msgs - c0.write_chunk_msgs
+					   : c1.read_chunk_msgs - c0.read_chunk_msgs;
+		fprintf(stderr, "%s: client chunk messages %llu grants %llu\n", f->name,
+			(unsigned long long)chunks,
 			(unsigned long long)(c1.prov_grants - c0.prov_grants));
-		if (f->proc == P_WRITE) {
-			CHECK_RC(c1.read_chunk_msgs - c0.read_chunk_msgs, 1);
-			CHECK_RC(s1.prov_reads - s0.prov_reads, 1);
-			continue;
-		}
-		CHECK_RC(c1.write_chunk_msgs - c0.write_chunk_msgs, inline_reply ? 0 : 1);
-		CHECK_RC(c1.prov_grants - c0.prov_grants, inline_reply ? 0 : 1);
-		CHECK_RC(s1.prov_writes - s0.prov_writes, inline_reply ? 0 : 1);
+		CHECK_RC(chunks, inl ? 0 : 1);
+		CHECK_RC(c1.prov_grants - c0.prov_grants, inl ? 0 : 1);
+		CHECK_RC(s1.prov_writes - s0.prov_writes, f->proc == P_READ && !inl ? 1 : 0);
+		CHECK_RC(s1.prov_reads - s0.prov_reads, f->proc == P_WRITE && !inl ? 1 : 0);
 		CHECK_RC(s1.prov_sends - s0.prov_sends, 1);
 	}
 	CHECK_RC(env_down(&e), 0);

@@ -1446,7 +1446,7 @@ static int test_v2_optional(struct env *e)
 	int n;
 
 	memset(&so, 0, sizeof(so));
-	so.inline_send = 8192;
+	so.inline_send = so.inline_recv = 8192;
 	CHECK_OK(tserver_open(e, &ts, &so));
 	CHECK_OK(raw_open(e, &r, 0));
 	CHECK_OK(raw_connect(&r, ts.port, NULL, 0));
