@@ -245,14 +245,16 @@ struct step {
 
 #define STAT(f) offsetof(struct rpcrdma_xprt_stats, f)
 
+/* Sizes past the largest default inline size (68 KiB on ofi, 8 KiB on
+ * verbs), or a PUT, SUM or LIST would travel inline. */
 static const struct step script[] = {
 	{"inline", P_SUM, 1000, STAT(inline_msgs)},
-	{"read chunk", P_PUT, 64 * 1024, STAT(read_chunk_msgs)},
+	{"read chunk", P_PUT, 128 * 1024, STAT(read_chunk_msgs)},
 	{"read chunk", P_PUT, 1024 * 1024, STAT(read_chunk_msgs)},
-	{"long call", P_SUM, 16 * 1024, STAT(long_calls)},
-	{"write chunk", P_GET, 64 * 1024, STAT(write_chunk_msgs)},
+	{"long call", P_SUM, 96 * 1024, STAT(long_calls)},
+	{"write chunk", P_GET, 128 * 1024, STAT(write_chunk_msgs)},
 	{"write chunk", P_GET, 1024 * 1024, STAT(write_chunk_msgs)},
-	{"long reply", P_LIST, 16 * 1024, STAT(long_replies)},
+	{"long reply", P_LIST, 96 * 1024, STAT(long_replies)},
 };
 
 static uint64_t stat_at(const struct rpcrdma_xprt_stats *s, size_t off)
