@@ -1526,7 +1526,8 @@ static int ofi_post_send(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov
 		return -EINVAL;
 	if (flags & RPCRDMA_PSEND_INVALIDATE)
 		return -EOPNOTSUPP; /* tcp has no Send With Invalidate */
-	total = rpcrdma__provider_sgl_check(bc->prov, sgl, nsge, caps->max_send_sge, inl);
+	total = rpcrdma__provider_sgl_check(bc->prov, sgl, nsge, caps->max_send_sge,
+					    inl || (caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED));
 	if (total < 0)
 		return (int)total;
 	if (total > caps->max_msg_size || (inl && total > caps->max_inline))
@@ -1894,6 +1895,8 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 	caps = &p->base.caps;
 	caps->flags = RPCRDMA_PCAP_PER_OP_REVOKE | RPCRDMA_PCAP_EXACT_PRIVATE_LEN |
 		      RPCRDMA_PCAP_REG_BY_ADDRESS | RPCRDMA_PCAP_CPU_PLACEMENT;
+	if (!(mm & FI_MR_LOCAL))
+		caps->flags |= RPCRDMA_PCAP_SEND_UNREGISTERED;
 	caps->max_send_sge =
 	    (uint32_t)(p->info->tx_attr->iov_limit < OFI_SGE_MAX ? p->info->tx_attr->iov_limit
 	                                                         : OFI_SGE_MAX);

@@ -132,6 +132,11 @@ enum rpcrdma_prov_cap_flag {
 	 * out of a larger receive buffer is cheaper than one more message.
 	 * The inline defaults grow with it (xprt.h). */
 	RPCRDMA_PCAP_CPU_PLACEMENT = 1u << 7,
+	/* A Send's local entries need no registration (mr may be NULL): the
+	 * provider reads them with the CPU while it posts or progresses
+	 * (ofi/tcp: libfabric asks no FI_MR_LOCAL).  The memory must stay
+	 * as it is until the Send completes, as with any entry. */
+	RPCRDMA_PCAP_SEND_UNREGISTERED = 1u << 8,
 };
 
 struct rpcrdma_prov_caps {

@@ -353,8 +353,17 @@ static bool churns_locked(const struct rpcrdma__regcache *rc, uintptr_t a, uintp
 	return false;
 }
 
-static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, bool steady,
-		      struct rpcrdma__regent **out)
+/* What a miss may do: register the range, register it unless the memory
+ * churns, or nothing (only declared regions are registered then: that is
+ * what the application declared them for). */
+enum miss_policy {
+	MISS_REGISTER,
+	MISS_REGISTER_STEADY,
+	MISS_FAIL,
+};
+
+static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len,
+		      enum miss_policy miss, struct rpcrdma__regent **out)
 {
 	struct rpcrdma__regcache *rc = cache_of(p);
 	uintptr_t a = (uintptr_t)addr, b = a + len;
@@ -415,10 +424,10 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, 
 		*out = e;
 		return 0;
 	}
-	if (steady && churns_locked(rc, a, b)) {
+	if (miss == MISS_FAIL || (miss == MISS_REGISTER_STEADY && churns_locked(rc, a, b))) {
 		pthread_mutex_unlock(&rc_lock);
 		free_chain(drop);
-		return -EAGAIN;
+		return miss == MISS_FAIL ? -ENOENT : -EAGAIN;
 	}
 	keep = rc->keep && len <= RPCRDMA__REGCACHE_MAX_BYTES;
 	/* Room for the new entry: unreferenced ones go, coldest first. */
@@ -494,13 +503,19 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len, 
 int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t len,
 			  struct rpcrdma__regent **out)
 {
-	return get_common(p, addr, len, false, out);
+	return get_common(p, addr, len, MISS_REGISTER, out);
 }
 
 int rpcrdma__regcache_get_steady(struct rpcrdma_provider *p, const void *addr, size_t len,
 				 struct rpcrdma__regent **out)
 {
-	return get_common(p, addr, len, true, out);
+	return get_common(p, addr, len, MISS_REGISTER_STEADY, out);
+}
+
+int rpcrdma__regcache_find(struct rpcrdma_provider *p, const void *addr, size_t len,
+			   struct rpcrdma__regent **out)
+{
+	return get_common(p, addr, len, MISS_FAIL, out);
 }
 
 struct rpcrdma_prov_mr *rpcrdma__regent_mr(const struct rpcrdma__regent *e)

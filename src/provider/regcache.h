@@ -52,6 +52,14 @@ int rpcrdma__regcache_get(struct rpcrdma_provider *p, const void *addr, size_t l
  */
 int rpcrdma__regcache_get_steady(struct rpcrdma_provider *p, const void *addr, size_t len,
 				 struct rpcrdma__regent **out);
+/**
+ * rpcrdma__regcache_find - rpcrdma__regcache_get(), except that it never
+ * registers memory the application did not declare (rpcrdma_mem_register):
+ * a miss there returns -ENOENT.  For callers to whom a copy costs less
+ * than a registration.
+ */
+int rpcrdma__regcache_find(struct rpcrdma_provider *p, const void *addr, size_t len,
+			   struct rpcrdma__regent **out);
 #define RPCRDMA__REGCACHE_CHURN 16u
 
 /** rpcrdma__regent_mr - the registration behind an entry */

@@ -630,11 +630,14 @@ static int test_open_caps(struct env *e)
 		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_INVALIDATE));
 		CHECK(caps->flags & RPCRDMA_PCAP_PER_OP_REVOKE);
 		CHECK(!(caps->flags & RPCRDMA_PCAP_CONN_SCOPED_HANDLES));
+		/* libfabric's tcp asks no FI_MR_LOCAL. */
+		CHECK(caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED);
 	}
 	if (strcmp(e->prov, "verbs") == 0) {
 		/* InfiniBand CM pads private data; RC reports Write errors. */
 		CHECK(!(caps->flags & RPCRDMA_PCAP_EXACT_PRIVATE_LEN));
 		CHECK(caps->flags & RPCRDMA_PCAP_WRITE_ERRORS_REPORTED);
+		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED));
 		CHECK(caps->flags & RPCRDMA_PCAP_PER_OP_REVOKE);
 		/* Memory windows give both, per-RPC registrations neither. */
 		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_INVALIDATE) ==
@@ -1575,6 +1578,52 @@ static int test_send_before_recv(struct env *e)
 }
 
 /*
+ * A Send gathering registered and unregistered memory, where the provider
+ * says Sends need no registration (RPCRDMA_PCAP_SEND_UNREGISTERED): the
+ * receiver gets the entries in order.  Elsewhere the same Send is refused.
+ */
+static int test_send_unregistered(struct env *e)
+{
+	struct rpcrdma_prov_sge sge[3];
+	struct rpcrdma_prov_event ev;
+	struct pair pp;
+	struct rbuf cb, sb;
+	uint8_t *plain = malloc(20000);
+	uint8_t want[20000 + 200];
+
+	CHECK(plain != NULL);
+	CHECK_OK(rbuf_init(&e->cli, &cb, 4096));
+	CHECK_OK(rbuf_init(&e->srv, &sb, 32768));
+	CHECK_OK(establish(e, NULL, NULL, 0, NULL, 0, NULL, NULL, &pp));
+	fill(cb.mem, 200, 5);
+	fill(plain, 20000, 6);
+	sge[0] = (struct rpcrdma_prov_sge){cb.mem, 100, cb.mr};
+	sge[1] = (struct rpcrdma_prov_sge){plain, 20000, NULL};
+	sge[2] = (struct rpcrdma_prov_sge){cb.mem + 100, 100, cb.mr};
+	if (!(e->cli.p->caps.flags & RPCRDMA_PCAP_SEND_UNREGISTERED) ||
+	    e->cli.p->caps.max_send_sge < 3) {
+		CHECK_RC(rpcrdma__provider_post_send(pp.c, sge, 2, 0, 0, NULL), -EINVAL);
+		goto out;
+	}
+	CHECK_OK(post_recv1(pp.s, &sb, 0, 32768, CTX(T_RECV, 1)));
+	CHECK_OK(rpcrdma__provider_post_send(pp.c, sge, 3, 0, 0, CTX(T_SEND, 1)));
+	CHECK(wait_comp(e, &e->srv, CTX(T_RECV, 1), &ev));
+	CHECK(ev.status == RPCRDMA_PST_SUCCESS && ev.byte_len == 20200);
+	memcpy(want, cb.mem, 100);
+	memcpy(want + 100, plain, 20000);
+	memcpy(want + 20100, cb.mem + 100, 100);
+	CHECK(memcmp(sb.mem, want, sizeof(want)) == 0);
+	CHECK(wait_comp(e, &e->cli, CTX(T_SEND, 1), &ev));
+	CHECK(ev.status == RPCRDMA_PST_SUCCESS);
+out:
+	CHECK_OK(teardown_pair(e, &pp));
+	rbuf_free(&cb);
+	rbuf_free(&sb);
+	free(plain);
+	return 0;
+}
+
+/*
  * Data right behind the handshake: the accepting side sends as soon as its
  * own ESTABLISHED is out, before the client has polled at all, so the
  * client may get the handshake's end and the data in one progress call.
@@ -1796,7 +1845,9 @@ static int test_invalid_args(struct env *e)
 	sge[0] = (struct rpcrdma_prov_sge){cb.mem + 4090, 8, cb.mr};
 	CHECK_RC(rpcrdma__provider_post_send(pp.c, sge, 1, 0, 0, NULL), -EINVAL);
 	sge[0] = (struct rpcrdma_prov_sge){unreg, 8, NULL};
-	CHECK_RC(rpcrdma__provider_post_send(pp.c, sge, 1, 0, 0, NULL), -EINVAL);
+	/* (A provider whose Sends need no registration would send it.) */
+	if (!(caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED))
+		CHECK_RC(rpcrdma__provider_post_send(pp.c, sge, 1, 0, 0, NULL), -EINVAL);
 	CHECK_RC(rpcrdma__provider_post_recv(pp.c, sge, 1, NULL), -EINVAL);
 	/* Inline beyond max_inline. */
 	sge[0] = (struct rpcrdma_prov_sge){cb.mem, caps->max_inline + 1, NULL};
@@ -2625,6 +2676,7 @@ static const struct test_case cases[] = {
     {"destroy_outstanding", test_destroy_outstanding},
     {"fd_wakeup", test_fd_wakeup},
     {"send_before_recv", test_send_before_recv},
+    {"send_unregistered", test_send_unregistered},
     {"send_on_accept", test_send_on_accept},
     {"local_length", test_local_length},
     {"handles", test_handles},
