@@ -126,8 +126,14 @@ struct rpcrdma__xreq {
 	struct rpcrdma__xgrant grants[RPCRDMA__XPRT_MAX_GRANTS];
 	/* The Send as posted, kept so that a call refused with ERR_VERS can
 	 * go again in the version the responder speaks. */
-	struct rpcrdma_prov_sge sge[2];
+	struct rpcrdma_prov_sge sge[RPCRDMA__XPRT_SEND_SGES];
 	unsigned int nsge;
+	/* Bit i: the Send reads DDP item i where the caller holds it, so the
+	 * call ends only once the Send completed (fence_after_send: the
+	 * fence finished first and waits for it). */
+	uint32_t lent;
+	bool fence_after_send;
+	struct rpcrdma_prov_mr *lent_mr[RPCRDMA__XPRT_MAX_DDP]; /* NULL: unregistered */
 	unsigned int ngrants;
 	struct rpcrdma__regent *own[RPCRDMA__XPRT_MAX_DDP + 1];
 	unsigned int nown;
@@ -446,6 +452,13 @@ void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
  * @ev: the completion
  */
 void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev);
+/**
+ * rpcrdma__xclnt_send_released - the Send of @x, which lent the caller's
+ * memory, completed: a fence that finished before it ends the call now
+ *
+ * WARNING: @x may be freed on return.
+ */
+void rpcrdma__xclnt_send_released(struct rpcrdma__xreq *x);
 
 /* clnt_vers.c: Version Two negotiation */
 /**

@@ -201,6 +201,12 @@ static void req_fenced(struct rpcrdma__xfence *f)
 	struct rpcrdma__xclnt *t = x->t;
 	struct rpcrdma__creq *creq = x->creq;
 
+	if (x->lent && x->send_busy) {
+		/* ORDER: the Send still reads the caller's memory; the call
+		 * ends when it completes (rpcrdma__xclnt_send_released). */
+		x->fence_after_send = true;
+		return;
+	}
 	t->fences_live--;
 	if (x->fence_t0) {
 		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_REVOKE, t->conn.id, x->xid,
@@ -255,6 +261,14 @@ static void req_fenced(struct rpcrdma__xfence *f)
 		x->state = XREQ_DEAD;
 	rpcrdma__xclnt_req_try_free(t, x);
 	kick_later(t);
+}
+
+void rpcrdma__xclnt_send_released(struct rpcrdma__xreq *x)
+{
+	if (x->fence_after_send && !x->send_busy) {
+		x->fence_after_send = false;
+		req_fenced(&x->fence);
+	}
 }
 
 /* Revokes every grant of @x; req_fenced() follows, maybe at once.

@@ -178,9 +178,16 @@ static int own_reg(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, const void
 	return 0;
 }
 
-/* Copies the reduced message with the DDP items put back (and their XDR
- * padding) to @dst: the full call. */
-static void rebuild_full(const struct rpcrdma__xreq *x, size_t reduced_len, uint8_t *dst)
+/*
+ * Copies the reduced message with the DDP items put back (and their XDR
+ * padding) to @dst: the full call.  With @sge, the items whose bit is set
+ * in @lent are not copied but get a Send entry of their own, pointing at
+ * the caller's memory (with x->lent_mr[i]); the copied runs between them
+ * are consecutive in @dst and each gets an entry there.  @sge[*nsge - 1]
+ * is the open entry that the first run extends (the header's).
+ */
+static void rebuild_full(const struct rpcrdma__xreq *x, size_t reduced_len, uint8_t *dst,
+			 uint32_t lent, struct rpcrdma_prov_sge *sge, unsigned int *nsge)
 {
 	static const uint8_t zero[4];
 	size_t from = 0;
@@ -191,13 +198,69 @@ static void rebuild_full(const struct rpcrdma__xreq *x, size_t reduced_len, uint
 
 		memcpy(dst, x->msg.addr + from, it->pos - from);
 		dst += it->pos - from;
-		memcpy(dst, it->data, it->len);
-		dst += it->len;
+		if (lent & (1u << i)) {
+			struct rpcrdma_prov_sge *run = &sge[*nsge - 1];
+
+			run->length = (uint32_t)(dst - (uint8_t *)run->addr);
+			sge[(*nsge)++] = (struct rpcrdma_prov_sge){(void *)(uintptr_t)it->data,
+								   it->len, x->lent_mr[i]};
+			sge[(*nsge)++] = (struct rpcrdma_prov_sge){dst, 0, run->mr};
+		} else {
+			memcpy(dst, it->data, it->len);
+			dst += it->len;
+		}
 		memcpy(dst, zero, pad);
 		dst += pad;
 		from = it->pos;
 	}
 	memcpy(dst, x->msg.addr + from, reduced_len - from);
+	dst += reduced_len - from;
+	if (sge) {
+		struct rpcrdma_prov_sge *run = &sge[*nsge - 1];
+
+		run->length = (uint32_t)(dst - (uint8_t *)run->addr);
+		if (!run->length)
+			(*nsge)--; /* the message ended with a lent item */
+	}
+}
+
+/*
+ * Inline from the caller's memory.  An inline call's DDP items are copied
+ * into the Send, except those the provider can read where the caller holds
+ * them without a registration made for this call: any memory when Sends
+ * need no registration (ofi/tcp), else memory already in the registration
+ * cache or declared with rpcrdma_mem_register().  Such an item is lent: its
+ * memory must stay put until the Send completes, so the call ends only
+ * then (rpcrdma__xclnt_on_send).  Returns the bit mask of lent items.
+ */
+static uint32_t lend_items(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
+{
+	const struct rpcrdma_prov_caps *caps = &t->dev.prov->caps;
+	bool unregistered = caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED;
+	unsigned int max = caps->max_send_sge < RPCRDMA__XPRT_SEND_SGES ? caps->max_send_sge
+									: RPCRDMA__XPRT_SEND_SGES;
+	unsigned int used = 1; /* the header's run */
+	uint32_t lent = 0;
+
+	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
+		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
+		struct rpcrdma__regent *e;
+
+		/* The item, and a run after it unless it ends the message. */
+		if (it->len < RPCRDMA__XPRT_LEND_MIN || used + 2 > max)
+			continue;
+		x->lent_mr[i] = NULL;
+		if (!unregistered) {
+			if (x->nown >= sizeof(x->own) / sizeof(x->own[0]) ||
+			    rpcrdma__regcache_find(t->dev.prov, it->data, it->len, &e))
+				continue;
+			x->own[x->nown++] = e;
+			x->lent_mr[i] = rpcrdma__regent_mr(e);
+		}
+		lent |= 1u << i;
+		used += 2;
+	}
+	return lent;
 }
 
 /* The largest Send the server will post: its RFC 8797 send size, or the
@@ -377,7 +440,7 @@ static int encode_long_call(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 		rc = rpcrdma__xbuf_reserve(t->dev.prov, &x->lbuf, full_len);
 		if (rc)
 			return rc;
-		rebuild_full(x, reduced_len, x->lbuf.addr);
+		rebuild_full(x, reduced_len, x->lbuf.addr, 0, NULL, NULL);
 		b = &x->lbuf;
 	}
 	rc = grant_region(t, x, b->mr, b->addr, full_len, RPCRDMA_PACCESS_REMOTE_READ, &seg, 1,
@@ -473,13 +536,15 @@ static int build_send_sges(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, st
 	sge[0].addr = x->sbuf.addr;
 	sge[0].mr = x->sbuf.mr;
 	*nsge = 1;
+	x->lent = 0;
 	if (plan->form == RPCRDMA_CALL_INLINE && x->cddp.nitems) {
 		/* The items go back inline: one copy of small data beats
-		 * registering it. */
+		 * registering it; larger ones are sent from where they are
+		 * when that needs no registration. */
 		if (hdr_len + full_len > t->conn.thr.send_max || hdr_len + full_len > x->sbuf.len)
 			return -EMSGSIZE;
-		rebuild_full(x, reduced_len, x->sbuf.addr + hdr_len);
-		sge[0].length = (uint32_t)(hdr_len + full_len);
+		x->lent = lend_items(t, x);
+		rebuild_full(x, reduced_len, x->sbuf.addr + hdr_len, x->lent, sge, nsge);
 	} else {
 		size_t body = plan->form == RPCRDMA_CALL_LONG ? 0 : reduced_len;
 
@@ -506,7 +571,12 @@ static void count_call(struct rpcrdma__xclnt *t, const struct rpcrdma__xreq *x,
 	t->st.calls_sent++;
 	if (t->conn.vers == RPCRDMA_VERSION_TWO)
 		t->st.vers_two_msgs++;
-	t->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
+	for (unsigned int i = 0; i < nsge; i++)
+		t->st.inline_send_bytes += sge[i].length;
+	for (uint32_t i = 0; x->lent && i < x->cddp.nitems; i++) {
+		if (x->lent & (1u << i))
+			t->st.inline_zero_copy_bytes += x->cddp.items[i].len;
+	}
 	if (x->chunks & XREQ_CH_LONG)
 		t->st.long_calls++;
 	else if (x->chunks & XREQ_CH_READ)
@@ -529,7 +599,7 @@ int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cre
 	struct rpcrdma__xreq *x = creq ? creq->tpriv : NULL;
 	struct rpcrdma_hdr *h = &t->hdr;
 	struct rpcrdma_call_plan plan;
-	struct rpcrdma_prov_sge sge[2];
+	struct rpcrdma_prov_sge sge[RPCRDMA__XPRT_SEND_SGES];
 	unsigned int nsge = 0;
 	size_t reduced_len, full_len;
 	int rc;
@@ -583,7 +653,7 @@ int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cre
 			rc = -EAGAIN; /* the connection is going: the core waits for it */
 		goto out_fail;
 	}
-	memcpy(x->sge, sge, sizeof(sge));
+	memcpy(x->sge, sge, nsge * sizeof(sge[0]));
 	x->nsge = nsge;
 	x->resend_pending = false;
 	if (!t->partner && t->vneg.probing && !t->vneg.probe_sent)

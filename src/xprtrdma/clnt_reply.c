@@ -322,6 +322,9 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
 	    t->conn.state == RPCRDMA__XCONN_UP)
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
-	rpcrdma__xclnt_req_try_free(t, x);
+	if (x->fence_after_send && !x->send_busy)
+		rpcrdma__xclnt_send_released(x); /* WARNING: may free @x */
+	else
+		rpcrdma__xclnt_req_try_free(t, x);
 	rpcrdma__xclnt_maybe_writable(t);
 }

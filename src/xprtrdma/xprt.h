@@ -57,6 +57,13 @@
 #define RPCRDMA__XPRT_MAX_MSG (16u << 20)
 /* DDP-eligible arguments one call moves in Read chunks; more go inline. */
 #define RPCRDMA__XPRT_MAX_DDP 8u
+/* Entries of a call's Send: the header and the copied parts of the
+ * message, and between them the DDP items sent from the caller's memory
+ * (clnt_marshal.c, "Inline from the caller's memory"). */
+#define RPCRDMA__XPRT_SEND_SGES 6u
+/* Smaller DDP items of an inline call are copied: an entry of their own
+ * costs the device a DMA descriptor, more than a copy of a few KiB. */
+#define RPCRDMA__XPRT_LEND_MIN 4096u
 /* Segments one call offers in all its Write chunks together, and in its
  * Reply chunk. */
 #define RPCRDMA__XPRT_MAX_WSEGS 8u

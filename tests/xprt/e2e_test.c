@@ -26,6 +26,7 @@
 #include "xprtrdma/clnt.h"
 #include "xprtrdma/svc.h"
 #include "xprtrdma/xprt.h"
+#include "rpcrdma/mem.h"
 #include "rpcrdma/rpc.h"
 
 #define PROG 0x20000777u
@@ -50,12 +51,20 @@
 		}                                                                                  \
 	} while (0)
 
-enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_READ, P_WRITE, P_NPROCS };
+enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_READ, P_WRITE, P_PAIR, P_NPROCS };
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
 	uint32_t len;
 	uint8_t *data; /* BIG bytes */
+};
+
+/* PAIR: two DDP-eligible opaques among plain words (tag, item, mid,
+ * item, tail), so that a call's items sit inside its message. */
+struct pair_args {
+	uint32_t tag, mid, tail;
+	uint32_t len[2];
+	uint8_t *data[2]; /* BIG bytes each, once decoded */
 };
 
 /* BLOB: a plain opaque in, @want plain bytes back (no DDP at all). */
@@ -280,6 +289,8 @@ static int u32_enc(struct rpcrdma_xdr_stream *x, void *o);
 /* work_cases.c: READ and WRITE, like NFS's. */
 static int proc_read(struct rpcrdma_svc_req *req, void *args, void *res);
 static int proc_write(struct rpcrdma_svc_req *req, void *args, void *res);
+static int pair_dec(struct rpcrdma_xdr_stream *x, void *o);
+static int proc_pair(struct rpcrdma_svc_req *req, void *args, void *res);
 
 static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
@@ -291,6 +302,7 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_SETUP] = {proc_setup, u32_dec, sizeof(uint32_t), NULL, 0, NULL},
     [P_READ] = {proc_read, u32_dec, sizeof(uint32_t), echo_enc, sizeof(struct echo), NULL},
     [P_WRITE] = {proc_write, echo_dec, sizeof(struct echo), u32_enc, sizeof(uint32_t), NULL},
+    [P_PAIR] = {proc_pair, pair_dec, sizeof(struct pair_args), u32_enc, sizeof(uint32_t), NULL},
 };
 
 static const char *test_provider = "ofi";
@@ -1042,6 +1054,7 @@ static const struct test_case cases[] = {
     {"e2e_work_client_churn", case_work_client_churn},
     {"e2e_inline_interop", case_inline_interop},
     {"e2e_inline_default", case_inline_default},
+    {"e2e_inline_lend", case_inline_lend},
     {"e2e_regcache_steady", case_regcache_steady},
     {"e2e_regcache_free", case_regcache_free},
     {"e2e_regcache_munmap", case_regcache_munmap},
