@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rpcrdma/header.h"
+#include "xdr/xdr_word.h"
 
 void rpcrdma_hdr_limits_default(struct rpcrdma_hdr_limits *lim)
 {
@@ -105,8 +106,8 @@ static int decode_segment(struct decoder *d, struct rpcrdma_segment *seg)
 {
 	uint64_t end;
 
-	if (rpcrdma_xdr_decode_u32(&d->xdr, &seg->handle) ||
-	    rpcrdma_xdr_decode_u32(&d->xdr, &seg->length) ||
+	if (rpcrdma__xdr_get_u32(&d->xdr, &seg->handle) ||
+	    rpcrdma__xdr_get_u32(&d->xdr, &seg->length) ||
 	    rpcrdma_xdr_decode_u64(&d->xdr, &seg->offset))
 		return truncated(d, "header truncated in a segment");
 	if (__builtin_add_overflow(seg->offset, (uint64_t)seg->length, &end))
@@ -129,7 +130,7 @@ static int decode_read_list(struct decoder *d)
 		if (hdr->nreads >= d->lim->max_reads)
 			return bad_chunk(d, "too many Read list entries");
 		rs = &hdr->reads[hdr->nreads];
-		if (rpcrdma_xdr_decode_u32(&d->xdr, &rs->position))
+		if (rpcrdma__xdr_get_u32(&d->xdr, &rs->position))
 			return truncated(d, "header truncated in a read segment");
 		rc = decode_segment(d, &rs->target);
 		if (rc)
@@ -223,7 +224,7 @@ static int check_payload_xid(struct decoder *d)
 	/* Read from the whole message: the payload may lie past the header
 	 * bound. */
 	rpcrdma_xdr_init_const(&peek, d->msg + at, d->msg_len - at);
-	if (rpcrdma_xdr_decode_u32(&peek, &xid))
+	if (rpcrdma__xdr_get_u32(&peek, &xid))
 		return bad_chunk(d, "RDMA_MSG carries no RPC message");
 	if (xid != d->hdr->xid)
 		return bad_chunk(d, "RPC message XID differs from header XID");
@@ -235,12 +236,12 @@ static int decode_error(struct decoder *d)
 	struct rpcrdma_hdr *hdr = d->hdr;
 
 	/* Section 5.5: an RDMA_ERROR that cannot be decoded is dropped. */
-	if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->err))
+	if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->err))
 		return refuse(d, RPCRDMA_HDR_DROP, "RDMA_ERROR truncated");
 	switch (hdr->err) {
 	case RPCRDMA_ERR_VERS:
-		if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->vers_low) ||
-		    rpcrdma_xdr_decode_u32(&d->xdr, &hdr->vers_high))
+		if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->vers_low) ||
+		    rpcrdma__xdr_get_u32(&d->xdr, &hdr->vers_high))
 			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS truncated");
 		if (hdr->vers_low > hdr->vers_high)
 			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS range is empty");
@@ -261,7 +262,7 @@ static int decode_optional(struct decoder *d)
 	const void *info;
 	int rc;
 
-	if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->opttype))
+	if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->opttype))
 		return truncated(d, "RDMA_OPTIONAL truncated");
 	rc = rpcrdma_xdr_decode_opaque_ref(&d->xdr, d->lim->max_optinfo, &info, &hdr->optinfo_len);
 	if (rc == RPCRDMA_ERR_TOO_LONG)
@@ -293,8 +294,8 @@ static int decode_body(struct decoder *d)
 	case RPCRDMA_PROC_MSGP:
 		if (hdr->vers != RPCRDMA_VERSION_ONE)
 			return 0; /* reserved, void body in Version Two */
-		if (rpcrdma_xdr_decode_u32(&d->xdr, &hdr->align) ||
-		    rpcrdma_xdr_decode_u32(&d->xdr, &hdr->thresh))
+		if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->align) ||
+		    rpcrdma__xdr_get_u32(&d->xdr, &hdr->thresh))
 			return truncated(d, "RDMA_MSGP truncated");
 		rc = decode_chunk_lists(d);
 		return rc ? rc : check_payload_xid(d);
@@ -352,10 +353,10 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 	fault->reason = NULL;
 	fault->offset = 0;
 
-	if (rpcrdma_xdr_decode_u32(&d.xdr, &hdr->xid) ||
-	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->vers) ||
-	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->credit) ||
-	    rpcrdma_xdr_decode_u32(&d.xdr, &hdr->proc))
+	if (rpcrdma__xdr_get_u32(&d.xdr, &hdr->xid) ||
+	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->vers) ||
+	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->credit) ||
+	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->proc))
 		return refuse(&d, RPCRDMA_HDR_DROP, "shorter than the fixed header");
 
 	if (hdr->vers < lim->vers_low || hdr->vers > lim->vers_high) {
@@ -449,8 +450,8 @@ size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr)
 
 static void put_segment(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_segment *seg)
 {
-	rpcrdma_xdr_encode_u32(xdr, seg->handle);
-	rpcrdma_xdr_encode_u32(xdr, seg->length);
+	rpcrdma__xdr_put_u32(xdr, seg->handle);
+	rpcrdma__xdr_put_u32(xdr, seg->length);
 	rpcrdma_xdr_encode_u64(xdr, seg->offset);
 }
 
@@ -466,7 +467,7 @@ static void put_chunk_lists(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma
 {
 	for (uint32_t i = 0; i < hdr->nreads; i++) {
 		rpcrdma_xdr_encode_optional(xdr, true);
-		rpcrdma_xdr_encode_u32(xdr, hdr->reads[i].position);
+		rpcrdma__xdr_put_u32(xdr, hdr->reads[i].position);
 		put_segment(xdr, &hdr->reads[i].target);
 	}
 	rpcrdma_xdr_encode_optional(xdr, false);
@@ -492,30 +493,30 @@ int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr, struct rpcrdma_xdr_str
 	if (size > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_NOSPACE;
 
-	rpcrdma_xdr_encode_u32(xdr, hdr->xid);
-	rpcrdma_xdr_encode_u32(xdr, hdr->vers);
-	rpcrdma_xdr_encode_u32(xdr, hdr->credit);
-	rpcrdma_xdr_encode_u32(xdr, hdr->proc);
+	rpcrdma__xdr_put_u32(xdr, hdr->xid);
+	rpcrdma__xdr_put_u32(xdr, hdr->vers);
+	rpcrdma__xdr_put_u32(xdr, hdr->credit);
+	rpcrdma__xdr_put_u32(xdr, hdr->proc);
 	switch (hdr->proc) {
 	case RPCRDMA_PROC_MSGP:
 		if (hdr->vers != RPCRDMA_VERSION_ONE)
 			break;
-		rpcrdma_xdr_encode_u32(xdr, hdr->align);
-		rpcrdma_xdr_encode_u32(xdr, hdr->thresh);
+		rpcrdma__xdr_put_u32(xdr, hdr->align);
+		rpcrdma__xdr_put_u32(xdr, hdr->thresh);
 		/* fall through */
 	case RPCRDMA_PROC_MSG:
 	case RPCRDMA_PROC_NOMSG:
 		put_chunk_lists(xdr, hdr);
 		break;
 	case RPCRDMA_PROC_ERROR:
-		rpcrdma_xdr_encode_u32(xdr, hdr->err);
+		rpcrdma__xdr_put_u32(xdr, hdr->err);
 		if (hdr->err == RPCRDMA_ERR_VERS) {
-			rpcrdma_xdr_encode_u32(xdr, hdr->vers_low);
-			rpcrdma_xdr_encode_u32(xdr, hdr->vers_high);
+			rpcrdma__xdr_put_u32(xdr, hdr->vers_low);
+			rpcrdma__xdr_put_u32(xdr, hdr->vers_high);
 		}
 		break;
 	case RPCRDMA_PROC_OPTIONAL:
-		rpcrdma_xdr_encode_u32(xdr, hdr->opttype);
+		rpcrdma__xdr_put_u32(xdr, hdr->opttype);
 		rpcrdma_xdr_encode_opaque(xdr, hdr->optinfo, hdr->optinfo_len);
 		break;
 	default:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "rpcrdma/rpc_msg.h"
+#include "xdr/xdr_word.h"
 
 /* xid, msg_type, rpcvers, prog, vers, proc */
 #define CALL_FIXED_SIZE (6 * RPCRDMA_XDR_UNIT)
@@ -46,26 +47,26 @@ static int decode_auth(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_opaque_aut
 
 static int decode_call(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_call *call)
 {
-	int rc = rpcrdma_xdr_decode_u32(xdr, &call->rpcvers);
+	int rc = rpcrdma__xdr_get_u32(xdr, &call->rpcvers);
 
 	if (rc)
 		return rc;
 	if (call->rpcvers != RPCRDMA_RPC_VERSION)
 		return 0;
-	if ((rc = rpcrdma_xdr_decode_u32(xdr, &call->prog)) ||
-	    (rc = rpcrdma_xdr_decode_u32(xdr, &call->vers)) ||
-	    (rc = rpcrdma_xdr_decode_u32(xdr, &call->proc)) || (rc = decode_auth(xdr, &call->cred)))
+	if ((rc = rpcrdma__xdr_get_u32(xdr, &call->prog)) ||
+	    (rc = rpcrdma__xdr_get_u32(xdr, &call->vers)) ||
+	    (rc = rpcrdma__xdr_get_u32(xdr, &call->proc)) || (rc = decode_auth(xdr, &call->cred)))
 		return rc;
 	return decode_auth(xdr, &call->verf);
 }
 
 static int decode_mismatch(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
 {
-	int rc = rpcrdma_xdr_decode_u32(xdr, &reply->mismatch_low);
+	int rc = rpcrdma__xdr_get_u32(xdr, &reply->mismatch_low);
 
 	if (rc)
 		return rc;
-	return rpcrdma_xdr_decode_u32(xdr, &reply->mismatch_high);
+	return rpcrdma__xdr_get_u32(xdr, &reply->mismatch_high);
 }
 
 static int decode_accepted(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply)
@@ -132,7 +133,7 @@ int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_ms
 	 * byte for byte.
 	 */
 	memset(&m, 0, sizeof(m));
-	rc = rpcrdma_xdr_decode_u32(xdr, &m.xid);
+	rc = rpcrdma__xdr_get_u32(xdr, &m.xid);
 	if (rc || (rc = decode_enum_u32(xdr, &m.type)))
 		goto out_restore;
 	switch (m.type) {
@@ -167,7 +168,7 @@ static size_t auth_size(const struct rpcrdma_opaque_auth *auth)
  */
 static void encode_auth(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_opaque_auth *auth)
 {
-	rpcrdma_xdr_encode_u32(xdr, auth->flavor);
+	rpcrdma__xdr_put_u32(xdr, auth->flavor);
 	rpcrdma_xdr_encode_opaque(xdr, auth->body, auth->len);
 }
 
@@ -182,12 +183,12 @@ int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 		return RPCRDMA_ERR_NOSPACE;
 
 	/* The room is checked above, so none of these can fail. */
-	rpcrdma_xdr_encode_u32(xdr, xid);
+	rpcrdma__xdr_put_u32(xdr, xid);
 	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_CALL);
-	rpcrdma_xdr_encode_u32(xdr, RPCRDMA_RPC_VERSION);
-	rpcrdma_xdr_encode_u32(xdr, call->prog);
-	rpcrdma_xdr_encode_u32(xdr, call->vers);
-	rpcrdma_xdr_encode_u32(xdr, call->proc);
+	rpcrdma__xdr_put_u32(xdr, RPCRDMA_RPC_VERSION);
+	rpcrdma__xdr_put_u32(xdr, call->prog);
+	rpcrdma__xdr_put_u32(xdr, call->vers);
+	rpcrdma__xdr_put_u32(xdr, call->proc);
 	encode_auth(xdr, &call->cred);
 	encode_auth(xdr, &call->verf);
 	return 0;
@@ -241,25 +242,25 @@ int rpcrdma_rpc_encode_reply(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 	 * unsigned encoder writes the same bytes as the enum encoder.  The room
 	 * is checked above, so none of these can fail.
 	 */
-	rpcrdma_xdr_encode_u32(xdr, xid);
+	rpcrdma__xdr_put_u32(xdr, xid);
 	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_REPLY);
-	rpcrdma_xdr_encode_u32(xdr, reply->stat);
+	rpcrdma__xdr_put_u32(xdr, reply->stat);
 	if (reply->stat == RPCRDMA_RPC_MSG_ACCEPTED) {
 		encode_auth(xdr, &reply->verf);
-		rpcrdma_xdr_encode_u32(xdr, reply->accept_stat);
+		rpcrdma__xdr_put_u32(xdr, reply->accept_stat);
 		if (reply->accept_stat == RPCRDMA_RPC_PROG_MISMATCH) {
-			rpcrdma_xdr_encode_u32(xdr, reply->mismatch_low);
-			rpcrdma_xdr_encode_u32(xdr, reply->mismatch_high);
+			rpcrdma__xdr_put_u32(xdr, reply->mismatch_low);
+			rpcrdma__xdr_put_u32(xdr, reply->mismatch_high);
 		}
 		return 0;
 	}
-	rpcrdma_xdr_encode_u32(xdr, reply->reject_stat);
+	rpcrdma__xdr_put_u32(xdr, reply->reject_stat);
 	if (reply->reject_stat == RPCRDMA_RPC_MISMATCH) {
-		rpcrdma_xdr_encode_u32(xdr, reply->mismatch_low);
-		rpcrdma_xdr_encode_u32(xdr, reply->mismatch_high);
+		rpcrdma__xdr_put_u32(xdr, reply->mismatch_low);
+		rpcrdma__xdr_put_u32(xdr, reply->mismatch_high);
 	} else {
 		/* auth_stat passes through unchecked, like the flavors. */
-		rpcrdma_xdr_encode_u32(xdr, reply->auth_stat);
+		rpcrdma__xdr_put_u32(xdr, reply->auth_stat);
 	}
 	return 0;
 }

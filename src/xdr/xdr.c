@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rpcrdma/xdr.h"
+#include "xdr/xdr_word.h"
 
 static const uint8_t zero_pad[RPCRDMA_XDR_UNIT];
 
@@ -185,7 +186,7 @@ int rpcrdma_xdr_decode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t *v)
 int rpcrdma_xdr_decode_i32(struct rpcrdma_xdr_stream *xdr, int32_t *v)
 {
 	uint32_t u;
-	int rc = rpcrdma_xdr_decode_u32(xdr, &u);
+	int rc = rpcrdma__xdr_get_u32(xdr, &u);
 
 	if (rc == 0)
 		*v = (int32_t)u;
@@ -217,7 +218,7 @@ int rpcrdma_xdr_decode_bool(struct rpcrdma_xdr_stream *xdr, bool *v)
 {
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t u;
-	int rc = rpcrdma_xdr_decode_u32(xdr, &u);
+	int rc = rpcrdma__xdr_get_u32(xdr, &u);
 
 	if (rc)
 		return rc;
@@ -258,7 +259,7 @@ int rpcrdma_xdr_decode_opaque_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, 
 {
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t len;
-	int rc = rpcrdma_xdr_decode_u32(xdr, &len);
+	int rc = rpcrdma__xdr_get_u32(xdr, &len);
 
 	if (rc)
 		return rc;
@@ -341,7 +342,7 @@ int rpcrdma_xdr_decode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, s
 	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t count;
 	size_t need;
-	int rc = rpcrdma_xdr_decode_u32(xdr, &count);
+	int rc = rpcrdma__xdr_get_u32(xdr, &count);
 
 	if (rc)
 		return rc;
@@ -374,7 +375,7 @@ int rpcrdma_xdr_encode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t v)
 
 int rpcrdma_xdr_encode_i32(struct rpcrdma_xdr_stream *xdr, int32_t v)
 {
-	return rpcrdma_xdr_encode_u32(xdr, (uint32_t)v);
+	return rpcrdma__xdr_put_u32(xdr, (uint32_t)v);
 }
 
 int rpcrdma_xdr_encode_u64(struct rpcrdma_xdr_stream *xdr, uint64_t v)
@@ -394,7 +395,7 @@ int rpcrdma_xdr_encode_i64(struct rpcrdma_xdr_stream *xdr, int64_t v)
 
 int rpcrdma_xdr_encode_bool(struct rpcrdma_xdr_stream *xdr, bool v)
 {
-	return rpcrdma_xdr_encode_u32(xdr, v ? 1 : 0);
+	return rpcrdma__xdr_put_u32(xdr, v ? 1 : 0);
 }
 
 int rpcrdma_xdr_encode_enum(struct rpcrdma_xdr_stream *xdr, int32_t v)
@@ -431,7 +432,7 @@ int rpcrdma_xdr_encode_opaque(struct rpcrdma_xdr_stream *xdr, const void *src, u
 		return RPCRDMA_ERR_NOSPACE;
 	if (len && !src)
 		return -EINVAL;
-	rpcrdma_xdr_encode_u32(xdr, len);
+	rpcrdma__xdr_put_u32(xdr, len);
 	return rpcrdma_xdr_encode_fixed_opaque(xdr, src, len);
 }
 
@@ -442,7 +443,7 @@ int rpcrdma_xdr_encode_string(struct rpcrdma_xdr_stream *xdr, const char *s, uin
 
 int rpcrdma_xdr_encode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t count)
 {
-	return rpcrdma_xdr_encode_u32(xdr, count);
+	return rpcrdma__xdr_put_u32(xdr, count);
 }
 
 int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uint32_t len)
@@ -454,7 +455,7 @@ int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uin
 		return rpcrdma_xdr_encode_opaque(xdr, data, len);
 	if (len && !data)
 		return -EINVAL;
-	rc = rpcrdma_xdr_encode_u32(xdr, len);
+	rc = rpcrdma__xdr_put_u32(xdr, len);
 	if (rc)
 		return rc;
 	rc = xdr->ddp->ops->encode(xdr->ddp, rpcrdma_xdr_pos(xdr), data, len);
@@ -485,7 +486,7 @@ int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t m
 
 	if (!xdr->ddp)
 		return rpcrdma_xdr_decode_opaque(xdr, buf, max, lenp);
-	rc = rpcrdma_xdr_decode_u32(xdr, &len);
+	rc = rpcrdma__xdr_get_u32(xdr, &len);
 	if (rc)
 		return rc;
 	if (len > max) {
