@@ -154,6 +154,14 @@ uint64_t rpcrdma__trace_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rpcrdma__coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 uint32_t rpcrdma__trace_conn_id(void)
 {
 	uint32_t id = atomic_fetch_add_explicit(&next_conn_id, 1, memory_order_relaxed);

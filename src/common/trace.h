@@ -47,5 +47,9 @@ static inline uint32_t rpcrdma__trace_xid_of(const void *buf, size_t len)
 
 /* Monotonic time in ns, for fence durations and call ages. */
 uint64_t rpcrdma__trace_now_ns(void);
+/* The same clock at the kernel tick's resolution, read without touching
+ * the time counter: for ages shown in milliseconds (the in-flight lists),
+ * taken at every call. */
+uint64_t rpcrdma__coarse_now_ns(void);
 
 #endif /* RPCRDMA_COMMON_TRACE_H */

@@ -485,7 +485,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	rpcrdma__list_init(&cc->node);
 	cc->call = call;
 	cc->clnt = c;
-	cc->start_ns = rpcrdma__trace_now_ns();
+	cc->start_ns = rpcrdma__coarse_now_ns();
 	cc->req.xid = new_xid(c);
 	cc->req.ddp_buf = call->ddp_buf;
 	cc->req.ddp_len = call->ddp_buf ? call->ddp_len : 0;

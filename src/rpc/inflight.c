@@ -41,7 +41,7 @@ static unsigned int inflight_list(const struct rpcrdma__list *l, enum rpcrdma_ca
 int rpcrdma_client_inflight(struct rpcrdma_client *c, struct rpcrdma_call_info *out,
 			    unsigned int max)
 {
-	uint64_t now = rpcrdma__trace_now_ns();
+	uint64_t now = rpcrdma__coarse_now_ns();
 	unsigned int n;
 
 	if (!c || (!out && max))

@@ -47,6 +47,7 @@ struct rpcrdma_loop {
 	struct rpcrdma__watch tfd_watch;
 
 	struct rpcrdma__list timers; /* soonest first */
+	uint64_t recent_ms;          /* now_ms() at the last timer pass, or 0 */
 
 	struct rpcrdma__hook *hooks;
 	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
@@ -76,6 +77,11 @@ uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop)
 {
 	(void)loop;
 	return now_ms();
+}
+
+uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop)
+{
+	return loop && loop->recent_ms ? loop->recent_ms : now_ms();
 }
 
 static void arm_timerfd(struct rpcrdma_loop *loop);
@@ -162,10 +168,12 @@ void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, u
 			  rpcrdma__timer_fn fn, void *ctx)
 {
 	struct rpcrdma__list *at;
-	uint64_t now = now_ms();
+	uint64_t now;
 
 	if (!loop || !t || !fn)
 		return;
+	/* "At once" needs no clock read: any time already passed will do. */
+	now = after_ms ? now_ms() : rpcrdma__loop_recent_ms(loop);
 	if (t->armed)
 		timer_unlink(t);
 	t->due_ms = after_ms > UINT64_MAX - now ? UINT64_MAX : now + after_ms;
@@ -198,6 +206,8 @@ static int run_timers(struct rpcrdma_loop *loop)
 {
 	uint64_t now = now_ms();
 	unsigned int due = 0;
+
+	loop->recent_ms = now;
 	int ran = 0;
 
 	struct rpcrdma__list *it;

@@ -78,6 +78,15 @@ void rpcrdma__hook_start(struct rpcrdma_loop *loop, struct rpcrdma__hook *h, rpc
 			 void *ctx);
 void rpcrdma__hook_stop(struct rpcrdma__hook *h);
 
+/**
+ * rpcrdma__loop_recent_ms - rpcrdma_loop_now() as of the loop's last timer
+ * pass (at least twice an iteration): for time stamps that only ever
+ * measure seconds (idle and drain time-outs), taken at every message
+ * without a clock read.  Never ahead of the clock; behind it by at most
+ * the work of the current iteration.
+ */
+uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop);
+
 /** Count of clients/servers alive on the loop, for rpcrdma_loop_destroy(). */
 void rpcrdma__loop_ref(struct rpcrdma_loop *loop);
 void rpcrdma__loop_unref(struct rpcrdma_loop *loop);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,9 +153,15 @@ static void run_proc(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	const struct rpcrdma_svc_proc *p = r->proc;
 	int rc;
 
-	r->args = calloc(1, p->args_size ? p->args_size : 1);
-	r->res = calloc(1, p->res_size ? p->res_size : 1);
-	if (!r->args || !r->res) {
+	/* One block for both (svc_req_free frees args), res aligned for any
+	 * type. */
+	size_t align = _Alignof(max_align_t);
+	size_t res_off = p->args_size + (align - p->args_size % align) % align;
+	size_t total = res_off + p->res_size + 1;
+
+	r->args = res_off >= p->args_size && total > res_off ? calloc(1, total) : NULL;
+	r->res = r->args ? (char *)r->args + res_off : NULL;
+	if (!r->args) {
 		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_SYSTEM_ERR, 0, 0);
 		return;
 	}

@@ -38,7 +38,7 @@ struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rp
 	r->t = t;
 	t->core = r;
 	r->state = RPCRDMA__SVC_RUNNING;
-	r->start_ns = rpcrdma__trace_now_ns();
+	r->start_ns = rpcrdma__coarse_now_ns();
 	rpcrdma__list_init(&r->wnode);
 	pthread_mutex_lock(&s->live_lock);
 	rpcrdma__list_add_tail(&s->live, &r->live);
@@ -55,8 +55,7 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 	pthread_mutex_unlock(&s->live_lock);
 	if (r->ran && r->proc && r->proc->free_res)
 		r->proc->free_res(r->res);
-	free(r->args);
-	free(r->res);
+	free(r->args); /* and r->res, in the same block (run_proc) */
 	free(r);
 }
 
@@ -155,7 +154,7 @@ static bool list_core(struct rpcrdma_server *core, uint32_t worker, uint64_t now
 int rpcrdma_server_inflight(struct rpcrdma_server *srv, struct rpcrdma_svc_call_info *out,
 			    unsigned int max, unsigned int *busy)
 {
-	uint64_t now = rpcrdma__trace_now_ns();
+	uint64_t now = rpcrdma__coarse_now_ns();
 	unsigned int n = 0, nbusy = 0;
 
 	if (!srv || (!out && max) || srv->root != srv)

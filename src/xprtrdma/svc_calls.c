@@ -180,7 +180,7 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	if (s->tx_counted) {
 		sc->tx_bytes -= s->tx_cost;
 		sc->tx_pending--;
-		sc->tx_since = rpcrdma_loop_now(v->dev.loop);
+		sc->tx_since = rpcrdma__loop_recent_ms(v->dev.loop);
 		if (sc->hold_head && sc->tx_bytes < v->b.max_queued && !sc->hold_kick.armed)
 			rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
 	}

@@ -519,7 +519,7 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
 		return;
 	}
 	v->st.inline_recv_bytes += r->len;
-	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
+	sc->last_rx = rpcrdma__loop_recent_ms(v->dev.loop);
 	sc->sreqs++;
 	/* ORDER: replace the receive before serving the call, so the
 	 * requester's credits stay backed meanwhile. */

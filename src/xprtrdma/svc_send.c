@@ -45,7 +45,7 @@ static void on_write(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *e
 		s->writes_left--;
 	if (ev->status == RPCRDMA_PST_SUCCESS) {
 		sc->svc->st.rdma_write_bytes += ev->byte_len;
-		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+		sc->tx_since = rpcrdma__loop_recent_ms(sc->svc->dev.loop);
 	} else if (ev->status != RPCRDMA_PST_FLUSHED)
 		rpcrdma__xsvc_conn_close(sc);
 	sc->sreqs++;
@@ -66,7 +66,7 @@ static void on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev
 		sc->c.sq_used--;
 	s->send_busy = false;
 	if (ev->status == RPCRDMA_PST_SUCCESS)
-		sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+		sc->tx_since = rpcrdma__loop_recent_ms(sc->svc->dev.loop);
 	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED)
 		rpcrdma__xsvc_conn_close(sc);
 	sc->sreqs++;
@@ -283,7 +283,7 @@ static void queue_tx(struct rpcrdma__xsreq *s)
 		for (uint32_t i = 0; i < s->rddp.nresults; i++)
 			s->tx_cost += s->rddp.results[i].len;
 		if (!sc->tx_pending)
-			sc->tx_since = rpcrdma_loop_now(sc->svc->dev.loop);
+			sc->tx_since = rpcrdma__loop_recent_ms(sc->svc->dev.loop);
 		sc->tx_pending++;
 		sc->tx_bytes += s->tx_cost;
 		s->tx_counted = true;
