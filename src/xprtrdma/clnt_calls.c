@@ -277,7 +277,8 @@ void rpcrdma__xclnt_req_fence(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
 	unsigned int failed = 0;
 
-	if (!x->fence.pending)
+	/* A fence waiting for its Send (req_fenced) is still live. */
+	if (!x->fence.pending && !x->fence_after_send)
 		t->fences_live++;
 	if (!x->fence.pending && x->ngrants && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
 		x->fence_t0 = rpcrdma__trace_now_ns();
@@ -315,11 +316,12 @@ void rpcrdma__xclnt_send_failed(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *
 /*
  * Whether the core must wait for @x's revocation before handing the call's
  * memory back: a REVOKE completion still to come (verbs posts an
- * invalidation; a full send queue defers it), told by cb->aborted.
+ * invalidation; a full send queue defers it), or the completion of a Send
+ * that reads the caller's memory (lend_items), told by cb->aborted.
  */
 static int abort_wait(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, struct rpcrdma__creq *creq)
 {
-	if (!x->fence.pending || !t->cb->aborted)
+	if ((!x->fence.pending && !(x->lent && x->send_busy)) || !t->cb->aborted)
 		return 0;
 	x->abort_creq = creq;
 	t->st.abort_waits++;

@@ -242,6 +242,11 @@ static uint32_t lend_items(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 	unsigned int used = 1; /* the header's run */
 	uint32_t lent = 0;
 
+	/* A call given up on must then wait for its Send (abort_wait): only
+	 * a core that can be told later lends. */
+	if (!t->cb->aborted)
+		return 0;
+
 	for (uint32_t i = 0; i < x->cddp.nitems; i++) {
 		const struct rpcrdma__ddp_item *it = &x->cddp.items[i];
 		struct rpcrdma__regent *e;

@@ -1012,6 +1012,95 @@ static int case_abort_revoked(void)
 	return env_down(&e);
 }
 
+/*
+ * A call whose inline Send reads the caller's memory (an item lent, see
+ * clnt_marshal.c) times out before that Send's completion was seen: the
+ * call ends only after it (abort_waits), never while the provider may
+ * still read the buffer.  The server stalls throughout; its 1 ms time-out
+ * and the Send are due in the same timer pass, the Send first.
+ */
+static int case_abort_lent_send(void)
+{
+	enum { LEN = 6000 };
+	struct rpcrdma_mem_region *region = NULL;
+	struct rpcrdma_loop *cloop;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats c0, c1;
+	struct rpcrdma_call call;
+	struct stalled st;
+	struct env e;
+	char port[16];
+	uint32_t got = 0;
+
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	CHECK_RC(rpcrdma_loop_create(&cloop), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.timeout_ms = 5000;
+	memset(&st, 0, sizeof(st));
+	CHECK_RC(rpcrdma_client_create(cloop, test_addr, port, PROG, VERS, &co, &st.clnt), 0);
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = stalled_done;
+	call.ctx = &st;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(call.status, 0);
+
+	/* Declared, so that verbs lends it too. */
+	st.in.data = malloc(LEN);
+	CHECK(st.in.data);
+	CHECK_RC(rpcrdma_mem_register(st.in.data, LEN, &region), 0);
+	st.in.len = LEN;
+	for (uint32_t k = 0; k < LEN; k++)
+		st.in.data[k] = pat(LEN, k);
+	call_init(&st.call, P_WRITE, echo_enc, &st.in, u32_dec, &got);
+	st.call.timeout_ms = 1;
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	CHECK_RC(rpcrdma_client_stats(st.clnt, &c0), 0);
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	usleep(5000);
+	while (!st.done)
+		CHECK(rpcrdma_loop_run_once(cloop, 50) >= 0);
+	CHECK_RC(st.call.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(rpcrdma_client_stats(st.clnt, &c1), 0);
+	fprintf(stderr, "lent %llu bytes, abort waits %llu\n",
+		(unsigned long long)(c1.inline_zero_copy_bytes - c0.inline_zero_copy_bytes),
+		(unsigned long long)(c1.abort_waits - c0.abort_waits));
+	CHECK_RC(c1.inline_zero_copy_bytes - c0.inline_zero_copy_bytes, LEN);
+	CHECK_RC(c1.abort_waits - c0.abort_waits, 1);
+
+	/* The server wakes up and answers a call nobody waits for; the
+	 * client goes on. */
+	for (int i = 0; i < 100; i++) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = stalled_done;
+	call.ctx = &st;
+	st.done = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(call.status, 0);
+	rpcrdma_client_destroy(st.clnt);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(cloop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(cloop), 0);
+	CHECK_RC(rpcrdma_mem_deregister(region), 0);
+	free(st.in.data);
+	return env_down(&e);
+}
+
 struct test_case {
 	const char *name;
 	int (*fn)(void);
@@ -1023,6 +1112,7 @@ static const struct test_case cases[] = {
     {"e2e_pipeline", case_pipeline},
     {"e2e_reconnect", case_reconnect},
     {"e2e_abort_revoked", case_abort_revoked},
+    {"e2e_abort_lent_send", case_abort_lent_send},
     {"e2e_workers", case_workers},
     {"e2e_wildcard", case_wildcard},
     {"e2e_write_list", case_write_list},
