@@ -928,37 +928,70 @@ static void stalled_done(struct rpcrdma_call *call, void *ctx)
 	st->done = 1;
 }
 
+/* A NULL call with both loops running: the client is connected (again)
+ * and has credits. */
+static int stalled_null(struct env *e, struct rpcrdma_loop *cloop, struct stalled *st)
+{
+	struct rpcrdma_call call;
+
+	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
+	call.done = stalled_done;
+	call.ctx = st;
+	st->done = 0;
+	CHECK_RC(rpcrdma_client_call_async(st->clnt, &call), 0);
+	while (!st->done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e->loop, 1) >= 0);
+	}
+	CHECK_RC(call.status, 0);
+	return 0;
+}
+
+/* A client on a loop of its own, so that the server can stall (its loop
+ * not run) while the client's runs; connected. */
+static int stalled_up(struct env *e, struct rpcrdma_loop **cloop, struct stalled *st,
+		      int timeout_ms)
+{
+	struct rpcrdma_client_opts co;
+	char port[16];
+
+	CHECK_RC(env_up(e, 0, 0), 0);
+	CHECK_RC(rpcrdma_loop_create(cloop), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.timeout_ms = timeout_ms;
+	memset(st, 0, sizeof(*st));
+	CHECK_RC(rpcrdma_client_create(*cloop, test_addr, port, PROG, VERS, &co, &st->clnt), 0);
+	return stalled_null(e, *cloop, st);
+}
+
+/* The server wakes up and the client goes on (on a new connection when
+ * that one died); then both go. */
+static int stalled_down(struct env *e, struct rpcrdma_loop *cloop, struct stalled *st)
+{
+	for (int i = 0; i < 200; i++) {
+		CHECK(rpcrdma_loop_run_once(e->loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	CHECK_RC(stalled_null(e, cloop, st), 0);
+	rpcrdma_client_destroy(st->clnt);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(cloop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(cloop), 0);
+	return env_down(e);
+}
+
 static int case_abort_revoked(void)
 {
 	enum { LEN = 64u << 10 };
 	struct rpcrdma_loop *cloop;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_xprt_stats cs;
-	struct rpcrdma_call call;
 	struct stalled st;
 	struct env e;
-	char port[16];
 
-	CHECK_RC(env_up(&e, 0, 0), 0);
-	CHECK_RC(rpcrdma_loop_create(&cloop), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
-	rpcrdma_client_opts_default(&co);
-	co.transport = RPCRDMA_TRANSPORT_RDMA;
-	co.provider = test_provider;
-	co.timeout_ms = 300;
-	memset(&st, 0, sizeof(st));
-	CHECK_RC(rpcrdma_client_create(cloop, test_addr, port, PROG, VERS, &co, &st.clnt), 0);
-	/* Connected, with credits: both loops run. */
-	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
-	call.done = stalled_done;
-	call.ctx = &st;
-	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
-	while (!st.done) {
-		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
-		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
-	}
-	CHECK_RC(call.status, 0);
-
+	CHECK_RC(stalled_up(&e, &cloop, &st, 300), 0);
 	/* An ECHO with a Read chunk and a Write chunk; the server stalls. */
 	st.in.data = malloc(LEN);
 	st.out.data = malloc(BIG);
@@ -991,25 +1024,10 @@ static int case_abort_revoked(void)
 	CHECK_RC(executions, 0);
 	for (uint32_t k = 0; k < BIG; k++)
 		CHECK(st.out.data[k] == 0xee);
-
-	/* And the client goes on (on a new connection when that one died). */
-	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
-	call.done = stalled_done;
-	call.ctx = &st;
-	st.done = 0;
-	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
-	while (!st.done) {
-		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
-		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
-	}
-	CHECK_RC(call.status, 0);
-	rpcrdma_client_destroy(st.clnt);
-	for (int i = 0; i < 5; i++)
-		(void)rpcrdma_loop_run_once(cloop, 0);
-	CHECK_RC(rpcrdma_loop_destroy(cloop), 0);
+	CHECK_RC(stalled_down(&e, cloop, &st), 0);
 	free(st.in.data);
 	free(st.out.data);
-	return env_down(&e);
+	return 0;
 }
 
 /*
@@ -1023,34 +1041,13 @@ static int case_abort_lent_send(void)
 {
 	enum { LEN = 6000 };
 	struct rpcrdma_mem_region *region = NULL;
-	struct rpcrdma_loop *cloop;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_xprt_stats c0, c1;
-	struct rpcrdma_call call;
+	struct rpcrdma_loop *cloop;
 	struct stalled st;
 	struct env e;
-	char port[16];
 	uint32_t got = 0;
 
-	CHECK_RC(env_up(&e, 0, 0), 0);
-	CHECK_RC(rpcrdma_loop_create(&cloop), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
-	rpcrdma_client_opts_default(&co);
-	co.transport = RPCRDMA_TRANSPORT_RDMA;
-	co.provider = test_provider;
-	co.timeout_ms = 5000;
-	memset(&st, 0, sizeof(st));
-	CHECK_RC(rpcrdma_client_create(cloop, test_addr, port, PROG, VERS, &co, &st.clnt), 0);
-	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
-	call.done = stalled_done;
-	call.ctx = &st;
-	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
-	while (!st.done) {
-		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
-		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
-	}
-	CHECK_RC(call.status, 0);
-
+	CHECK_RC(stalled_up(&e, &cloop, &st, 5000), 0);
 	/* Declared, so that verbs lends it too. */
 	st.in.data = malloc(LEN);
 	CHECK(st.in.data);
@@ -1075,30 +1072,11 @@ static int case_abort_lent_send(void)
 		(unsigned long long)(c1.abort_waits - c0.abort_waits));
 	CHECK_RC(c1.inline_zero_copy_bytes - c0.inline_zero_copy_bytes, LEN);
 	CHECK_RC(c1.abort_waits - c0.abort_waits, 1);
-
-	/* The server wakes up and answers a call nobody waits for; the
-	 * client goes on. */
-	for (int i = 0; i < 100; i++) {
-		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
-		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
-	}
-	call_init(&call, P_NULL, NULL, NULL, NULL, NULL);
-	call.done = stalled_done;
-	call.ctx = &st;
-	st.done = 0;
-	CHECK_RC(rpcrdma_client_call_async(st.clnt, &call), 0);
-	while (!st.done) {
-		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
-		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
-	}
-	CHECK_RC(call.status, 0);
-	rpcrdma_client_destroy(st.clnt);
-	for (int i = 0; i < 5; i++)
-		(void)rpcrdma_loop_run_once(cloop, 0);
-	CHECK_RC(rpcrdma_loop_destroy(cloop), 0);
+	/* The server answers a call nobody waits for any more. */
+	CHECK_RC(stalled_down(&e, cloop, &st), 0);
 	CHECK_RC(rpcrdma_mem_deregister(region), 0);
 	free(st.in.data);
-	return env_down(&e);
+	return 0;
 }
 
 struct test_case {

@@ -434,6 +434,21 @@ static int case_inline_interop(void)
  * no grant and no RDMA Write or Read; at 128 KiB they take their chunks.
  * On verbs every direction is 8 KiB and all four take chunks.
  */
+/* An environment with the library's default inline sizes (not the
+ * tests' TEST_INLINE), and its client's provider. */
+static int env_up_default_inline(struct env *e, struct rpcrdma_provider **p)
+{
+	int rc;
+
+	env_inline = 0;
+	rc = env_up(e, 0, 0);
+	env_inline = TEST_INLINE;
+	CHECK_RC(rc, 0);
+	*p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e->clnt));
+	CHECK(*p);
+	return 0;
+}
+
 /* PAIR with items of @l0 and @l1 bytes from @mem (patterns of @tag and
  * @tag + 1); checks the server saw them intact. */
 static int pair_call(struct env *e, uint8_t *mem, uint32_t tag, uint32_t l0, uint32_t l1)
@@ -473,16 +488,10 @@ static int case_inline_lend(void)
 	uint8_t *mem = malloc(2 * BIG);
 	uint32_t send, recv, max_sge;
 	struct env e;
-	int rc;
 
 	CHECK(mem != NULL);
 	CHECK_RC(rpcrdma_mem_register(mem, 2 * BIG, &region), 0);
-	env_inline = 0;
-	rc = env_up(&e, 0, 0);
-	env_inline = TEST_INLINE;
-	CHECK_RC(rc, 0);
-	p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e.clnt));
-	CHECK(p);
+	CHECK_RC(env_up_default_inline(&e, &p), 0);
 	max_sge = p->caps.max_send_sge < RPCRDMA__XPRT_SEND_SGES ? p->caps.max_send_sge
 								 : RPCRDMA__XPRT_SEND_SGES;
 	rpcrdma__xclnt_inline(rpcrdma__client_transport(e.clnt), &send, &recv);
@@ -540,16 +549,10 @@ static int case_inline_default(void)
 	uint32_t send, recv, want;
 	bool soft;
 	struct env e;
-	int rc;
 
 	CHECK(buf && back);
 	CHECK_RC(work_source_make(), 0);
-	env_inline = 0;
-	rc = env_up(&e, 0, 0);
-	env_inline = TEST_INLINE;
-	CHECK_RC(rc, 0);
-	p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e.clnt));
-	CHECK(p);
+	CHECK_RC(env_up_default_inline(&e, &p), 0);
 	soft = (p->caps.flags & RPCRDMA_PCAP_CPU_PLACEMENT) != 0;
 	want = soft ? 69632 : 8192;
 	rpcrdma__xclnt_inline(rpcrdma__client_transport(e.clnt), &send, &recv);
