@@ -81,7 +81,7 @@ uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop)
 
 uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop)
 {
-	return loop && loop->recent_ms ? loop->recent_ms : now_ms();
+	return loop && loop->depth && loop->recent_ms ? loop->recent_ms : now_ms();
 }
 
 static void arm_timerfd(struct rpcrdma_loop *loop);
@@ -172,7 +172,8 @@ void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, u
 
 	if (!loop || !t || !fn)
 		return;
-	/* "At once" needs no clock read: any time already passed will do. */
+	/* "At once" needs no clock read inside an iteration: any time
+	 * already passed will do. */
 	now = after_ms ? now_ms() : rpcrdma__loop_recent_ms(loop);
 	if (t->armed)
 		timer_unlink(t);
@@ -510,6 +511,7 @@ static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 		timeout_ms = 0;
 
 	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_time(loop, timeout_ms));
+	loop->recent_ms = now_ms(); /* the wait may have been long */
 	if (n < 0) {
 		if (errno != EINTR)
 			return -errno;

@@ -79,11 +79,11 @@ void rpcrdma__hook_start(struct rpcrdma_loop *loop, struct rpcrdma__hook *h, rpc
 void rpcrdma__hook_stop(struct rpcrdma__hook *h);
 
 /**
- * rpcrdma__loop_recent_ms - rpcrdma_loop_now() as of the loop's last timer
- * pass (at least twice an iteration): for time stamps that only ever
- * measure seconds (idle and drain time-outs), taken at every message
- * without a clock read.  Never ahead of the clock; behind it by at most
- * the work of the current iteration.
+ * rpcrdma__loop_recent_ms - rpcrdma_loop_now() as of the loop's last wake-up
+ * or timer pass (three times an iteration): for time stamps that only
+ * ever measure seconds (idle and drain time-outs), taken at every message
+ * without a clock read.  Never ahead of the clock; inside an iteration
+ * behind it by at most the work done since the wait returned.
  */
 uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop);
 

@@ -138,6 +138,8 @@ void rpcrdma__xclnt_req_try_free(struct rpcrdma__xclnt *t, struct rpcrdma__xreq 
 	}
 	rpcrdma__xclnt_req_drop_own(x);
 	x->ngrants = 0;
+	x->lent = 0;
+	x->fence_after_send = false;
 	x->is_props = false;
 	x->state = XREQ_IDLE;
 	if (t->nfree >= XREQ_FREE_MAX) {
@@ -207,6 +209,7 @@ static void req_fenced(struct rpcrdma__xfence *f)
 		x->fence_after_send = true;
 		return;
 	}
+	x->fence_after_send = false;
 	t->fences_live--;
 	if (x->fence_t0) {
 		RPCRDMA__TRACE(RPCRDMA_TRACE_CHUNK, RPCRDMA_TEV_REVOKE, t->conn.id, x->xid,

@@ -234,8 +234,15 @@ static void noop_disconnected(void *ctx, int err)
 	(void)err;
 }
 
+static void noop_aborted(void *ctx, struct rpcrdma__creq *req)
+{
+	(void)ctx;
+	(void)req;
+}
+
 /* What a partner the core let go of tells nobody. */
 static const struct rpcrdma__clnt_cb partner_gone_cb = {
+    .aborted = noop_aborted,
     .find = noop_find,
     .reply = noop_reply,
     .failed = noop_failed,
@@ -275,6 +282,9 @@ static void partner_free(struct rpcrdma__xclnt *t)
 void rpcrdma__xclnt_partner_destroy(struct rpcrdma__xclnt *t)
 {
 	t->cb = &partner_gone_cb;
+	/* The core freed the calls it gave up on: nothing to tell about them. */
+	for (struct rpcrdma__xreq *x = t->all; x; x = x->all_next)
+		x->abort_creq = NULL;
 	t->partner_waiting = false;
 	rpcrdma__timer_stop(&t->partner_timer);
 	if (t->conn.state == RPCRDMA__XCONN_UP)

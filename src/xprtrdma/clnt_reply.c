@@ -300,6 +300,7 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 	struct rpcrdma__xreq *x =
 	    rpcrdma__container_of(op, struct rpcrdma__xreq, send_op);
 	struct rpcrdma__xclnt *t = x->t;
+	bool bad = ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED;
 
 	x->send_busy = false;
 	if (t->conn.sq_used)
@@ -307,7 +308,13 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 	if (x->resend_pending) {
 		x->resend_pending = false;
 		if (x->creq && x->state == XREQ_SENT && !x->in_table) {
+			/* Posted again, or failed and fenced (which may have
+			 * freed @x): either way @x is not ours any more. */
 			rpcrdma__xclnt_resend(t, x);
+			if (bad && t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)
+				(void)rpcrdma__provider_disconnect(t->conn.pc);
+			rpcrdma__xclnt_maybe_writable(t);
+			return;
 		} else if (!x->in_table && x->state == XREQ_SENT) {
 			/* Aborted while waiting to go again: rpcrdma__xclnt_call_abort
 			 * counted it as an orphan holding a credit, which
@@ -319,8 +326,7 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 			return;
 		}
 	}
-	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
-	    t->conn.state == RPCRDMA__XCONN_UP)
+	if (bad && t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
 	if (x->fence_after_send && !x->send_busy)
 		rpcrdma__xclnt_send_released(x); /* WARNING: may free @x */
