@@ -243,8 +243,10 @@ static uint32_t lend_items(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 	uint32_t lent = 0;
 
 	/* A call given up on must then wait for its Send (abort_wait): only
-	 * a core that can be told later lends. */
-	if (!t->cb->aborted)
+	 * a core that can be told later lends.  Not a reverse-direction
+	 * requester either: its calls are small, and the backchannel lets go
+	 * of them while the owner's connection, and so the Send, lives on. */
+	if (!t->cb->aborted || t->partner)
 		return 0;
 
 	for (uint32_t i = 0; i < x->cddp.nitems; i++) {

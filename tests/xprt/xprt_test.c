@@ -1742,6 +1742,8 @@ static int test_stats_macro(struct env *e)
 	return 0;
 }
 
+#include "lend_cases.c"
+
 struct test_case {
 	const char *name;
 	int (*fn)(struct env *e);
@@ -1765,6 +1767,9 @@ static const struct test_case cases[] = {
     {"bidir_hostile", test_bidir_hostile},
     {"v2_optional", test_v2_optional},
     {"v2_probe", test_v2_probe},
+    {"lend_err_vers_abort", test_lend_err_vers_abort},
+    {"err_vers_resend_refused", test_err_vers_resend_refused},
+    {"partner_never_lends", test_partner_never_lends},
 };
 
 static int run(const struct test_case *tc)
