@@ -268,6 +268,33 @@ static int free_list_sound(const struct rpcrdma__xclnt *t)
 	return 0;
 }
 
+/* The Version Two probe @probe arrives at the hand-driven server, its
+ * Send completion held back; the server answers ERR_VERS (1..1), so the
+ * call is to go again in Version One once that Send completed. */
+static int probe_held_then_refused(struct env *e, struct raw *srv, struct lend_core *lc,
+				   struct tcall *probe)
+{
+	held_send_target(probe->req.tpriv);
+	CHECK_OK(lend_expect_call(srv, probe->req.xid, 2));
+	WAIT(e, held_send.held);
+	CHECK(held_send.held);
+	CHECK_OK(raw_err_vers(srv, probe->req.xid, 2, 1, 1));
+	WAIT(e, cstats(&lc->tc).vers_fallbacks == 1);
+	CHECK_RC(cstats(&lc->tc).vers_fallbacks, 1);
+	return 0;
+}
+
+/* A hand-driven server and a requester offering Version Two, with no
+ * version remembered for the address from an earlier case. */
+static int lend_v2_pair(struct env *e, struct raw *srv, struct lend_core *lc)
+{
+	int port;
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	CHECK_OK(lend_raw_server(e, srv, &port));
+	return lend_core_open(e, lc, port, 2);
+}
+
 /*
  * The Version Two probe carries a lent item; ERR_VERS comes while its Send
  * is still busy (the call is to go again from the Send's completion), and
@@ -287,11 +314,8 @@ static int test_lend_err_vers_abort(struct env *e)
 	struct tcall *probe, *next;
 	struct lend_core lc;
 	struct raw srv;
-	int port;
 
-	rpcrdma__vmemo_forget(NULL, 0);
-	CHECK_OK(lend_raw_server(e, &srv, &port));
-	CHECK_OK(lend_core_open(e, &lc, port, 2));
+	CHECK_OK(lend_v2_pair(e, &srv, &lc));
 	t = xclnt_of(lc.tc.t);
 	CHECK(t->vneg.probing);
 	/* A probe may not exceed 1024 bytes, too few for an item to be lent
@@ -309,14 +333,7 @@ static int test_lend_err_vers_abort(struct env *e)
 	CHECK(x);
 	CHECK(x->lent);
 	CHECK_RC(cstats(&lc.tc).inline_zero_copy_bytes, LENT_ITEM);
-	held_send_target(x);
-	CHECK_OK(lend_expect_call(&srv, probe->req.xid, 2));
-	WAIT(e, held_send.held);
-	CHECK(held_send.held);
-
-	CHECK_OK(raw_err_vers(&srv, probe->req.xid, 2, 1, 1));
-	WAIT(e, cstats(&lc.tc).vers_fallbacks == 1);
-	CHECK_RC(cstats(&lc.tc).vers_fallbacks, 1);
+	CHECK_OK(probe_held_then_refused(e, &srv, &lc, probe));
 	CHECK(x->resend_pending && !x->in_table && x->send_busy);
 	/* Given up on: the Send still reads the caller's memory. */
 	CHECK_RC(rpcrdma__rdma_clnt_ops.call_abort(lc.tc.t, &probe->req), 1);
@@ -374,11 +391,8 @@ static int test_err_vers_resend_refused(struct env *e)
 	struct tcall *probe, *c1, *c2;
 	struct lend_core lc;
 	struct raw srv;
-	int port;
 
-	rpcrdma__vmemo_forget(NULL, 0);
-	CHECK_OK(lend_raw_server(e, &srv, &port));
-	CHECK_OK(lend_core_open(e, &lc, port, 2));
+	CHECK_OK(lend_v2_pair(e, &srv, &lc));
 	t = xclnt_of(lc.tc.t);
 	held_send_install(rpcrdma__xprt_clnt_provider(lc.tc.t));
 
@@ -390,14 +404,7 @@ static int test_err_vers_resend_refused(struct env *e)
 	x = probe->req.tpriv;
 	CHECK(x);
 	CHECK_RC(x->ngrants, 0);
-	held_send_target(x);
-	CHECK_OK(lend_expect_call(&srv, probe->req.xid, 2));
-	WAIT(e, held_send.held);
-	CHECK(held_send.held);
-
-	CHECK_OK(raw_err_vers(&srv, probe->req.xid, 2, 1, 1));
-	WAIT(e, cstats(&lc.tc).vers_fallbacks == 1);
-	CHECK_RC(cstats(&lc.tc).vers_fallbacks, 1);
+	CHECK_OK(probe_held_then_refused(e, &srv, &lc, probe));
 	CHECK(x->resend_pending);
 	held_send.refusals = 1;
 	held_send.refusal = -EAGAIN;
