@@ -47,7 +47,7 @@ struct rpcrdma_loop {
 	struct rpcrdma__watch tfd_watch;
 
 	struct rpcrdma__list timers; /* soonest first */
-	uint64_t recent_ms;          /* now_ms() at the last timer pass, or 0 */
+	uint64_t recent_ms;          /* now_ms() at the last wake-up or timer pass, or 0 */
 
 	struct rpcrdma__hook *hooks;
 	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
@@ -207,12 +207,12 @@ static int run_timers(struct rpcrdma_loop *loop)
 {
 	uint64_t now = now_ms();
 	unsigned int due = 0;
-
-	loop->recent_ms = now;
 	int ran = 0;
 
 	struct rpcrdma__list *it;
 	struct rpcrdma__timer *t;
+
+	loop->recent_ms = now;
 
 	rpcrdma__list_foreach(it, &loop->timers)
 	{

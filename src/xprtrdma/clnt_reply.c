@@ -328,7 +328,7 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 	}
 	if (bad && t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)
 		(void)rpcrdma__provider_disconnect(t->conn.pc);
-	if (x->fence_after_send && !x->send_busy)
+	if (x->fence_after_send)
 		rpcrdma__xclnt_send_released(x); /* WARNING: may free @x */
 	else
 		rpcrdma__xclnt_req_try_free(t, x);
