@@ -322,9 +322,10 @@ def work_table(results, md):
     others = [r for r in results if r["stack"] in ("raw", "tirpc") and not r.get("error")
               and not r.get("note") and fmt_sys(work(r, "client")) != "n/a"]
     if others:
-        md.append("\nClient system calls per call of the baselines, same points: " + "; ".join(
-            f"{r['stack']} {r['workload']} {human_size(r['size'])} d{r['depth']} "
-            f"{fmt_sys(work(r, 'client'))}" for r in others) + ".")
+        md.append("\nSystem calls per call of the baselines, same points (client / server): "
+                  + "; ".join(f"{r['stack']} {r['workload']} {human_size(r['size'])} "
+                              f"d{r['depth']} {fmt_sys(work(r, 'client'))} / "
+                              f"{fmt_sys(work(r, 'server'))}" for r in others) + ".")
     md.append("")
 
 

@@ -36,13 +36,15 @@ enum raw_op {
 	RAW_HELLO = 2, /* server -> client: the granted region */
 	RAW_CPU = 3,   /* client -> server and back: the server's CPU time */
 	RAW_STOP = 4,
+	RAW_WORK = 5,  /* client -> server and back: the server's system calls */
 };
 
 struct raw_hdr {
 	uint32_t op;
 	uint32_t len; /* payload bytes after the header */
 	uint32_t handle, rlen;
-	uint64_t value; /* HELLO: offset; CPU: microseconds */
+	uint64_t value; /* HELLO: offset; CPU: microseconds; WORK: system
+			 * calls, or UINT64_MAX when not counted */
 };
 
 /* Room for a header and the largest small payload, rounded to a page. */
@@ -129,9 +131,10 @@ static struct {
 	struct rpcrdma_prov_mr *region_mr;
 	uint8_t *region;
 	int epfd, stop_fd;
+	int sys_fd; /* the serving thread's syscall counter, or -1 */
 	bool running;
 	struct sconn *live;
-} rsrv = {.epfd = -1, .stop_fd = -1};
+} rsrv = {.epfd = -1, .stop_fd = -1, .sys_fd = -1};
 
 static uint8_t *slot_addr(struct sconn *sc, bool send, uint32_t i)
 {
@@ -264,6 +267,12 @@ static void srv_recv(struct sconn *sc, struct op_ctx *oc, uint32_t byte_len)
 		if (srv_send(sc, &h, NULL))
 			rpcrdma__provider_disconnect(sc->c);
 		break;
+	case RAW_WORK:
+		h.len = 0;
+		h.value = rsrv.sys_fd >= 0 ? bench_syscount_read(rsrv.sys_fd) : UINT64_MAX;
+		if (srv_send(sc, &h, NULL))
+			rpcrdma__provider_disconnect(sc->c);
+		break;
 	case RAW_STOP:
 		atomic_store(&bench_stop_requested, true);
 		break;
@@ -319,6 +328,9 @@ static void *raw_server_thread(void *arg)
 	bool stop = false;
 
 	(void)arg;
+	/* Counted like ours's serving thread: the counter's cost per system
+	 * call then falls on both stacks' servers alike. */
+	rsrv.sys_fd = bench_syscount_open();
 	while (!stop) {
 		int n = wait_events(rsrv.p, rsrv.epfd, ev, 32, RAW_WAIT_MS, &stop);
 
@@ -329,6 +341,9 @@ static void *raw_server_thread(void *arg)
 		for (int i = 0; i < n; i++)
 			srv_event(&ev[i]);
 	}
+	if (rsrv.sys_fd >= 0)
+		close(rsrv.sys_fd);
+	rsrv.sys_fd = -1;
 	return NULL;
 }
 
@@ -416,8 +431,8 @@ void bench_raw_server_stop(void)
 struct cconn {
 	struct rthread *rt;
 	struct rpcrdma_prov_conn *c;
-	bool up, hello, cpu_back, dead;
-	uint64_t cpu_us;
+	bool up, hello, answered, dead;
+	uint64_t answer; /* the value of the latest RAW_CPU or RAW_WORK answer */
 	struct rpcrdma_prov_rseg remote; /* the server's region */
 	struct rpcrdma_prov_mr *mr;
 	uint8_t *mem; /* receive slots, send slots, then RMA buffers */
@@ -598,9 +613,9 @@ static void cli_event(struct rthread *rt, const struct rpcrdma_prov_event *ev)
 			cc->remote.length = h.rlen;
 			cc->remote.offset = h.value;
 			cc->hello = true;
-		} else if (h.op == RAW_CPU) {
-			cc->cpu_us = h.value;
-			cc->cpu_back = true;
+		} else if (h.op == RAW_CPU || h.op == RAW_WORK) {
+			cc->answer = h.value;
+			cc->answered = true;
 		} else if (h.op == RAW_ECHO && cc->echo_out) {
 			cc->echo_out--;
 			rt->done++;
@@ -787,20 +802,43 @@ static int raw_run(struct bench_thread *t, double deadline, uint64_t max_calls, 
 	return rc ? rc : rt->error;
 }
 
-static int raw_server_cpu(struct bench_thread *t, double *cpu_s)
+/* One question to the server (RAW_CPU or RAW_WORK) and its answer. */
+static int ask_server(struct bench_thread *t, enum raw_op op, uint64_t *value)
 {
 	struct rthread *rt = t->stack;
 	struct cconn *cc = &rt->conns[0];
 	double give_up = bench_now() + 10;
 	int rc;
 
-	cc->cpu_back = false;
-	rc = cli_send(cc, RAW_CPU, 0);
-	while (!rc && !cc->cpu_back && !rt->error && bench_now() < give_up)
+	cc->answered = false;
+	rc = cli_send(cc, op, 0);
+	while (!rc && !cc->answered && !rt->error && bench_now() < give_up)
 		rc = pump(rt);
-	if (!rc && !cc->cpu_back)
+	if (!rc && !cc->answered)
 		rc = rt->error ? rt->error : -ETIMEDOUT;
-	*cpu_s = (double)cc->cpu_us / 1e6;
+	*value = cc->answer;
+	return rc;
+}
+
+static int raw_server_cpu(struct bench_thread *t, double *cpu_s)
+{
+	uint64_t us = 0;
+	int rc = ask_server(t, RAW_CPU, &us);
+
+	*cpu_s = (double)us / 1e6;
+	return rc;
+}
+
+static int raw_server_work(struct bench_thread *t, struct bench_work *w)
+{
+	uint64_t syscalls = UINT64_MAX;
+	int rc = ask_server(t, RAW_WORK, &syscalls);
+
+	memset(w, 0, sizeof(*w));
+	if (!rc && syscalls != UINT64_MAX) {
+		w->v[BW_syscalls] = syscalls;
+		w->sys_valid = true;
+	}
 	return rc;
 }
 
@@ -832,4 +870,5 @@ const struct bench_stack_ops bench_raw_ops = {
 	.server_cpu = raw_server_cpu,
 	.teardown = raw_teardown,
 	.threads_for = NULL,
+	.server_work = raw_server_work,
 };

@@ -47,13 +47,14 @@ static struct {
 	char *source, *scratch;
 	atomic_bool stop;
 	bool running;
-} tsrv;
+	int sys_fd; /* the serving thread's syscall counter, or -1 */
+} tsrv = {.sys_fd = -1};
 
 static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 {
 	struct tbytes in = {0, tsrv.scratch}, out;
 	u_int want = 0;
-	uint64_t cpu;
+	uint64_t cpu, syscalls;
 
 	switch (rq->rq_proc) {
 	case BENCH_NULL:
@@ -87,6 +88,11 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 		cpu = (uint64_t)(bench_server_cpu() * 1e6);
 		svc_sendreply(xprt, XDRPROC(xdr_u_int64_t), (char *)&cpu);
 		return;
+	case BENCH_WORK:
+		/* Only the system calls: libtirpc has no provider counters. */
+		syscalls = tsrv.sys_fd >= 0 ? bench_syscount_read(tsrv.sys_fd) : UINT64_MAX;
+		svc_sendreply(xprt, XDRPROC(xdr_u_int64_t), (char *)&syscalls);
+		return;
 	case BENCH_STOP:
 		atomic_store(&bench_stop_requested, true);
 		svc_sendreply(xprt, XDRPROC(xdr_void), NULL);
@@ -103,6 +109,9 @@ static void *tirpc_server_thread(void *arg)
 	int cap = 0;
 
 	(void)arg;
+	/* Counted like the other stacks' serving threads, which pay the
+	 * counter's cost on every system call too. */
+	tsrv.sys_fd = bench_syscount_open();
 	while (!atomic_load(&tsrv.stop)) {
 		int n = svc_max_pollfd;
 
@@ -127,6 +136,9 @@ static void *tirpc_server_thread(void *arg)
 			break;
 	}
 	free(fds);
+	if (tsrv.sys_fd >= 0)
+		close(tsrv.sys_fd);
+	tsrv.sys_fd = -1;
 	return NULL;
 }
 
@@ -313,6 +325,22 @@ static int tirpc_server_cpu(struct bench_thread *t, double *cpu_s)
 	return 0;
 }
 
+static int tirpc_server_work(struct bench_thread *t, struct bench_work *w)
+{
+	struct tthread *tt = t->stack;
+	uint64_t syscalls = UINT64_MAX;
+
+	memset(w, 0, sizeof(*w));
+	if (clnt_call(tt->clnt, BENCH_WORK, XDRPROC(xdr_void), NULL, XDRPROC(xdr_u_int64_t),
+		      (char *)&syscalls, call_timeout) != RPC_SUCCESS)
+		return -EIO;
+	if (syscalls != UINT64_MAX) {
+		w->v[BW_syscalls] = syscalls;
+		w->sys_valid = true;
+	}
+	return 0;
+}
+
 static void tirpc_teardown(struct bench_thread *t)
 {
 	struct tthread *tt = t->stack;
@@ -342,6 +370,7 @@ const struct bench_stack_ops bench_tirpc_ops = {
 	.server_cpu = tirpc_server_cpu,
 	.teardown = tirpc_teardown,
 	.threads_for = tirpc_threads,
+	.server_work = tirpc_server_work,
 };
 
 int bench_tirpc_stop_remote(const struct bench_config *cfg)
