@@ -2,9 +2,13 @@
  * RPC-over-RDMA transport header codec: Version One (RFC 8166), the legacy
  * RDMA_MSGP/RDMA_DONE forms, and Version Two (draft-cel-...-version-two-00).
  *
- * Decoding walks the header once with an XDR stream bounded by both the
- * received length and the configured header size, checking each count
- * before the items it announces.  Each refusal names the answer the
+ * Decoding walks the header once with a cursor over the received bytes,
+ * bounded by both the received length and the configured header size,
+ * checking each count before the items it announces.  The header always
+ * arrives in one buffer, so a word is a bounds check and a load: no XDR
+ * stream, whose every word would ask which element it lies in.  A failed
+ * read never moves the cursor, so a refusal's offset is the word it
+ * refused.  Each refusal names the answer the
  * specifications require:
  *   - fewer than the four fixed words: drop (there is nothing to answer);
  *   - an unsupported version: ERR_VERS (RFC 8166 section 4.5 / 5.5.1);
@@ -12,6 +16,7 @@
  *   - an RDMA_ERROR that cannot be decoded: drop (section 5.5), so two peers
  *     never trade errors about errors.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -48,22 +53,63 @@ const char *rpcrdma_proc_name(uint32_t proc)
 	return NULL;
 }
 
-/* Decoding state: the stream plus the limits in force. */
+/* Decoding state: the cursor plus the limits in force. */
 struct decoder {
-	struct rpcrdma_xdr_stream xdr;
+	const uint8_t *p;   /* the next header byte */
+	const uint8_t *end; /* the header bound: min(received, max_hdr_size) */
 	const struct rpcrdma_hdr_limits *lim;
 	struct rpcrdma_hdr *hdr;
 	struct rpcrdma_hdr_fault *fault;
 	bool clipped; /* the message is longer than max_hdr_size */
-	const uint8_t *msg;
+	const uint8_t *msg; /* the whole message, where the cursor started */
 	size_t msg_len;
 };
+
+static size_t header_pos(const struct decoder *d)
+{
+	return (size_t)(d->p - d->msg);
+}
+
+static size_t header_left(const struct decoder *d)
+{
+	return (size_t)(d->end - d->p);
+}
+
+static uint32_t peek_u32(const struct decoder *d)
+{
+	uint32_t be;
+
+	memcpy(&be, d->p, 4);
+	return be32toh(be);
+}
+
+/* false, the cursor unmoved, when the header has no word left. */
+static bool get_u32(struct decoder *d, uint32_t *v)
+{
+	if (header_left(d) < 4)
+		return false;
+	*v = peek_u32(d);
+	d->p += 4;
+	return true;
+}
+
+static bool get_u64(struct decoder *d, uint64_t *v)
+{
+	uint64_t be;
+
+	if (header_left(d) < 8)
+		return false;
+	memcpy(&be, d->p, 8);
+	*v = be64toh(be);
+	d->p += 8;
+	return true;
+}
 
 static int refuse(struct decoder *d, enum rpcrdma_hdr_action action, const char *reason)
 {
 	d->fault->action = action;
 	d->fault->reason = reason;
-	d->fault->offset = rpcrdma_xdr_pos(&d->xdr);
+	d->fault->offset = header_pos(d);
 	switch (action) {
 	case RPCRDMA_HDR_REPLY_ERR_VERS:
 		return RPCRDMA_ERR_VERSION;
@@ -93,12 +139,15 @@ static int truncated(struct decoder *d, const char *reason)
 /* A list discriminator: XDR optional-data, so exactly 0 or 1. */
 static int decode_more(struct decoder *d, bool *more)
 {
-	int rc = rpcrdma_xdr_decode_optional(&d->xdr, more);
+	uint32_t v;
 
-	if (rc == RPCRDMA_ERR_TRUNCATED)
+	if (header_left(d) < 4)
 		return truncated(d, "header truncated in a chunk list");
-	if (rc)
+	v = peek_u32(d);
+	if (v > 1)
 		return bad_chunk(d, "list discriminator is neither 0 nor 1");
+	d->p += 4;
+	*more = v == 1;
 	return 0;
 }
 
@@ -106,9 +155,7 @@ static int decode_segment(struct decoder *d, struct rpcrdma_segment *seg)
 {
 	uint64_t end;
 
-	if (rpcrdma__xdr_get_u32(&d->xdr, &seg->handle) ||
-	    rpcrdma__xdr_get_u32(&d->xdr, &seg->length) ||
-	    rpcrdma_xdr_decode_u64(&d->xdr, &seg->offset))
+	if (!get_u32(d, &seg->handle) || !get_u32(d, &seg->length) || !get_u64(d, &seg->offset))
 		return truncated(d, "header truncated in a segment");
 	if (__builtin_add_overflow(seg->offset, (uint64_t)seg->length, &end))
 		return bad_chunk(d, "segment offset + length overflows");
@@ -130,7 +177,7 @@ static int decode_read_list(struct decoder *d)
 		if (hdr->nreads >= d->lim->max_reads)
 			return bad_chunk(d, "too many Read list entries");
 		rs = &hdr->reads[hdr->nreads];
-		if (rpcrdma__xdr_get_u32(&d->xdr, &rs->position))
+		if (!get_u32(d, &rs->position))
 			return truncated(d, "header truncated in a read segment");
 		rc = decode_segment(d, &rs->target);
 		if (rc)
@@ -155,12 +202,15 @@ static int decode_chunk(struct decoder *d, struct rpcrdma_chunk *chunk)
 	/* Valid even when the count below is refused. */
 	chunk->first = hdr->nsegs;
 	chunk->nsegs = 0;
-	rc = rpcrdma_xdr_decode_array_len(&d->xdr, d->lim->max_chunk_segs, RPCRDMA_SEGMENT_SIZE,
-					  &count);
-	if (rc == RPCRDMA_ERR_TOO_LONG)
-		return bad_chunk(d, "too many segments in a chunk");
-	if (rc)
+	if (header_left(d) < 4)
 		return truncated(d, "header truncated in a chunk");
+	count = peek_u32(d);
+	if (count > d->lim->max_chunk_segs)
+		return bad_chunk(d, "too many segments in a chunk");
+	/* count <= max_chunk_segs, a uint32_t: the product fits a size_t. */
+	if ((size_t)count * RPCRDMA_SEGMENT_SIZE > header_left(d) - 4)
+		return truncated(d, "header truncated in a chunk");
+	d->p += 4;
 	if (count > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
 		return bad_chunk(d, "too many segments in the header");
 	for (uint32_t i = 0; i < count; i++) {
@@ -217,16 +267,14 @@ static int decode_chunk_lists(struct decoder *d)
 /* RDMA_MSG and RDMA_MSGP: the payload is an RPC message with our XID. */
 static int check_payload_xid(struct decoder *d)
 {
-	struct rpcrdma_xdr_stream peek;
-	size_t at = rpcrdma_xdr_pos(&d->xdr);
-	uint32_t xid;
+	uint32_t be;
 
 	/* Read from the whole message: the payload may lie past the header
 	 * bound. */
-	rpcrdma_xdr_init_const(&peek, d->msg + at, d->msg_len - at);
-	if (rpcrdma__xdr_get_u32(&peek, &xid))
+	if (d->msg_len - header_pos(d) < 4)
 		return bad_chunk(d, "RDMA_MSG carries no RPC message");
-	if (xid != d->hdr->xid)
+	memcpy(&be, d->p, 4);
+	if (be32toh(be) != d->hdr->xid)
 		return bad_chunk(d, "RPC message XID differs from header XID");
 	return 0;
 }
@@ -236,12 +284,11 @@ static int decode_error(struct decoder *d)
 	struct rpcrdma_hdr *hdr = d->hdr;
 
 	/* Section 5.5: an RDMA_ERROR that cannot be decoded is dropped. */
-	if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->err))
+	if (!get_u32(d, &hdr->err))
 		return refuse(d, RPCRDMA_HDR_DROP, "RDMA_ERROR truncated");
 	switch (hdr->err) {
 	case RPCRDMA_ERR_VERS:
-		if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->vers_low) ||
-		    rpcrdma__xdr_get_u32(&d->xdr, &hdr->vers_high))
+		if (!get_u32(d, &hdr->vers_low) || !get_u32(d, &hdr->vers_high))
 			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS truncated");
 		if (hdr->vers_low > hdr->vers_high)
 			return refuse(d, RPCRDMA_HDR_DROP, "ERR_VERS range is empty");
@@ -259,17 +306,19 @@ static int decode_error(struct decoder *d)
 static int decode_optional(struct decoder *d)
 {
 	struct rpcrdma_hdr *hdr = d->hdr;
-	const void *info;
-	int rc;
+	uint32_t len;
 
-	if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->opttype))
+	if (!get_u32(d, &hdr->opttype) || header_left(d) < 4)
 		return truncated(d, "RDMA_OPTIONAL truncated");
-	rc = rpcrdma_xdr_decode_opaque_ref(&d->xdr, d->lim->max_optinfo, &info, &hdr->optinfo_len);
-	if (rc == RPCRDMA_ERR_TOO_LONG)
+	len = peek_u32(d);
+	if (len > d->lim->max_optinfo)
 		return bad_chunk(d, "rdma_optinfo too long");
-	if (rc)
+	if (rpcrdma_xdr_align(len) > header_left(d) - 4)
 		return truncated(d, "RDMA_OPTIONAL truncated");
-	hdr->optinfo = info;
+	d->p += 4;
+	hdr->optinfo = d->p;
+	hdr->optinfo_len = len;
+	d->p += rpcrdma_xdr_align(len);
 	return 0;
 }
 
@@ -294,8 +343,7 @@ static int decode_body(struct decoder *d)
 	case RPCRDMA_PROC_MSGP:
 		if (hdr->vers != RPCRDMA_VERSION_ONE)
 			return 0; /* reserved, void body in Version Two */
-		if (rpcrdma__xdr_get_u32(&d->xdr, &hdr->align) ||
-		    rpcrdma__xdr_get_u32(&d->xdr, &hdr->thresh))
+		if (!get_u32(d, &hdr->align) || !get_u32(d, &hdr->thresh))
 			return truncated(d, "RDMA_MSGP truncated");
 		rc = decode_chunk_lists(d);
 		return rc ? rc : check_payload_xid(d);
@@ -329,11 +377,17 @@ static void clear_scalars(struct rpcrdma_hdr *hdr)
 int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_limits *lim,
 		       struct rpcrdma_hdr *hdr, struct rpcrdma_hdr_fault *fault)
 {
+	static const uint8_t nothing[4];
 	struct rpcrdma_hdr_limits defaults;
 	struct decoder d;
 	size_t bound;
 	int rc;
 
+	/* No buffer reads as no bytes (and never as a null cursor). */
+	if (!buf) {
+		buf = nothing;
+		len = 0;
+	}
 	if (!lim) {
 		rpcrdma_hdr_limits_default(&defaults);
 		lim = &defaults;
@@ -342,7 +396,8 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 
 	/* The header may not run past max_hdr_size; the payload may. */
 	bound = len < lim->max_hdr_size ? len : lim->max_hdr_size;
-	rpcrdma_xdr_init_const(&d.xdr, buf, bound);
+	d.p = buf;
+	d.end = d.p + bound;
 	d.lim = lim;
 	d.hdr = hdr;
 	d.fault = fault;
@@ -353,10 +408,8 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 	fault->reason = NULL;
 	fault->offset = 0;
 
-	if (rpcrdma__xdr_get_u32(&d.xdr, &hdr->xid) ||
-	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->vers) ||
-	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->credit) ||
-	    rpcrdma__xdr_get_u32(&d.xdr, &hdr->proc))
+	if (!get_u32(&d, &hdr->xid) || !get_u32(&d, &hdr->vers) || !get_u32(&d, &hdr->credit) ||
+	    !get_u32(&d, &hdr->proc))
 		return refuse(&d, RPCRDMA_HDR_DROP, "shorter than the fixed header");
 
 	if (hdr->vers < lim->vers_low || hdr->vers > lim->vers_high) {
@@ -380,7 +433,7 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 
 out_ok:
 	/* The payload is everything after the header, in the full message. */
-	hdr->hdr_len = rpcrdma_xdr_pos(&d.xdr);
+	hdr->hdr_len = header_pos(&d);
 	hdr->payload_len = len - hdr->hdr_len;
 	return 0;
 }

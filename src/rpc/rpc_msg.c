@@ -10,6 +10,7 @@
  * (open registries that do not change the layout); a call whose rpcvers is
  * not 2 stops after rpcvers, since the server needs only the XID to answer.
  */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -118,6 +119,112 @@ static int decode_reply(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply
 	return RPCRDMA_ERR_BAD_RPC;
 }
 
+/*
+ * The common headers in one pass over contiguous bytes: a version 2 call,
+ * or an accepted reply other than PROG_MISMATCH, lying whole in the
+ * stream's current element.  Every check is made before @msg is written;
+ * anything else (a header split across elements, a short or malformed one,
+ * the rarer layouts) returns false with nothing changed, and the general
+ * decoder below answers it, errors included.
+ */
+struct flat {
+	const uint8_t *p, *end;
+};
+
+static bool flat_u32(struct flat *f, uint32_t *v)
+{
+	uint32_t be;
+
+	if (f->end - f->p < 4)
+		return false;
+	memcpy(&be, f->p, 4);
+	f->p += 4;
+	*v = be32toh(be);
+	return true;
+}
+
+/* The flavor and length of an auth; its body is left at *body. */
+static bool flat_auth(struct flat *f, uint32_t *flavor, uint32_t *len, const uint8_t **body)
+{
+	if (!flat_u32(f, flavor) || !flat_u32(f, len) || *len > RPCRDMA_AUTH_BODY_MAX ||
+	    rpcrdma_xdr_align(*len) > (size_t)(f->end - f->p))
+		return false;
+	*body = f->p;
+	f->p += rpcrdma_xdr_align(*len);
+	return true;
+}
+
+static void flat_auth_store(struct rpcrdma_opaque_auth *auth, uint32_t flavor, uint32_t len,
+			    const uint8_t *body)
+{
+	auth->flavor = flavor;
+	auth->len = len;
+	memcpy(auth->body, body, len);
+}
+
+static bool decode_flat(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
+{
+	uint32_t w[6], flavor[2], len[2], stat;
+	const uint8_t *body[2];
+	const struct iovec *e;
+	struct flat f;
+	size_t avail;
+
+	if (xdr->seg >= xdr->iovcnt)
+		return false;
+	e = &xdr->iov[xdr->seg];
+	avail = e->iov_len - xdr->seg_off;
+	if (avail > rpcrdma_xdr_remaining(xdr))
+		avail = rpcrdma_xdr_remaining(xdr);
+	f.p = (const uint8_t *)e->iov_base + xdr->seg_off;
+	f.end = f.p + avail;
+	if (!flat_u32(&f, &w[0]) || !flat_u32(&f, &w[1]))
+		return false;
+	if (w[1] == RPCRDMA_RPC_CALL) {
+		/* rpcvers, prog, vers, proc */
+		for (int i = 2; i < 6; i++) {
+			if (!flat_u32(&f, &w[i]))
+				return false;
+		}
+		if (w[2] != RPCRDMA_RPC_VERSION ||
+		    !flat_auth(&f, &flavor[0], &len[0], &body[0]) ||
+		    !flat_auth(&f, &flavor[1], &len[1], &body[1]))
+			return false;
+		memset(msg, 0, sizeof(*msg));
+		msg->u.call.rpcvers = w[2];
+		msg->u.call.prog = w[3];
+		msg->u.call.vers = w[4];
+		msg->u.call.proc = w[5];
+		flat_auth_store(&msg->u.call.cred, flavor[0], len[0], body[0]);
+		flat_auth_store(&msg->u.call.verf, flavor[1], len[1], body[1]);
+	} else if (w[1] == RPCRDMA_RPC_REPLY) {
+		if (!flat_u32(&f, &w[2]) || w[2] != RPCRDMA_RPC_MSG_ACCEPTED ||
+		    !flat_auth(&f, &flavor[0], &len[0], &body[0]) || !flat_u32(&f, &stat))
+			return false;
+		switch (stat) {
+		case RPCRDMA_RPC_SUCCESS:
+		case RPCRDMA_RPC_PROG_UNAVAIL:
+		case RPCRDMA_RPC_PROC_UNAVAIL:
+		case RPCRDMA_RPC_GARBAGE_ARGS:
+		case RPCRDMA_RPC_SYSTEM_ERR:
+			break;
+		default:
+			return false;
+		}
+		memset(msg, 0, sizeof(*msg));
+		msg->u.reply.stat = w[2];
+		flat_auth_store(&msg->u.reply.verf, flavor[0], len[0], body[0]);
+		msg->u.reply.accept_stat = stat;
+	} else {
+		return false;
+	}
+	msg->xid = w[0];
+	msg->type = w[1];
+	/* Inside the current element, so this cannot fail. */
+	rpcrdma_xdr_inline(xdr, (size_t)(f.p - ((const uint8_t *)e->iov_base + xdr->seg_off)));
+	return true;
+}
+
 int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
 {
 	struct rpcrdma_xdr_stream save;
@@ -126,6 +233,8 @@ int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_ms
 
 	if (!xdr || !msg)
 		return -EINVAL;
+	if (decode_flat(xdr, msg))
+		return 0;
 	save = *xdr;
 	/*
 	 * Zero first: fields the message does not carry read as zero (AUTH_NONE
