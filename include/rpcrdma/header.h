@@ -189,7 +189,9 @@ RPCRDMA_EXTERN size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr);
  */
 RPCRDMA_EXTERN int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, size_t cap);
 
-/** The same, appending to an XDR stream (e.g. a scatter list). */
+/** The same, appending to an XDR stream (e.g. a scatter list).  Where the
+ *  room spans two elements the header is staged in a heap buffer first,
+ *  which can also fail with -ENOMEM. */
 RPCRDMA_EXTERN int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr,
 					  struct rpcrdma_xdr_stream *xdr);
 

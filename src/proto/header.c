@@ -18,6 +18,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rpcrdma/header.h"
@@ -501,81 +502,123 @@ size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr)
 	return 0;
 }
 
-static void put_segment(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_segment *seg)
+/*
+ * The encoder writes through a plain pointer into room it sized first: the
+ * header lands straight in the stream's element when it fits there whole
+ * (always, for the library's own send buffers), else in a scratch buffer
+ * copied in after.
+ */
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
 {
-	rpcrdma__xdr_put_u32(xdr, seg->handle);
-	rpcrdma__xdr_put_u32(xdr, seg->length);
-	rpcrdma_xdr_encode_u64(xdr, seg->offset);
+	uint32_t be = htobe32(v);
+
+	memcpy(p, &be, 4);
+	return p + 4;
 }
 
-static void put_chunk(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_hdr *hdr,
-		      const struct rpcrdma_chunk *c)
+static uint8_t *put_segment(uint8_t *p, const struct rpcrdma_segment *seg)
 {
-	rpcrdma_xdr_encode_array_len(xdr, c->nsegs);
+	uint64_t be = htobe64(seg->offset);
+
+	p = put_u32(p, seg->handle);
+	p = put_u32(p, seg->length);
+	memcpy(p, &be, 8);
+	return p + 8;
+}
+
+static uint8_t *put_chunk(uint8_t *p, const struct rpcrdma_hdr *hdr, const struct rpcrdma_chunk *c)
+{
+	p = put_u32(p, c->nsegs);
 	for (uint32_t i = 0; i < c->nsegs; i++)
-		put_segment(xdr, &hdr->segs[c->first + i]);
+		p = put_segment(p, &hdr->segs[c->first + i]);
+	return p;
 }
 
-static void put_chunk_lists(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_hdr *hdr)
+static uint8_t *put_chunk_lists(uint8_t *p, const struct rpcrdma_hdr *hdr)
 {
 	for (uint32_t i = 0; i < hdr->nreads; i++) {
-		rpcrdma_xdr_encode_optional(xdr, true);
-		rpcrdma__xdr_put_u32(xdr, hdr->reads[i].position);
-		put_segment(xdr, &hdr->reads[i].target);
+		p = put_u32(p, 1);
+		p = put_u32(p, hdr->reads[i].position);
+		p = put_segment(p, &hdr->reads[i].target);
 	}
-	rpcrdma_xdr_encode_optional(xdr, false);
+	p = put_u32(p, 0);
 	for (uint32_t i = 0; i < hdr->nwrites; i++) {
-		rpcrdma_xdr_encode_optional(xdr, true);
-		put_chunk(xdr, hdr, &hdr->writes[i]);
+		p = put_u32(p, 1);
+		p = put_chunk(p, hdr, &hdr->writes[i]);
 	}
-	rpcrdma_xdr_encode_optional(xdr, false);
-	rpcrdma_xdr_encode_optional(xdr, hdr->has_reply);
+	p = put_u32(p, 0);
+	p = put_u32(p, hdr->has_reply);
 	if (hdr->has_reply)
-		put_chunk(xdr, hdr, &hdr->reply);
+		p = put_chunk(p, hdr, &hdr->reply);
+	return p;
+}
+
+/* Writes exactly rpcrdma_hdr_encoded_size(hdr) bytes at @p. */
+static void encode_flat(const struct rpcrdma_hdr *hdr, uint8_t *p)
+{
+	size_t pad;
+
+	p = put_u32(p, hdr->xid);
+	p = put_u32(p, hdr->vers);
+	p = put_u32(p, hdr->credit);
+	p = put_u32(p, hdr->proc);
+	switch (hdr->proc) {
+	case RPCRDMA_PROC_MSGP:
+		if (hdr->vers != RPCRDMA_VERSION_ONE)
+			break;
+		p = put_u32(p, hdr->align);
+		p = put_u32(p, hdr->thresh);
+		/* fall through */
+	case RPCRDMA_PROC_MSG:
+	case RPCRDMA_PROC_NOMSG:
+		put_chunk_lists(p, hdr);
+		break;
+	case RPCRDMA_PROC_ERROR:
+		p = put_u32(p, hdr->err);
+		if (hdr->err == RPCRDMA_ERR_VERS) {
+			p = put_u32(p, hdr->vers_low);
+			put_u32(p, hdr->vers_high);
+		}
+		break;
+	case RPCRDMA_PROC_OPTIONAL:
+		p = put_u32(p, hdr->opttype);
+		p = put_u32(p, hdr->optinfo_len);
+		if (hdr->optinfo_len)
+			memcpy(p, hdr->optinfo, hdr->optinfo_len);
+		pad = rpcrdma_xdr_align(hdr->optinfo_len) - hdr->optinfo_len;
+		memset(p + hdr->optinfo_len, 0, pad);
+		break;
+	default:
+		break;
+	}
 }
 
 int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr, struct rpcrdma_xdr_stream *xdr)
 {
 	size_t size = rpcrdma_hdr_encoded_size(hdr);
+	uint8_t *p, *scratch;
+	int rc;
 
 	if (size == 0)
 		return -EINVAL;
 	if (size > INT32_MAX)
 		return -EINVAL;
-	/* Sized first, so every put below has room and none can fail. */
+	/* Sized first, so nothing below can run out of room. */
 	if (size > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_NOSPACE;
-
-	rpcrdma__xdr_put_u32(xdr, hdr->xid);
-	rpcrdma__xdr_put_u32(xdr, hdr->vers);
-	rpcrdma__xdr_put_u32(xdr, hdr->credit);
-	rpcrdma__xdr_put_u32(xdr, hdr->proc);
-	switch (hdr->proc) {
-	case RPCRDMA_PROC_MSGP:
-		if (hdr->vers != RPCRDMA_VERSION_ONE)
-			break;
-		rpcrdma__xdr_put_u32(xdr, hdr->align);
-		rpcrdma__xdr_put_u32(xdr, hdr->thresh);
-		/* fall through */
-	case RPCRDMA_PROC_MSG:
-	case RPCRDMA_PROC_NOMSG:
-		put_chunk_lists(xdr, hdr);
-		break;
-	case RPCRDMA_PROC_ERROR:
-		rpcrdma__xdr_put_u32(xdr, hdr->err);
-		if (hdr->err == RPCRDMA_ERR_VERS) {
-			rpcrdma__xdr_put_u32(xdr, hdr->vers_low);
-			rpcrdma__xdr_put_u32(xdr, hdr->vers_high);
-		}
-		break;
-	case RPCRDMA_PROC_OPTIONAL:
-		rpcrdma__xdr_put_u32(xdr, hdr->opttype);
-		rpcrdma_xdr_encode_opaque(xdr, hdr->optinfo, hdr->optinfo_len);
-		break;
-	default:
-		break;
+	p = rpcrdma_xdr_inline(xdr, size);
+	if (p) {
+		encode_flat(hdr, p);
+		return (int)size;
 	}
-	return (int)size;
+	/* The room spans elements. */
+	scratch = malloc(size);
+	if (!scratch)
+		return -ENOMEM;
+	encode_flat(hdr, scratch);
+	rc = rpcrdma_xdr_encode_fixed_opaque(xdr, scratch, size);
+	free(scratch);
+	return rc ? rc : (int)size;
 }
 
 int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, size_t cap)

@@ -266,40 +266,81 @@ out_restore:
 	return rc;
 }
 
+/*
+ * The encoders size the header, then write it through a plain pointer:
+ * straight into the stream when the room lies in one element, else into a
+ * scratch buffer copied in after (a header is at most CALL_MAX bytes).
+ * Every value goes out as its 32-bit pattern; enums the layout depends on
+ * were checked to be known values, all small, so that is the enum's XDR.
+ */
+#define CALL_MAX (CALL_FIXED_SIZE + 2 * (2 * RPCRDMA_XDR_UNIT + RPCRDMA_AUTH_BODY_MAX))
+
+static uint8_t *put_u32(uint8_t *p, uint32_t v)
+{
+	uint32_t be = htobe32(v);
+
+	memcpy(p, &be, 4);
+	return p + 4;
+}
+
+static uint8_t *put_auth(uint8_t *p, const struct rpcrdma_opaque_auth *auth)
+{
+	size_t pad = rpcrdma_xdr_align(auth->len) - auth->len;
+
+	p = put_u32(p, auth->flavor);
+	p = put_u32(p, auth->len);
+	memcpy(p, auth->body, auth->len);
+	memset(p + auth->len, 0, pad);
+	return p + auth->len + pad;
+}
+
 static size_t auth_size(const struct rpcrdma_opaque_auth *auth)
 {
 	return 2 * RPCRDMA_XDR_UNIT + rpcrdma_xdr_align(auth->len);
 }
 
-/*
- * Flavors are written with the unsigned encoder: the same four bytes as the
- * enum encoder, without converting a value above INT32_MAX to int32_t.
- */
-static void encode_auth(struct rpcrdma_xdr_stream *xdr, const struct rpcrdma_opaque_auth *auth)
+/* The room for @size bytes of header: in the stream, or @scratch. */
+static uint8_t *header_room(struct rpcrdma_xdr_stream *xdr, size_t size, uint8_t *scratch,
+			    bool *staged)
 {
-	rpcrdma__xdr_put_u32(xdr, auth->flavor);
-	rpcrdma_xdr_encode_opaque(xdr, auth->body, auth->len);
+	uint8_t *p = rpcrdma_xdr_inline(xdr, size);
+
+	*staged = p == NULL;
+	return p ? p : scratch;
+}
+
+static void header_done(struct rpcrdma_xdr_stream *xdr, const uint8_t *scratch, size_t size,
+			bool staged)
+{
+	/* The room was checked, so the copy cannot fail. */
+	if (staged)
+		(void)rpcrdma_xdr_encode_fixed_opaque(xdr, scratch, size);
 }
 
 int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 			    const struct rpcrdma_rpc_call *call)
 {
+	uint8_t scratch[CALL_MAX], *p;
+	size_t size;
+	bool staged;
+
 	if (!xdr || !call || call->cred.len > RPCRDMA_AUTH_BODY_MAX ||
 	    call->verf.len > RPCRDMA_AUTH_BODY_MAX)
 		return -EINVAL;
-	if (CALL_FIXED_SIZE + auth_size(&call->cred) + auth_size(&call->verf) >
-	    rpcrdma_xdr_remaining(xdr))
+	size = CALL_FIXED_SIZE + auth_size(&call->cred) + auth_size(&call->verf);
+	if (size > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_NOSPACE;
 
-	/* The room is checked above, so none of these can fail. */
-	rpcrdma__xdr_put_u32(xdr, xid);
-	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_CALL);
-	rpcrdma__xdr_put_u32(xdr, RPCRDMA_RPC_VERSION);
-	rpcrdma__xdr_put_u32(xdr, call->prog);
-	rpcrdma__xdr_put_u32(xdr, call->vers);
-	rpcrdma__xdr_put_u32(xdr, call->proc);
-	encode_auth(xdr, &call->cred);
-	encode_auth(xdr, &call->verf);
+	p = header_room(xdr, size, scratch, &staged);
+	p = put_u32(p, xid);
+	p = put_u32(p, RPCRDMA_RPC_CALL);
+	p = put_u32(p, RPCRDMA_RPC_VERSION);
+	p = put_u32(p, call->prog);
+	p = put_u32(p, call->vers);
+	p = put_u32(p, call->proc);
+	p = put_auth(p, &call->cred);
+	put_auth(p, &call->verf);
+	header_done(xdr, scratch, size, staged);
 	return 0;
 }
 
@@ -336,41 +377,41 @@ static size_t reply_body_size(const struct rpcrdma_rpc_reply *reply)
 int rpcrdma_rpc_encode_reply(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 			     const struct rpcrdma_rpc_reply *reply)
 {
-	size_t body;
+	uint8_t scratch[CALL_MAX], *p;
+	size_t body, size;
+	bool staged;
 
 	if (!xdr || !reply)
 		return -EINVAL;
 	body = reply_body_size(reply);
 	if (body == 0)
 		return -EINVAL;
-	if (REPLY_FIXED_SIZE + body > rpcrdma_xdr_remaining(xdr))
+	size = REPLY_FIXED_SIZE + body;
+	if (size > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_NOSPACE;
 
-	/*
-	 * The statuses were checked to be known values, all small, so the
-	 * unsigned encoder writes the same bytes as the enum encoder.  The room
-	 * is checked above, so none of these can fail.
-	 */
-	rpcrdma__xdr_put_u32(xdr, xid);
-	rpcrdma_xdr_encode_enum(xdr, RPCRDMA_RPC_REPLY);
-	rpcrdma__xdr_put_u32(xdr, reply->stat);
+	p = header_room(xdr, size, scratch, &staged);
+	p = put_u32(p, xid);
+	p = put_u32(p, RPCRDMA_RPC_REPLY);
+	p = put_u32(p, reply->stat);
 	if (reply->stat == RPCRDMA_RPC_MSG_ACCEPTED) {
-		encode_auth(xdr, &reply->verf);
-		rpcrdma__xdr_put_u32(xdr, reply->accept_stat);
+		p = put_auth(p, &reply->verf);
+		p = put_u32(p, reply->accept_stat);
 		if (reply->accept_stat == RPCRDMA_RPC_PROG_MISMATCH) {
-			rpcrdma__xdr_put_u32(xdr, reply->mismatch_low);
-			rpcrdma__xdr_put_u32(xdr, reply->mismatch_high);
+			p = put_u32(p, reply->mismatch_low);
+			put_u32(p, reply->mismatch_high);
 		}
-		return 0;
-	}
-	rpcrdma__xdr_put_u32(xdr, reply->reject_stat);
-	if (reply->reject_stat == RPCRDMA_RPC_MISMATCH) {
-		rpcrdma__xdr_put_u32(xdr, reply->mismatch_low);
-		rpcrdma__xdr_put_u32(xdr, reply->mismatch_high);
 	} else {
-		/* auth_stat passes through unchecked, like the flavors. */
-		rpcrdma__xdr_put_u32(xdr, reply->auth_stat);
+		p = put_u32(p, reply->reject_stat);
+		if (reply->reject_stat == RPCRDMA_RPC_MISMATCH) {
+			p = put_u32(p, reply->mismatch_low);
+			put_u32(p, reply->mismatch_high);
+		} else {
+			/* auth_stat passes through unchecked, like the flavors. */
+			put_u32(p, reply->auth_stat);
+		}
 	}
+	header_done(xdr, scratch, size, staged);
 	return 0;
 }
 
