@@ -159,7 +159,13 @@ static void run_proc(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	size_t res_off = p->args_size + (align - p->args_size % align) % align;
 	size_t total = res_off + p->res_size + 1;
 
-	r->args = res_off >= p->args_size && total > res_off ? calloc(1, total) : NULL;
+	if (res_off < p->args_size || total <= res_off) {
+		r->args = NULL;
+	} else if (total <= RPCRDMA__SVC_INLINE_ARGS) {
+		r->args = memset(r->inline_args, 0, total);
+	} else {
+		r->args = calloc(1, total);
+	}
 	r->res = r->args ? (char *)r->args + res_off : NULL;
 	if (!r->args) {
 		rpcrdma__svc_reply_accepted(s, r, RPCRDMA_RPC_SYSTEM_ERR, 0, 0);
@@ -380,6 +386,8 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 
 	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
 	if (rc) {
+		/* A failed decode leaves r->msg as it was: partly uncleared. */
+		memset(&r->msg, 0, sizeof(r->msg));
 		if (header_refused(r, msg, rc)) {
 			rpcrdma__svc_reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR,
 						  RPCRDMA_AUTH_BADCRED);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/list.h"
@@ -23,6 +24,23 @@ struct rpcrdma__svc_prog {
 	_Atomic bool *idempotent; /* per procedure; set while workers dispatch */
 };
 
+/*
+ * Arguments and results of a procedure that fit this many bytes together
+ * live inside the request: no allocation of their own per call.  Not in
+ * AddressSanitizer builds, where a block of its own lets an overrun of
+ * either be caught.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RPCRDMA__SVC_INLINE_ARGS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RPCRDMA__SVC_INLINE_ARGS 0
+#endif
+#endif
+#ifndef RPCRDMA__SVC_INLINE_ARGS
+#define RPCRDMA__SVC_INLINE_ARGS 256
+#endif
+
 enum rpcrdma__svc_req_state {
 	RPCRDMA__SVC_RUNNING,  /* being dispatched */
 	RPCRDMA__SVC_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
@@ -33,7 +51,6 @@ enum rpcrdma__svc_req_state {
 struct rpcrdma_svc_req {
 	struct rpcrdma_server *srv;
 	struct rpcrdma__sreq *t;
-	struct rpcrdma_rpc_msg msg;
 	const struct rpcrdma_svc_proc *proc;
 	void *args, *res;
 	struct rpcrdma__drc_entry *drc; /* running: its cache entry (the entry's owner is us) */
@@ -47,6 +64,14 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__list wnode;  /* on the core's waiting list: deferred or parked */
 	struct rpcrdma__list live;   /* on the core's live list, from arrival to free */
 	uint64_t start_ns;           /* arrival, for rpcrdma_server_inflight() */
+	/*
+	 * Not cleared by rpcrdma__svc_req_new (everything above is): the
+	 * call header, written whole by its decode (its fixed words are
+	 * cleared, for rpcrdma_server_inflight() before then), and the room
+	 * for small arguments and results, cleared by run_proc as it uses it.
+	 */
+	struct rpcrdma_rpc_msg msg;
+	max_align_t inline_args[RPCRDMA__SVC_INLINE_ARGS / sizeof(max_align_t) + 1];
 };
 
 struct rpcrdma__svc_worker {

@@ -5,8 +5,10 @@
  * (rpcrdma/debug.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/trace.h"
 #include "rpc/svc_internal.h"
@@ -30,10 +32,12 @@ void rpcrdma__svc_core_fini(struct rpcrdma_server *s)
 
 struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t)
 {
-	struct rpcrdma_svc_req *r = calloc(1, sizeof(*r));
+	struct rpcrdma_svc_req *r = malloc(sizeof(*r));
 
 	if (!r)
 		return NULL;
+	memset(r, 0, offsetof(struct rpcrdma_svc_req, msg));
+	memset(&r->msg, 0, offsetof(struct rpcrdma_rpc_msg, u.call.cred));
 	r->srv = s;
 	r->t = t;
 	t->core = r;
@@ -55,7 +59,9 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 	pthread_mutex_unlock(&s->live_lock);
 	if (r->ran && r->proc && r->proc->free_res)
 		r->proc->free_res(r->res);
-	free(r->args); /* and r->res, in the same block (run_proc) */
+	/* r->res lies in the same block (run_proc). */
+	if (r->args != (void *)r->inline_args)
+		free(r->args);
 	free(r);
 }
 
