@@ -181,10 +181,20 @@ void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, u
 	t->fn = fn;
 	t->ctx = ctx;
 	t->loop = loop;
-	/* Behind every timer due at the same time or sooner: FIFO among equals. */
-	for (at = loop->timers.prev; at != &loop->timers && timer_of(at)->due_ms > t->due_ms;
-	     at = at->prev)
-		;
+	/*
+	 * Behind every timer due at the same time or sooner: FIFO among
+	 * equals.  Walked from the nearer end: a call's timeout goes last, and
+	 * an "at once" timer goes ahead of every call's timeout (a client has
+	 * one per call in flight), so neither walks past them.
+	 */
+	if (rpcrdma__list_empty(&loop->timers) || timer_of(loop->timers.prev)->due_ms <= t->due_ms) {
+		at = loop->timers.prev;
+	} else {
+		for (at = &loop->timers; at->next != &loop->timers &&
+					 timer_of(at->next)->due_ms <= t->due_ms;
+		     at = at->next)
+			;
+	}
 	rpcrdma__list_add_head(at, &t->node); /* right after @at (or first) */
 	t->armed = true;
 	/* Armed from outside an iteration: the application's epoll must see it. */
