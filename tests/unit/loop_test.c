@@ -101,6 +101,32 @@ static void test_timer_order(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* Timers start at either end of the list's walk: "at once" ones ahead of
+ * everything, long ones last, the rest in between; the order is by due
+ * time, and by start among the same delay. */
+static void test_timer_order_both_ends(void **state)
+{
+	static const struct {
+		uint64_t after_ms;
+		int id;
+	} starts[] = {{200, 1}, {100, 2}, {0, 3}, {100, 4}, {300, 5}, {0, 6}};
+	static const int want[] = {3, 6, 2, 4, 1, 5};
+	struct rpcrdma_loop *loop = new_loop();
+	struct rpcrdma__timer t[6];
+
+	(void)state;
+	memset(t, 0, sizeof(t));
+	norder = 0;
+	for (size_t i = 0; i < 6; i++)
+		rpcrdma__timer_start(loop, &t[i], starts[i].after_ms, record_timer,
+				     (void *)(intptr_t)starts[i].id);
+	while (norder < 6)
+		assert_true(rpcrdma_loop_run_once(loop, -1) >= 0);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(order[i], want[i]);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
 static int rearms;
 
 static void rearm_zero(struct rpcrdma__timer *t)
@@ -513,6 +539,7 @@ int main(void)
 	    cmocka_unit_test(test_create_destroy),
 	    cmocka_unit_test(test_run_once_timeout),
 	    cmocka_unit_test(test_timer_order),
+	    cmocka_unit_test(test_timer_order_both_ends),
 	    cmocka_unit_test(test_timer_rearm_zero),
 	    cmocka_unit_test(test_timer_stop_other_in_pass),
 	    cmocka_unit_test(test_run_once_runs_due_timer),
