@@ -178,7 +178,7 @@ static void run_proc(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	r->ran = true;
 	rc = p->fn(r, r->args, r->res);
 	if (rc == RPCRDMA_SVC_DEFERRED && !s->destroying) {
-		r->state = RPCRDMA__SVC_DEFERRED;
+		atomic_store_explicit(&r->state, RPCRDMA__SVC_DEFERRED, memory_order_relaxed);
 		rpcrdma__svc_waiting_add(s, r);
 		return;
 	}
@@ -350,7 +350,7 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		s->dups++;
 		pthread_mutex_unlock(&root->drc_lock);
 		if (!orig || orig->srv != s) {
-			r->state = RPCRDMA__SVC_WATCHING;
+			atomic_store_explicit(&r->state, RPCRDMA__SVC_WATCHING, memory_order_relaxed);
 			r->key = key;
 			r->watch_ms = WATCH_FIRST_MS;
 			rpcrdma__svc_waiting_add(s, r);
@@ -361,7 +361,7 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		 * reply. */
 		if (orig->parked)
 			rpcrdma__svc_drop_parked(s, orig->parked);
-		r->state = RPCRDMA__SVC_PARKED;
+		atomic_store_explicit(&r->state, RPCRDMA__SVC_PARKED, memory_order_relaxed);
 		r->orig = orig;
 		orig->parked = r;
 		rpcrdma__svc_waiting_add(s, r);
@@ -375,6 +375,7 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	struct rpcrdma_server *s = ctx;
 	const struct rpcrdma__svc_prog *prog;
 	struct rpcrdma_svc_req *r;
+	bool refused = false;
 	int rc;
 
 	enter(s);
@@ -388,7 +389,11 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	if (rc) {
 		/* A failed decode leaves r->msg as it was: partly uncleared. */
 		memset(&r->msg, 0, sizeof(r->msg));
-		if (header_refused(r, msg, rc)) {
+		refused = header_refused(r, msg, rc);
+	}
+	rpcrdma__svc_req_publish(r);
+	if (rc) {
+		if (refused) {
 			rpcrdma__svc_reply_denied(s, r, RPCRDMA_RPC_AUTH_ERROR,
 						  RPCRDMA_AUTH_BADCRED);
 			goto out;
@@ -658,7 +663,7 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 		    rpcrdma__container_of(s->waiting.next, struct rpcrdma_svc_req, wnode);
 
 		rpcrdma__svc_waiting_remove(s, r);
-		if (r->state == RPCRDMA__SVC_DEFERRED) {
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) == RPCRDMA__SVC_DEFERRED) {
 			rpcrdma__svc_answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
 		} else {
 			rpcrdma__svc_drop_parked(s, r);
@@ -675,7 +680,8 @@ int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)
 {
 	struct rpcrdma_server *s;
 
-	if (!r || r->state != RPCRDMA__SVC_DEFERRED || status == RPCRDMA_SVC_DEFERRED)
+	if (!r || atomic_load_explicit(&r->state, memory_order_relaxed) != RPCRDMA__SVC_DEFERRED ||
+	    status == RPCRDMA_SVC_DEFERRED)
 		return -EINVAL;
 	s = r->srv;
 	enter(s);

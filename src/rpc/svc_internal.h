@@ -59,16 +59,17 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__drc_key key;    /* watching: the call it waits for */
 	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
 	uint32_t watch_ms;
-	enum rpcrdma__svc_req_state state;
+	/* Set on the core's thread, read by rpcrdma_server_inflight() from any. */
+	_Atomic(enum rpcrdma__svc_req_state) state;
 	bool ran;                    /* the procedure was called: free_res applies */
 	struct rpcrdma__list wnode;  /* on the core's waiting list: deferred or parked */
-	struct rpcrdma__list live;   /* on the core's live list, from arrival to free */
+	struct rpcrdma__list live;   /* on the core's live list, from its decode to free */
 	uint64_t start_ns;           /* arrival, for rpcrdma_server_inflight() */
 	/*
 	 * Not cleared by rpcrdma__svc_req_new (everything above is): the
-	 * call header, written whole by its decode (its fixed words are
-	 * cleared, for rpcrdma_server_inflight() before then), and the room
-	 * for small arguments and results, cleared by run_proc as it uses it.
+	 * call header, written whole by its decode (or cleared when that
+	 * fails) before the request goes on the live list, and the room for
+	 * small arguments and results, cleared by run_proc as it uses it.
 	 */
 	struct rpcrdma_rpc_msg msg;
 	max_align_t inline_args[RPCRDMA__SVC_INLINE_ARGS / sizeof(max_align_t) + 1];
@@ -190,12 +191,22 @@ void rpcrdma__svc_core_init(struct rpcrdma_server *s);
 void rpcrdma__svc_core_fini(struct rpcrdma_server *s);
 
 /**
- * rpcrdma__svc_req_new - a request of @s for the transport's @t, on the
- * live list
+ * rpcrdma__svc_req_new - a request of @s for the transport's @t, not yet
+ * on the live list
  *
  * Return: the request, or NULL without memory.
  */
 struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t);
+
+/**
+ * rpcrdma__svc_req_publish - put @r on its core's live list
+ * @r: a new request whose header is final (decoded, or cleared)
+ *
+ * rpcrdma_server_inflight() reads the live lists from other threads: what
+ * it reads of a request is written before it is linked, under the lock
+ * that reader takes.
+ */
+void rpcrdma__svc_req_publish(struct rpcrdma_svc_req *r);
 
 /**
  * rpcrdma__svc_req_free - free @r, running free_res if its procedure ran

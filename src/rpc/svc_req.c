@@ -5,6 +5,7 @@
  * (rpcrdma/debug.h).
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,13 +42,20 @@ struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rp
 	r->srv = s;
 	r->t = t;
 	t->core = r;
-	r->state = RPCRDMA__SVC_RUNNING;
+	atomic_init(&r->state, RPCRDMA__SVC_RUNNING);
 	r->start_ns = rpcrdma__coarse_now_ns();
 	rpcrdma__list_init(&r->wnode);
+	rpcrdma__list_init(&r->live);
+	return r;
+}
+
+void rpcrdma__svc_req_publish(struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_server *s = r->srv;
+
 	pthread_mutex_lock(&s->live_lock);
 	rpcrdma__list_add_tail(&s->live, &r->live);
 	pthread_mutex_unlock(&s->live_lock);
-	return r;
 }
 
 void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
@@ -124,7 +132,7 @@ static void info_of(const struct rpcrdma_svc_req *r, uint32_t worker, uint64_t n
 	out->vers = r->msg.u.call.vers;
 	out->proc = r->msg.u.call.proc;
 	out->age_ms = now > r->start_ns ? (now - r->start_ns) / 1000000u : 0;
-	out->state = public_state(r->state);
+	out->state = public_state(atomic_load_explicit(&r->state, memory_order_relaxed));
 	out->worker = worker;
 	out->conn_id = t ? t->conn_id : 0;
 	out->read_segs = t ? t->read_segs : 0;

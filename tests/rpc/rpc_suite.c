@@ -1014,6 +1014,7 @@ static const struct test_case cases[] = {
     {"invalid_args", case_invalid_args, false},
     {"zero_copy_results", case_zero_copy_results, false},
     {"workers", case_workers, false},
+    {"workers_inflight", case_workers_inflight, false},
     {"nconnect_spread", case_nconnect_spread, false},
     {"nconnect_lost", case_nconnect_lost, false},
     {"nconnect_bound", case_nconnect_bound, false},

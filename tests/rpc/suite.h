@@ -247,6 +247,7 @@ void case_bound_inflight(void);
 
 /* workers_cases.c */
 void case_workers(void);
+void case_workers_inflight(void);
 
 /* nconnect_cases.c */
 void case_nconnect_spread(void);

@@ -12,6 +12,7 @@
  */
 #include <stdatomic.h>
 
+#include "rpcrdma/debug.h"
 #include "suite.h"
 
 #define WORKER_PROG (TEST_PROG + 0x10u)
@@ -317,4 +318,73 @@ void case_workers(void)
 		free(ec[i].out);
 	}
 	free(ec);
+}
+
+/*
+ * rpcrdma_server_inflight() from the listener's thread while a worker
+ * serves: every call it lists has its header (program, version,
+ * procedure), never the zeros of a request whose call is still being
+ * decoded on the worker's thread.
+ */
+#define INFLIGHT_CALLS 10000
+#define INFLIGHT_DEPTH 16
+
+struct inflight_call {
+	struct rpcrdma_call call;
+	int *done;
+};
+
+static void inflight_call_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct inflight_call *ic = ctx;
+
+	CHECK_EQ(call->status, 0);
+	(*ic->done)++;
+}
+
+void case_workers_inflight(void)
+{
+	struct inflight_call calls[INFLIGHT_DEPTH];
+	struct rpcrdma_svc_call_info info[2 * INFLIGHT_DEPTH];
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c;
+	struct rpcrdma_loop *loop;
+	int started = 0, done = 0, listed = 0;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = transport;
+	so.workers = 1;
+	CHECK_EQ(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &wk.srv), 0);
+	CHECK_EQ(rpcrdma_server_register(wk.srv, WORKER_PROG, 1, wprocs, W_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(wk.srv));
+	c = client_for(loop, port, WORKER_PROG, 1, NULL);
+	while (done < INFLIGHT_CALLS) {
+		int n;
+
+		while (started - done < INFLIGHT_DEPTH && started < INFLIGHT_CALLS) {
+			struct inflight_call *ic = &calls[started % INFLIGHT_DEPTH];
+
+			call_init(&ic->call, W_NULL, NULL, NULL, NULL, NULL);
+			ic->call.done = inflight_call_done;
+			ic->call.ctx = ic;
+			ic->done = &done;
+			CHECK_EQ(rpcrdma_client_call_async(c, &ic->call), 0);
+			started++;
+		}
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+		n = rpcrdma_server_inflight(wk.srv, info, 2 * INFLIGHT_DEPTH, NULL);
+		CHECK(n >= 0);
+		for (int i = 0; i < n && i < 2 * INFLIGHT_DEPTH; i++) {
+			CHECK_EQ(info[i].prog, WORKER_PROG);
+			CHECK_EQ(info[i].vers, 1);
+			CHECK_EQ(info[i].proc, W_NULL);
+			listed++;
+		}
+	}
+	printf("workers_inflight: %d calls, %d listed while running\n", done, listed);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(wk.srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
