@@ -65,6 +65,11 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__list wnode;  /* on the core's waiting list: deferred or parked */
 	struct rpcrdma__list live;   /* on the core's live list, from its decode to free */
 	uint64_t start_ns;           /* arrival, for rpcrdma_server_inflight() */
+	/* The transport's call, as rpcrdma_server_inflight() shows it: copied
+	 * at publish, since the transport may free its call (a TCP reply
+	 * sent) before the request leaves the live list. */
+	uint32_t conn_id, read_segs, write_chunks;
+	bool reply_chunk;
 	/*
 	 * Not cleared by rpcrdma__svc_req_new (everything above is): the
 	 * call header, written whole by its decode (or cleared when that

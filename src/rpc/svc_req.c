@@ -53,6 +53,10 @@ void rpcrdma__svc_req_publish(struct rpcrdma_svc_req *r)
 {
 	struct rpcrdma_server *s = r->srv;
 
+	r->conn_id = r->t->conn_id;
+	r->read_segs = r->t->read_segs;
+	r->write_chunks = r->t->write_chunks;
+	r->reply_chunk = r->t->reply_chunk;
 	pthread_mutex_lock(&s->live_lock);
 	rpcrdma__list_add_tail(&s->live, &r->live);
 	pthread_mutex_unlock(&s->live_lock);
@@ -125,8 +129,6 @@ static enum rpcrdma_svc_call_state public_state(enum rpcrdma__svc_req_state st)
 static void info_of(const struct rpcrdma_svc_req *r, uint32_t worker, uint64_t now,
 		    struct rpcrdma_svc_call_info *out)
 {
-	const struct rpcrdma__sreq *t = r->t;
-
 	out->xid = r->msg.xid;
 	out->prog = r->msg.u.call.prog;
 	out->vers = r->msg.u.call.vers;
@@ -134,10 +136,10 @@ static void info_of(const struct rpcrdma_svc_req *r, uint32_t worker, uint64_t n
 	out->age_ms = now > r->start_ns ? (now - r->start_ns) / 1000000u : 0;
 	out->state = public_state(atomic_load_explicit(&r->state, memory_order_relaxed));
 	out->worker = worker;
-	out->conn_id = t ? t->conn_id : 0;
-	out->read_segs = t ? t->read_segs : 0;
-	out->write_chunks = t ? t->write_chunks : 0;
-	out->reply_chunk = t && t->reply_chunk;
+	out->conn_id = r->conn_id;
+	out->read_segs = r->read_segs;
+	out->write_chunks = r->write_chunks;
+	out->reply_chunk = r->reply_chunk;
 }
 
 /* Lists one core's requests after the @n already listed; false when its
