@@ -2407,7 +2407,8 @@ struct ho_worker {
 	struct rpcrdma_provider *p;
 	pthread_t th;
 	atomic_bool stop;
-	/* Written by the worker thread, read after join. */
+	/* Written by the worker thread, read after join (verified also
+	 * before, atomically). */
 	unsigned int accepted, verified, bad, disconnected;
 	struct ho_slot {
 		struct rpcrdma_prov_conn *c;
@@ -2500,7 +2501,8 @@ static void *ho_worker_main(void *arg)
 							break;
 						}
 					}
-					w->verified++;
+					/* The main thread polls this one. */
+					__atomic_add_fetch(&w->verified, 1, __ATOMIC_RELEASE);
 				}
 				break;
 			case RPCRDMA_PEV_DISCONNECTED:
