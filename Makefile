@@ -2,13 +2,14 @@
 
 BUILD       ?= build
 ASAN_BUILD  ?= build-asan
+TSAN_BUILD  ?= build-tsan
 FUZZ_BUILD  ?= build-fuzz
 JOBS        ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CHECK_FUZZ_SECONDS ?= 10
 CTEST = ctest --output-on-failure -j$(JOBS) --test-dir
 
-.PHONY: all build deps install check test asan asan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo bench bench-lab clean
+.PHONY: all build deps install check test asan asan-check tsan tsan-check fuzz-build fuzz fuzz-smoke lab-check lab-check-if-possible demo bench bench-lab clean
 
 all: build
 
@@ -40,6 +41,18 @@ asan-check: asan
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(CTEST) $(ASAN_BUILD) -E '^fuzz/'
 
+# ThreadSanitizer over the tests where threads share the library's state:
+# worker loops, rpcrdma_server_inflight() from another thread, nconnect,
+# the backchannel, provider handoff between threads, two loops.
+TSAN_TESTS = ^rpc/(tcp|rdma)/(workers|nconnect|two_threads)|^xprt/e2e_|^provider/ofi/handoff
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_TSAN=ON
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target rpc_suite xprt_e2e_test provider_suite
+
+tsan-check: tsan
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	$(CTEST) $(TSAN_BUILD) -R '$(TSAN_TESTS)'
+
 fuzz-build: deps
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug \
 	  -DRPCRDMA_FUZZ=ON -DRPCRDMA_FUZZ_SECONDS=$(SECONDS_PER_TARGET)
@@ -64,7 +77,7 @@ lab-check: build
 lab-check-if-possible:
 	@if tests/lab/can-run; then $(MAKE) lab-check; fi
 
-check: test asan-check fuzz-smoke lab-check-if-possible
+check: test asan-check tsan-check fuzz-smoke lab-check-if-possible
 	@echo "make check: all test suites passed"
 
 # The README's first command: install what is missing (as root), build, and
@@ -87,4 +100,4 @@ bench-lab: build
 	bench/run-lab $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

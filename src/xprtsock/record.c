@@ -256,8 +256,8 @@ int rpcrdma__sock_deliver_staged(struct rpcrdma__sock_conn *c, rpcrdma__sock_del
 				 void *arg)
 {
 	for (;;) {
-		uint8_t *rec;
-		size_t len;
+		uint8_t *rec = NULL;
+		size_t len = 0;
 		int rc;
 
 		if (c->paused)
