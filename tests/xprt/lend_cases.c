@@ -296,6 +296,26 @@ static int lend_v2_pair(struct env *e, struct raw *srv, struct lend_core *lc)
 }
 
 /*
+ * Sends a call with one DDP-eligible item of LENT_ITEM bytes, declared with
+ * rpcrdma_mem_register so that verbs may lend it too: the call in *callp,
+ * the region (for the caller to deregister) in *region, its transport
+ * request in *xp.
+ */
+static int send_declared_item(struct tclient *tc, struct tcall **callp,
+			      struct rpcrdma_mem_region **region, struct rpcrdma__xreq **xp)
+{
+	struct tcall *call = tcall_new(tc, 4, LENT_ITEM, 4, 0, 0, 0, 0);
+
+	CHECK(call);
+	CHECK_OK(rpcrdma_mem_register(call->arg, LENT_ITEM, region));
+	CHECK_OK(tcall_send(tc, call));
+	*callp = call;
+	*xp = call->req.tpriv;
+	CHECK(*xp);
+	return 0;
+}
+
+/*
  * The Version Two probe carries a lent item; ERR_VERS comes while its Send
  * is still busy (the call is to go again from the Send's completion), and
  * the core gives up on it before that completion.  The call ends when the
@@ -324,13 +344,7 @@ static int test_lend_err_vers_abort(struct env *e)
 	t->conn.thr.send_max = TEST_INLINE;
 	held_send_install(rpcrdma__xprt_clnt_provider(lc.tc.t));
 
-	probe = tcall_new(&lc.tc, 4, LENT_ITEM, 4, 0, 0, 0, 0);
-	CHECK(probe);
-	/* Declared, so that verbs lends it too. */
-	CHECK_OK(rpcrdma_mem_register(probe->arg, LENT_ITEM, &region));
-	CHECK_OK(tcall_send(&lc.tc, probe));
-	x = probe->req.tpriv;
-	CHECK(x);
+	CHECK_OK(send_declared_item(&lc.tc, &probe, &region, &x));
 	CHECK(x->lent);
 	CHECK_RC(cstats(&lc.tc).inline_zero_copy_bytes, LENT_ITEM);
 	CHECK_OK(probe_held_then_refused(e, &srv, &lc, probe));
@@ -489,12 +503,7 @@ static int test_partner_never_lends(struct env *e)
 	CHECK(xclnt_of(lc.tc.t)->dev.prov == rpcrdma__xprt_svc_provider(ts.t));
 	held_send_install(rpcrdma__xprt_svc_provider(ts.t));
 
-	rev = tcall_new(&lc.tc, 4, LENT_ITEM, 4, 0, 0, 0, 0);
-	CHECK(rev);
-	CHECK_OK(rpcrdma_mem_register(rev->arg, LENT_ITEM, &region));
-	CHECK_OK(tcall_send(&lc.tc, rev));
-	x = rev->req.tpriv;
-	CHECK(x);
+	CHECK_OK(send_declared_item(&lc.tc, &rev, &region, &x));
 	CHECK(!x->lent);
 	CHECK_RC(cstats(&lc.tc).inline_zero_copy_bytes, 0);
 	held_send_target(x);
