@@ -117,7 +117,8 @@ struct rpcrdma_hdr {
 	size_t payload_len;
 };
 
-/** Limits the decoder enforces; start from rpcrdma_hdr_limits_default(). */
+/** Limits the decoder enforces; start from rpcrdma_hdr_limits_default().
+ *  A limit above the capacity of struct rpcrdma_hdr acts as that capacity. */
 struct rpcrdma_hdr_limits {
 	uint32_t vers_low;           /* versions this end accepts */
 	uint32_t vers_high;

@@ -175,7 +175,8 @@ static int decode_read_list(struct decoder *d)
 		rc = decode_more(d, &more);
 		if (rc || !more)
 			return rc;
-		if (hdr->nreads >= d->lim->max_reads)
+		/* The limit, and never past the array whatever it says. */
+		if (hdr->nreads >= d->lim->max_reads || hdr->nreads >= RPCRDMA_HDR_MAX_READS)
 			return bad_chunk(d, "too many Read list entries");
 		rs = &hdr->reads[hdr->nreads];
 		if (!get_u32(d, &rs->position))
@@ -208,8 +209,9 @@ static int decode_chunk(struct decoder *d, struct rpcrdma_chunk *chunk)
 	count = peek_u32(d);
 	if (count > d->lim->max_chunk_segs)
 		return bad_chunk(d, "too many segments in a chunk");
-	/* count <= max_chunk_segs, a uint32_t: the product fits a size_t. */
-	if ((size_t)count * RPCRDMA_SEGMENT_SIZE > header_left(d) - 4)
+	/* Divided, not multiplied: no product to overflow where size_t is
+	 * 32 bits. */
+	if (count > (header_left(d) - 4) / RPCRDMA_SEGMENT_SIZE)
 		return truncated(d, "header truncated in a chunk");
 	d->p += 4;
 	if (count > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
@@ -234,7 +236,8 @@ static int decode_write_list(struct decoder *d)
 		rc = decode_more(d, &more);
 		if (rc || !more)
 			return rc;
-		if (hdr->nwrites >= d->lim->max_write_chunks)
+		if (hdr->nwrites >= d->lim->max_write_chunks ||
+		    hdr->nwrites >= RPCRDMA_HDR_MAX_WRITE_CHUNKS)
 			return bad_chunk(d, "too many Write list entries");
 		rc = decode_chunk(d, &hdr->writes[hdr->nwrites]);
 		hdr->nwrites++;
@@ -314,7 +317,8 @@ static int decode_optional(struct decoder *d)
 	len = peek_u32(d);
 	if (len > d->lim->max_optinfo)
 		return bad_chunk(d, "rdma_optinfo too long");
-	if (rpcrdma_xdr_align(len) > header_left(d) - 4)
+	/* len first: aligning a length near UINT32_MAX wraps a 32-bit size_t. */
+	if (len > header_left(d) - 4 || rpcrdma_xdr_align(len) > header_left(d) - 4)
 		return truncated(d, "RDMA_OPTIONAL truncated");
 	d->p += 4;
 	hdr->optinfo = d->p;

@@ -331,6 +331,26 @@ static void test_limits(void **state)
 	n += WORDS(buf + n, XID);
 	assert_int_equal(rpcrdma_hdr_decode(buf, n, &lim, &hdr, &f), RPCRDMA_ERR_BAD_HEADER);
 	assert_string_equal(f.reason, "too many segments in the header");
+
+	/* Limits above the arrays' capacities act as the capacities: one Read
+	 * entry and one Write chunk more than struct rpcrdma_hdr holds are
+	 * refused, not stored past the arrays. */
+	lim.max_reads = UINT32_MAX;
+	lim.max_write_chunks = UINT32_MAX;
+	n = WORDS(buf, XID, 1, 1, RPCRDMA_PROC_MSG);
+	for (int i = 0; i <= RPCRDMA_HDR_MAX_READS; i++)
+		n += WORDS(buf + n, 1, 0, H(i), L(i), OO(i));
+	n += WORDS(buf + n, 0, 0, 0, XID);
+	assert_int_equal(rpcrdma_hdr_decode(buf, n, &lim, &hdr, &f), RPCRDMA_ERR_BAD_HEADER);
+	assert_string_equal(f.reason, "too many Read list entries");
+	assert_int_equal(hdr.nreads, RPCRDMA_HDR_MAX_READS);
+	n = WORDS(buf, XID, 1, 1, RPCRDMA_PROC_MSG, 0);
+	for (int i = 0; i <= RPCRDMA_HDR_MAX_WRITE_CHUNKS; i++)
+		n += WORDS(buf + n, 1, 0);
+	n += WORDS(buf + n, 0, 0, XID);
+	assert_int_equal(rpcrdma_hdr_decode(buf, n, &lim, &hdr, &f), RPCRDMA_ERR_BAD_HEADER);
+	assert_string_equal(f.reason, "too many Write list entries");
+	assert_int_equal(hdr.nwrites, RPCRDMA_HDR_MAX_WRITE_CHUNKS);
 }
 
 /* Cutting a valid header anywhere never crashes and never accepts. */
