@@ -38,7 +38,6 @@ struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rp
 	if (!r)
 		return NULL;
 	memset(r, 0, offsetof(struct rpcrdma_svc_req, msg));
-	memset(&r->msg, 0, offsetof(struct rpcrdma_rpc_msg, u.call.cred));
 	r->srv = s;
 	r->t = t;
 	t->core = r;
