@@ -331,9 +331,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(churn_copy_bytes)    /* client: chunk data copied through a pooled buffer, not   */ \
 			       /* registered, because the caller's memory churns           */ \
 			       /* (rpcrdma_mem(7))                                         */ \
-	X(inline_zero_copy_bytes) /* client: DDP items of inline calls sent from the      */ \
-			       /* caller's memory, not copied into the Send (when that    */ \
-			       /* needs no registration: ofi, or memory registered before) */
+	X(inline_zero_copy_bytes) /* DDP items of inline calls (client) or results of     */ \
+			       /* inline replies (server) sent from the application's     */ \
+			       /* memory, not copied into the Send (when that needs no    */ \
+			       /* registration: ofi, or memory registered before)         */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rpcrdma/xdr.h"
+#include "xdr/xdr_room.h"
 #include "xdr/xdr_word.h"
 
 static const uint8_t zero_pad[RPCRDMA_XDR_UNIT];
@@ -162,6 +163,16 @@ void *rpcrdma_xdr_inline(struct rpcrdma_xdr_stream *xdr, size_t n)
 	xdr->pos += n;
 	settle(xdr);
 	return p;
+}
+
+int rpcrdma__xdr_hold_back(struct rpcrdma_xdr_stream *xdr, size_t n)
+{
+	if (xdr->iov != &xdr->single || n > rpcrdma_xdr_remaining(xdr))
+		return -ERANGE;
+	xdr->single.iov_len -= n;
+	xdr->len -= n;
+	settle(xdr);
+	return 0;
 }
 
 int rpcrdma_xdr_skip(struct rpcrdma_xdr_stream *xdr, size_t n)

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "xdr/xdr_room.h"
 #include "xprtrdma/ddp.h"
 
 static int call_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
@@ -143,6 +144,77 @@ uint64_t rpcrdma__ddp_chunk_capacity(const struct rpcrdma_hdr *call, uint32_t i)
 	return cap;
 }
 
+/* Drops what lending a result holds; the stream is left as it is. */
+static void lent_release(struct rpcrdma__ddp_resp *d)
+{
+	for (uint32_t i = 0; i < d->nlent; i++) {
+		if (d->lent[i].own)
+			rpcrdma__regcache_put(d->lent[i].own);
+		d->lent[i].own = NULL;
+	}
+	d->nlent = 0;
+	d->lent_bytes = 0;
+}
+
+/*
+ * A result that goes inline: lent to the Send (struct rpcrdma__ddp_lent)
+ * when the core keeps its memory until the reply is done, it is at least
+ * RPCRDMA__XPRT_LEND_MIN bytes (below, a copy costs less than the
+ * device's gather entry), the Send has entries left, and the provider can
+ * send from it without registering: any memory where Sends need no
+ * registration, else memory the cache already holds registered (declared
+ * with rpcrdma_mem_register, or a Write chunk's source before).  A copy
+ * of what inline thresholds allow costs less than a registration made
+ * for it.  Returns 1 when lent, 0 when the encoder is to copy it.
+ */
+static int lend_inline(struct rpcrdma__ddp_resp *d, size_t pos, const void *data, uint32_t len)
+{
+	uint32_t pad = (RPCRDMA_XDR_UNIT - len % RPCRDMA_XDR_UNIT) % RPCRDMA_XDR_UNIT;
+	struct rpcrdma__regent *own = NULL;
+	struct rpcrdma__ddp_lent *l;
+	uint8_t *tail;
+
+	if (!d->zero_copy || !d->xdr || len < RPCRDMA__XPRT_LEND_MIN || d->nlent >= d->lend_max ||
+	    rpcrdma_xdr_pos(d->xdr) != pos || rpcrdma_xdr_remaining(d->xdr) < (size_t)len + pad)
+		return 0;
+	if (!(d->prov->caps.flags & RPCRDMA_PCAP_SEND_UNREGISTERED) &&
+	    rpcrdma__regcache_find(d->prov, data, len, &own))
+		return 0;
+	/* The padding stays in the stream; the bytes' room is set aside. */
+	if (rpcrdma__xdr_hold_back(d->xdr, len) || !(tail = rpcrdma_xdr_inline(d->xdr, pad))) {
+		if (own)
+			rpcrdma__regcache_put(own);
+		return 0;
+	}
+	memset(tail, 0, pad);
+	l = &d->lent[d->nlent++];
+	l->pos = pos;
+	l->data = data;
+	l->len = len;
+	l->own = own;
+	l->mr = own ? rpcrdma__regent_mr(own) : NULL;
+	d->lent_bytes += len;
+	return 1;
+}
+
+size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t len)
+{
+	size_t end = len, shift = (size_t)d->lent_bytes, total = len + shift;
+
+	/* Last result first: each one's bytes, and the stream after them,
+	 * move up by the lengths of the results before. */
+	for (uint32_t i = d->nlent; i-- > 0;) {
+		const struct rpcrdma__ddp_lent *l = &d->lent[i];
+
+		memmove(buf + l->pos + shift, buf + l->pos, end - l->pos);
+		shift -= l->len;
+		memcpy(buf + l->pos + shift, l->data, l->len);
+		end = l->pos;
+	}
+	lent_release(d);
+	return total;
+}
+
 static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)
 {
 	struct rpcrdma__ddp_resp *d = (struct rpcrdma__ddp_resp *)ddp;
@@ -150,9 +222,8 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	uint64_t cap;
 	int rc;
 
-	(void)pos;
 	/*
-	 * Why a result stays inline here:
+	 * Why a result stays inline here (copied, or lent to the Send):
 	 *  - the call offered no (more) Write chunks;
 	 *  - the next chunk has zero length: the requester asks for this
 	 *    result inline, and the chunk is consumed all the same, so the
@@ -164,14 +235,14 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	 * (4.4.6.1: "MUST NOT write XDR pad bytes for a Write chunk").
 	 */
 	if (d->next >= d->call->nwrites)
-		return 0;
+		return lend_inline(d, pos, data, len);
 	cap = rpcrdma__ddp_chunk_capacity(d->call, d->next);
 	if (cap == 0) {
 		d->next++;
-		return 0;
+		return lend_inline(d, pos, data, len);
 	}
 	if (len > cap)
-		return 0;
+		return lend_inline(d, pos, data, len);
 	res = &d->results[d->nresults];
 	res->chunk = d->next;
 	res->len = len;
@@ -226,19 +297,29 @@ static const struct rpcrdma_xdr_ddp_ops resp_ops = {
 };
 
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call, bool zero_copy)
+			    const struct rpcrdma_hdr *call, struct rpcrdma_xdr_stream *xdr,
+			    bool zero_copy)
 {
+	uint32_t sges = prov->caps.max_send_sge < RPCRDMA__XPRT_SEND_SGES
+			    ? prov->caps.max_send_sge
+			    : RPCRDMA__XPRT_SEND_SGES;
+
 	d->base.ops = &resp_ops;
 	d->prov = prov;
 	d->call = call;
+	d->xdr = xdr;
 	d->next = 0;
 	d->nresults = 0;
+	d->nlent = 0;
+	d->lent_bytes = 0;
+	d->lend_max = sges >= 4 ? (sges - 2) / 2 : 0;
 	d->error = 0;
 	d->zero_copy = zero_copy;
 }
 
 void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d)
 {
+	lent_release(d);
 	for (uint32_t i = 0; i < d->nresults; i++) {
 		struct rpcrdma__ddp_result *res = &d->results[i];
 

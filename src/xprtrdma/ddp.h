@@ -86,13 +86,36 @@ struct rpcrdma__ddp_result {
 	struct rpcrdma__xbuf buf;    /* copy buffer, kept between replies */
 };
 
+/*
+ * A DDP result that goes inline, lent to the reply's Send: the Send reads
+ * it where the application holds it instead of a copy in the stream (as
+ * the requester lends its arguments, clnt_marshal.c).  The stream keeps
+ * the result's length word and XDR padding, and sets its length aside at
+ * its end (rpcrdma__xdr_hold_back), so that a reply that then goes as a
+ * Long Reply can take the bytes back in (rpcrdma__ddp_resp_unlend).
+ */
+struct rpcrdma__ddp_lent {
+	size_t pos;                  /* where its bytes belong in the stream */
+	const uint8_t *data;
+	uint32_t len;
+	struct rpcrdma_prov_mr *mr;  /* NULL where Sends need no registration */
+	struct rpcrdma__regent *own; /* the registration behind mr, or NULL */
+};
+/* Each lent result costs the Send two entries (itself, and the stream's
+ * bytes after it) besides the header's and the stream's first. */
+#define RPCRDMA__DDP_MAX_LENT ((RPCRDMA__XPRT_SEND_SGES - 2u) / 2u)
+
 struct rpcrdma__ddp_resp {
 	struct rpcrdma_xdr_ddp base;
 	struct rpcrdma_provider *prov;
 	const struct rpcrdma_hdr *call;
+	struct rpcrdma_xdr_stream *xdr; /* the reply's stream (one buffer) */
 	uint32_t next; /* next unused Write chunk */
 	uint32_t nresults;
 	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
+	uint32_t nlent, lend_max;
+	uint64_t lent_bytes;
+	struct rpcrdma__ddp_lent lent[RPCRDMA__DDP_MAX_LENT];
 	int error;                /* first failure (memory, registration) */
 	bool zero_copy;           /* the source memory outlives the reply's operations */
 	uint64_t zero_copy_bytes; /* counters: bytes written without a copy */
@@ -104,10 +127,23 @@ struct rpcrdma__ddp_resp {
  * @d: the context
  * @prov: the provider instance that registers result memory
  * @call: the call's header (its Write list)
+ * @xdr: the reply's stream, over one buffer; results that go inline may
+ *	be lent (struct rpcrdma__ddp_lent) only through it
  * @zero_copy: the results' memory outlives the reply's operations
  */
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
-			    const struct rpcrdma_hdr *call, bool zero_copy);
+			    const struct rpcrdma_hdr *call, struct rpcrdma_xdr_stream *xdr,
+			    bool zero_copy);
+/**
+ * rpcrdma__ddp_resp_unlend - put the lent results' bytes into the reply's
+ * buffer, where they belong, for a reply that does not go inline
+ * @d: the context
+ * @buf: the buffer the reply's stream was started on
+ * @len: the stream's bytes in it
+ *
+ * Returns the message's length with them; the results are no longer lent.
+ */
+size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t len);
 /**
  * rpcrdma__ddp_resp_release - end a reply
  * @d: the context; registrations made for the reply go, large copy

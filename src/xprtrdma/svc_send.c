@@ -159,12 +159,37 @@ static uint32_t single_handle(const struct rpcrdma_hdr *h)
 	return handle;
 }
 
+/* The Send's entries for an inline reply's message after the header at
+ * @sge[0]: the stream's bytes, and each lent result where it belongs.
+ * Returns the entries in all. */
+static unsigned int message_sges(const struct rpcrdma__xsreq *s, struct rpcrdma_prov_sge *sge)
+{
+	const struct rpcrdma__ddp_resp *d = &s->rddp;
+	unsigned int n = 1;
+	size_t from = 0;
+
+	for (uint32_t i = 0; i < d->nlent; i++) {
+		const struct rpcrdma__ddp_lent *l = &d->lent[i];
+
+		if (l->pos > from)
+			sge[n++] = (struct rpcrdma_prov_sge){s->rbuf.addr + from,
+							     (uint32_t)(l->pos - from), s->rbuf.mr};
+		sge[n++] = (struct rpcrdma_prov_sge){(void *)(uintptr_t)l->data, l->len, l->mr};
+		from = l->pos;
+	}
+	if (s->reply_len > from)
+		sge[n++] = (struct rpcrdma_prov_sge){s->rbuf.addr + from,
+						     (uint32_t)(s->reply_len - from), s->rbuf.mr};
+	return n;
+}
+
 static void post_tx(struct rpcrdma__xsreq *s)
 {
 	struct rpcrdma__xsconn *sc = s->conn;
 	struct rpcrdma__xsvc *v = sc->svc;
-	struct rpcrdma_prov_sge sge[2];
+	struct rpcrdma_prov_sge sge[RPCRDMA__XPRT_SEND_SGES];
 	unsigned int nsge = 0, flags = 0;
+	uint64_t sent = 0;
 	uint32_t inv = 0;
 	int rc = 0;
 
@@ -203,11 +228,8 @@ static void post_tx(struct rpcrdma__xsreq *s)
 	sge[nsge].addr = s->sbuf.addr;
 	sge[nsge].length = (uint32_t)s->hdr_len;
 	sge[nsge++].mr = s->sbuf.mr;
-	if (s->form == SFORM_INLINE && s->reply_len) {
-		sge[nsge].addr = s->rbuf.addr;
-		sge[nsge].length = (uint32_t)s->reply_len;
-		sge[nsge++].mr = s->rbuf.mr;
-	}
+	if (s->form == SFORM_INLINE)
+		nsge = message_sges(s, sge);
 	/* Send With Invalidate when the requester said it takes it (RFC
 	 * 8797) and one handle covers every chunk of the call: it then need
 	 * not invalidate that one itself. */
@@ -234,7 +256,10 @@ static void post_tx(struct rpcrdma__xsreq *s)
 	/* Every answer is in its call's version (draft 5.3). */
 	if (s->hdr.vers == RPCRDMA_VERSION_TWO)
 		v->st.vers_two_msgs++;
-	v->st.inline_send_bytes += sge[0].length + (nsge > 1 ? sge[1].length : 0);
+	for (unsigned int i = 0; i < nsge; i++)
+		sent += sge[i].length;
+	v->st.inline_send_bytes += sent;
+	v->st.inline_zero_copy_bytes += s->rddp.lent_bytes;
 	v->st.credits_granted = s->grant;
 	return;
 
@@ -279,7 +304,7 @@ static void queue_tx(struct rpcrdma__xsreq *s)
 	s->next = NULL;
 	if (!s->tx_counted) {
 		/* What the reply holds until its Writes and Send complete. */
-		s->tx_cost = s->hdr_len + s->reply_len;
+		s->tx_cost = s->hdr_len + s->reply_len + s->rddp.lent_bytes;
 		for (uint32_t i = 0; i < s->rddp.nresults; i++)
 			s->tx_cost += s->rddp.results[i].len;
 		if (!sc->tx_pending)
@@ -321,6 +346,8 @@ int rpcrdma__xsvc_send_header_only(struct rpcrdma__xsreq *s, const struct rpcrdm
 	s->form = SFORM_ERROR;
 	s->ops_needed = 1;
 	s->rddp.nresults = 0;
+	s->rddp.nlent = 0;
+	s->rddp.lent_bytes = 0;
 	queue_tx(s);
 	return 0;
 }
@@ -396,7 +423,7 @@ int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq)
 		return rc;
 	/* A second reply_begin starts over. */
 	rpcrdma__ddp_resp_release(&s->rddp);
-	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, sreq->done != NULL);
+	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, &sreq->reply, sreq->done != NULL);
 	rpcrdma_xdr_init(&sreq->reply, s->rbuf.addr, room);
 	rpcrdma_xdr_set_ddp(&sreq->reply, &s->rddp.base);
 	s->begun = true;
@@ -445,6 +472,21 @@ static int encode_reply_hdr(struct rpcrdma__xsreq *s, enum rpcrdma_reply_form fo
 	return 0;
 }
 
+/* Whether the lent results still sit where the stream, now @len bytes,
+ * has room for them, in order (an encoder that restored a saved stream
+ * past one would have moved what follows). */
+static bool lent_in_order(const struct rpcrdma__ddp_resp *d, size_t len)
+{
+	size_t at = 0;
+
+	for (uint32_t i = 0; i < d->nlent; i++) {
+		if (d->lent[i].pos < at || d->lent[i].pos > len)
+			return false;
+		at = d->lent[i].pos;
+	}
+	return true;
+}
+
 int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 {
 	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;
@@ -469,8 +511,19 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 		return -EINVAL;
 	}
 	s->reply_len = rpcrdma_xdr_pos(&sreq->reply);
+	if (!lent_in_order(&s->rddp, s->reply_len)) {
+		/* An encoder took the stream back past a lent result. */
+		rpcrdma__xsvc_conn_close(sc);
+		rpcrdma__xsvc_sreq_release(s);
+		return -EINVAL;
+	}
 	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
-	form = rpcrdma__plan_reply(&s->hdr, s->reply_len, &sc->c.thr, &hdr_len);
+	form = rpcrdma__plan_reply(&s->hdr, s->reply_len + s->rddp.lent_bytes, &sc->c.thr,
+				   &hdr_len);
+	/* Lent results go only inline; otherwise the message is made whole
+	 * in rbuf, where each one held its room back. */
+	if (s->rddp.nlent && form != RPCRDMA_REPLY_INLINE)
+		s->reply_len = rpcrdma__ddp_resp_unlend(&s->rddp, s->rbuf.addr, s->reply_len);
 	switch (form) {
 	case RPCRDMA_REPLY_INLINE:
 		/*
@@ -507,7 +560,8 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 		return 0;
 	}
 	rc = encode_reply_hdr(s, form);
-	if (rc || s->hdr_len + (s->form == SFORM_INLINE ? s->reply_len : 0) > sc->c.thr.send_max) {
+	if (rc || s->hdr_len + (s->form == SFORM_INLINE ? s->reply_len + s->rddp.lent_bytes : 0) >
+		      sc->c.thr.send_max) {
 		rpcrdma__ddp_resp_release(&s->rddp);
 		s->state = SREQ_IDLE;
 		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);

@@ -1123,6 +1123,7 @@ static const struct test_case cases[] = {
     {"e2e_inline_interop", case_inline_interop},
     {"e2e_inline_default", case_inline_default},
     {"e2e_inline_lend", case_inline_lend},
+    {"e2e_reply_lend", case_reply_lend},
     {"e2e_regcache_steady", case_regcache_steady},
     {"e2e_regcache_free", case_regcache_free},
     {"e2e_regcache_munmap", case_regcache_munmap},

@@ -590,3 +590,90 @@ static int case_inline_default(void)
 	work_source_free();
 	return 0;
 }
+
+/*
+ * Inline replies lend their DDP results to the Send (ddp.c, lend_inline):
+ * the server sends the READ result from the procedure's memory, however
+ * it is padded, and counts it in inline_zero_copy_bytes; a smaller one is
+ * copied.  Results lent in a reply that turns out too large to go inline
+ * are put back into the message, which goes as a Long Reply, intact.
+ * work_source is declared, so that verbs lends from it too; TRIO's results
+ * are allocated at each call, which verbs copies.
+ */
+static int case_reply_lend(void)
+{
+	static const uint32_t sizes[] = {4096, 6001, 4095, 7000, 4097};
+	static const uint32_t fit[TRIO_N] = {5000, 5001, 5002};
+	static const uint32_t spill[TRIO_N] = {4096, 9000, 4099};
+	static const size_t no_chunk[TRIO_N] = {0, 0, 0};
+	uint8_t *buf = malloc(BIG), *back = malloc(BIG);
+	struct rpcrdma_mem_region *region = NULL;
+	struct rpcrdma_xprt_stats s0, s1;
+	struct rpcrdma_provider *p;
+	uint32_t send, recv, lend_max;
+	uint64_t placed, want;
+	bool unregistered;
+	struct env e;
+
+	CHECK(buf && back);
+	CHECK_RC(work_source_make(), 0);
+	CHECK_RC(rpcrdma_mem_register(work_source, BIG, &region), 0);
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	p = rpcrdma__xprt_svc_provider(rpcrdma__server_transport(e.srv));
+	CHECK(p);
+	unregistered = (p->caps.flags & RPCRDMA_PCAP_SEND_UNREGISTERED) != 0;
+	lend_max = (p->caps.max_send_sge < RPCRDMA__XPRT_SEND_SGES ? p->caps.max_send_sge
+								  : RPCRDMA__XPRT_SEND_SGES);
+	lend_max = lend_max >= 4 ? (lend_max - 2) / 2 : 0;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		const struct work_form f = {"READ", P_READ, sizes[i], 0, sizes[i] + 128,
+					    sizes[i], 0, 0, 0, 0};
+
+		/* The first call of a size may grow the server's buffers. */
+		CHECK_RC(work_call(&e, &f, buf, back), 0);
+		memset(back, 0, sizes[i] + 8);
+		CHECK_RC(rpcrdma_server_stats(e.srv, &s0), 0);
+		CHECK_RC(work_call(&e, &f, buf, back), 0);
+		CHECK_RC(rpcrdma_server_stats(e.srv, &s1), 0);
+		want = sizes[i] >= RPCRDMA__XPRT_LEND_MIN && lend_max ? sizes[i] : 0;
+		fprintf(stderr, "READ %u: inline %llu, lent %llu (want %llu), registrations %llu\n",
+			sizes[i], (unsigned long long)(s1.inline_msgs - s0.inline_msgs),
+			(unsigned long long)(s1.inline_zero_copy_bytes - s0.inline_zero_copy_bytes),
+			(unsigned long long)want,
+			(unsigned long long)(s1.prov_reg_mrs - s0.prov_reg_mrs));
+		CHECK_RC(s1.write_chunk_msgs - s0.write_chunk_msgs, 0);
+		CHECK_RC(s1.inline_zero_copy_bytes - s0.inline_zero_copy_bytes, want);
+		CHECK_RC(s1.prov_reg_mrs - s0.prov_reg_mrs, 0);
+	}
+	CHECK_RC(env_down(&e), 0);
+
+	/* Three results inline: two lent (the Send's entries allow no
+	 * more), the third copied after them. */
+	CHECK_RC(env_up_default_inline(&e, &p), 0);
+	rpcrdma__xsvc_inline(rpcrdma__server_transport(e.srv), &send, &recv);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &s0), 0);
+	CHECK_RC(trio_call(e.clnt, fit, no_chunk, 0, &placed), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &s1), 0);
+	want = 0;
+	if (unregistered && send >= 16384)
+		for (uint32_t k = 0; k < TRIO_N && k < lend_max; k++)
+			want += fit[k];
+	CHECK_RC(s1.inline_zero_copy_bytes - s0.inline_zero_copy_bytes, want);
+	CHECK_RC(env_down(&e), 0);
+
+	/* Too large for inline with both first results lent: a Long Reply,
+	 * every byte in place. */
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &s0), 0);
+	CHECK_RC(trio_call(e.clnt, spill, no_chunk, 0, &placed), 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &s1), 0);
+	CHECK_RC(s1.long_replies - s0.long_replies, 1);
+	CHECK_RC(s1.inline_zero_copy_bytes - s0.inline_zero_copy_bytes, 0);
+	CHECK_RC(env_down(&e), 0);
+
+	CHECK_RC(rpcrdma_mem_deregister(region), 0);
+	work_source_free();
+	free(buf);
+	free(back);
+	return 0;
+}
