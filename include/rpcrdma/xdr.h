@@ -56,7 +56,9 @@ struct rpcrdma_xdr_ddp_ops {
 	 * Called by rpcrdma_xdr_encode_ddp() after the length word, at XDR
 	 * position @pos.  Return 1 when the transport takes the @len bytes at
 	 * @data (they then leave the stream, padding included: rfc5666bis
-	 * 4.4.5.1), 0 to encode them inline, or a negative error.
+	 * 4.4.5.1; a transport that sends them inline from @data puts the
+	 * padding in the stream itself), 0 to encode them inline, or a
+	 * negative error.
 	 */
 	int (*encode)(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len);
 	/*
@@ -233,7 +235,9 @@ static inline void rpcrdma_xdr_set_ddp(struct rpcrdma_xdr_stream *xdr, struct rp
  * Encodes like rpcrdma_xdr_encode_opaque(), except that a transport with a
  * DDP context may take the bytes out of the stream and move them by RDMA
  * straight from @data, which must then stay untouched until the call
- * completes.
+ * completes.  The transport has recorded the item by then: an encoder must
+ * not restore a copy of the stream saved before a successful call (the
+ * message is then refused as inconsistent).
  */
 RPCRDMA_EXTERN int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data,
 					  uint32_t len);

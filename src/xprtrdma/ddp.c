@@ -197,9 +197,30 @@ static int lend_inline(struct rpcrdma__ddp_resp *d, size_t pos, const void *data
 	return 1;
 }
 
-size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t len)
+bool rpcrdma__ddp_resp_lent_valid(const struct rpcrdma__ddp_resp *d)
+{
+	size_t end;
+
+	if (!d->nlent)
+		return true;
+	end = rpcrdma_xdr_pos(d->xdr);
+	if (d->xdr->len + d->lent_bytes != d->room)
+		return false;
+	for (uint32_t i = 0; i < d->nlent; i++) {
+		if ((i && d->lent[i].pos <= d->lent[i - 1].pos) || d->lent[i].pos > end)
+			return false;
+	}
+	return true;
+}
+
+size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t cap, size_t len)
 {
 	size_t end = len, shift = (size_t)d->lent_bytes, total = len + shift;
+
+	if (total < len || total > cap) {
+		lent_release(d);
+		return 0;
+	}
 
 	/* Last result first: each one's bytes, and the stream after them,
 	 * move up by the lengths of the results before. */
@@ -298,7 +319,7 @@ static const struct rpcrdma_xdr_ddp_ops resp_ops = {
 
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
 			    const struct rpcrdma_hdr *call, struct rpcrdma_xdr_stream *xdr,
-			    bool zero_copy)
+			    bool zero_copy, bool lend)
 {
 	uint32_t sges = prov->caps.max_send_sge < RPCRDMA__XPRT_SEND_SGES
 			    ? prov->caps.max_send_sge
@@ -308,11 +329,12 @@ void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider
 	d->prov = prov;
 	d->call = call;
 	d->xdr = xdr;
+	d->room = xdr ? xdr->len : 0;
 	d->next = 0;
 	d->nresults = 0;
 	d->nlent = 0;
 	d->lent_bytes = 0;
-	d->lend_max = sges >= 4 ? (sges - 2) / 2 : 0;
+	d->lend_max = lend && xdr && sges >= 4 ? (sges - 2) / 2 : 0;
 	d->error = 0;
 	d->zero_copy = zero_copy;
 }

@@ -110,6 +110,7 @@ struct rpcrdma__ddp_resp {
 	struct rpcrdma_provider *prov;
 	const struct rpcrdma_hdr *call;
 	struct rpcrdma_xdr_stream *xdr; /* the reply's stream (one buffer) */
+	size_t room;                    /* its room when the reply began */
 	uint32_t next; /* next unused Write chunk */
 	uint32_t nresults;
 	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
@@ -127,23 +128,32 @@ struct rpcrdma__ddp_resp {
  * @d: the context
  * @prov: the provider instance that registers result memory
  * @call: the call's header (its Write list)
- * @xdr: the reply's stream, over one buffer; results that go inline may
- *	be lent (struct rpcrdma__ddp_lent) only through it
+ * @xdr: the reply's stream, started over one buffer; results that go
+ *	inline may be lent (struct rpcrdma__ddp_lent) only through it
  * @zero_copy: the results' memory outlives the reply's operations
+ * @lend: results that go inline may be lent
  */
 void rpcrdma__ddp_resp_init(struct rpcrdma__ddp_resp *d, struct rpcrdma_provider *prov,
 			    const struct rpcrdma_hdr *call, struct rpcrdma_xdr_stream *xdr,
-			    bool zero_copy);
+			    bool zero_copy, bool lend);
+/**
+ * rpcrdma__ddp_resp_lent_valid - whether the lent results still fit the
+ * stream as encoded: each one's room still held back and its place in
+ * order (an encoder that restored a stream saved before one breaks both)
+ */
+bool rpcrdma__ddp_resp_lent_valid(const struct rpcrdma__ddp_resp *d);
 /**
  * rpcrdma__ddp_resp_unlend - put the lent results' bytes into the reply's
  * buffer, where they belong, for a reply that does not go inline
- * @d: the context
+ * @d: the context (rpcrdma__ddp_resp_lent_valid)
  * @buf: the buffer the reply's stream was started on
+ * @cap: its size
  * @len: the stream's bytes in it
  *
- * Returns the message's length with them; the results are no longer lent.
+ * Returns the message's length with them (the results are no longer
+ * lent), or 0 when they would not fit (@d not valid).
  */
-size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t len);
+size_t rpcrdma__ddp_resp_unlend(struct rpcrdma__ddp_resp *d, uint8_t *buf, size_t cap, size_t len);
 /**
  * rpcrdma__ddp_resp_release - end a reply
  * @d: the context; registrations made for the reply go, large copy

@@ -423,8 +423,12 @@ int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq)
 		return rc;
 	/* A second reply_begin starts over. */
 	rpcrdma__ddp_resp_release(&s->rddp);
-	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, &sreq->reply, sreq->done != NULL);
 	rpcrdma_xdr_init(&sreq->reply, s->rbuf.addr, room);
+	/* No results lent by a backchannel's responder: its requests are let
+	 * go of at destroy while the owner's connection, and so a Send, may
+	 * live on (as its requester lends no arguments, clnt_marshal.c). */
+	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, &sreq->reply, sreq->done != NULL,
+			       !v->partner);
 	rpcrdma_xdr_set_ddp(&sreq->reply, &s->rddp.base);
 	s->begun = true;
 	return 0;
@@ -472,21 +476,6 @@ static int encode_reply_hdr(struct rpcrdma__xsreq *s, enum rpcrdma_reply_form fo
 	return 0;
 }
 
-/* Whether the lent results still sit where the stream, now @len bytes,
- * has room for them, in order (an encoder that restored a saved stream
- * past one would have moved what follows). */
-static bool lent_in_order(const struct rpcrdma__ddp_resp *d, size_t len)
-{
-	size_t at = 0;
-
-	for (uint32_t i = 0; i < d->nlent; i++) {
-		if (d->lent[i].pos < at || d->lent[i].pos > len)
-			return false;
-		at = d->lent[i].pos;
-	}
-	return true;
-}
-
 int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 {
 	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;
@@ -504,26 +493,27 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 		rpcrdma__xsvc_sreq_release(s);
 		return -ENOTCONN;
 	}
-	if (!s->begun || s->rddp.error) {
+	if (!s->begun || s->rddp.error || !rpcrdma__ddp_resp_lent_valid(&s->rddp)) {
 		/* No reply to send: the requester would wait for ever. */
 		rpcrdma__xsvc_conn_close(sc);
 		rpcrdma__xsvc_sreq_release(s);
 		return -EINVAL;
 	}
 	s->reply_len = rpcrdma_xdr_pos(&sreq->reply);
-	if (!lent_in_order(&s->rddp, s->reply_len)) {
-		/* An encoder took the stream back past a lent result. */
-		rpcrdma__xsvc_conn_close(sc);
-		rpcrdma__xsvc_sreq_release(s);
-		return -EINVAL;
-	}
 	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
 	form = rpcrdma__plan_reply(&s->hdr, s->reply_len + s->rddp.lent_bytes, &sc->c.thr,
 				   &hdr_len);
-	/* Lent results go only inline; otherwise the message is made whole
-	 * in rbuf, where each one held its room back. */
-	if (s->rddp.nlent && form != RPCRDMA_REPLY_INLINE)
-		s->reply_len = rpcrdma__ddp_resp_unlend(&s->rddp, s->rbuf.addr, s->reply_len);
+	/* Lent results go only inline; a Long Reply is made whole in rbuf,
+	 * where each one held its room back. */
+	if (s->rddp.nlent && form == RPCRDMA_REPLY_LONG) {
+		s->reply_len = rpcrdma__ddp_resp_unlend(&s->rddp, s->rbuf.addr, s->rbuf.len,
+							s->reply_len);
+		if (!s->reply_len) {
+			rpcrdma__xsvc_conn_close(sc);
+			rpcrdma__xsvc_sreq_release(s);
+			return -EINVAL;
+		}
+	}
 	switch (form) {
 	case RPCRDMA_REPLY_INLINE:
 		/*
