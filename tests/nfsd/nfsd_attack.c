@@ -36,6 +36,10 @@
  *             default) only the identity half of that is proved; the
  *             server's own check that the set is empty covers the rest
  *   load      (for the stop test) calls until the server goes
+ *   reads     (not an attack) READs of 4 KiB to 1 MiB of the file "data",
+ *             --seconds N rounds, each checked against the file on disk;
+ *             nfsd-attack checks the server registered no memory for
+ *             them after the first round
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
@@ -829,6 +833,57 @@ static void load(int seconds)
 	rpcrdma_client_destroy(k.c);
 }
 
+/* READs of @size bytes at @off of @fh, checked against @want. */
+static void read_check(struct conn *k, const struct rpcrdma_nfs3_fh *fh, uint64_t off, uint32_t size,
+		       const uint8_t *want, size_t have)
+{
+	static uint8_t buf[RPCRDMA_NFS3_MAXDATA];
+	struct rpcrdma_nfs3_read_args a;
+	struct rpcrdma_nfs3_read_res r;
+	size_t expect = off >= have ? 0 : have - off < size ? have - off : size;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.file = *fh;
+	a.offset = off;
+	a.count = size;
+	r.data = buf;
+	r.data_max = sizeof(buf);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_READ, &a, &r), 0);
+	CHECK_RC(r.status, 0);
+	CHECK_RC(r.len, expect);
+	CHECK(memcmp(buf, want + off, expect) == 0);
+}
+
+static void reads(int rounds)
+{
+	static const uint32_t sizes[] = {4096, 65536, 262144, 1048576, 1000000};
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, fh;
+	char path[4096];
+	uint8_t *want;
+	struct stat st;
+	struct conn k;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/data", export_path);
+	f = fopen(path, "rb");
+	CHECK(f && fstat(fileno(f), &st) == 0 && st.st_size > 0);
+	want = malloc((size_t)st.st_size);
+	CHECK(want && fread(want, 1, (size_t)st.st_size, f) == (size_t)st.st_size);
+	fclose(f);
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(lookup(&k, &root, "data", &fh), 0);
+	for (int n = 0; n < rounds; n++)
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+			read_check(&k, &fh, (uint64_t)n * 4096u, sizes[i], want, (size_t)st.st_size);
+	printf("ok - reads: %d rounds of %zu READs, data as on disk\n", rounds,
+	       sizeof(sizes) / sizeof(sizes[0]));
+	rpcrdma_client_destroy(k.c);
+	free(want);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -907,6 +962,8 @@ int main(int argc, char **argv)
 		queue();
 	} else if (strcmp(what, "load") == 0) {
 		load(seconds);
+	} else if (strcmp(what, "reads") == 0) {
+		reads(seconds);
 	} else {
 		fprintf(stderr, "unknown case %s\n", what);
 		return 2;

@@ -20,6 +20,7 @@
 
 #include "fs_pool.h"
 #include "nfsd.h"
+#include "read_bufs.h"
 #include "rpcrdma/loop.h"
 #include "rpcrdma/rpcbind.h"
 
@@ -49,7 +50,8 @@ static void usage(FILE *f)
 		   "  --mount-port N     MOUNT v3 over TCP port (default 20048)\n"
 		   "  --workers N        worker threads serving NFS connections (default 0:\n"
 		   "                     everything on the main thread)\n"
-		   "  --fs-threads N     threads doing the filesystem work (default 8)\n"
+		   "  --fs-threads N     threads doing the filesystem work (default 8); each\n"
+		   "                     keeps two 1 MiB READ buffers, registered once for RDMA\n"
 		   "  --max-queued N     requests that may wait for a filesystem thread\n"
 		   "                     (default 128); beyond, NFS3ERR_JUKEBOX (try later)\n"
 		   "  --key FILE         where the file-handle key is kept, so handles survive\n"
@@ -341,16 +343,20 @@ static void print_stats(struct served *sv, int n)
 #define X(name) fprintf(stderr, " " #name "=%llu", st.name);
 	NFSD_STATS(X)
 #undef X
-	fprintf(stderr, " queue_full=%llu queued_max=%llu\n", st.queue_full, st.queued_max);
+	fprintf(stderr, " queue_full=%llu queued_max=%llu read_buf_misses=%llu\n", st.queue_full,
+		st.queued_max, nfsd_read_buf_misses());
 	for (int i = 0; i < n; i++) {
 		struct rpcrdma_xprt_stats xs;
 
 		if (sv[i].srv && rpcrdma_server_stats(sv[i].srv, &xs) == 0)
 			fprintf(stderr,
-				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu\n",
+				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu "
+				"registrations %llu write_zero_copy_bytes %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
 				(unsigned long long)xs.calls_sent,
-				(unsigned long long)xs.devices_opened);
+				(unsigned long long)xs.devices_opened,
+				(unsigned long long)xs.prov_reg_mrs,
+				(unsigned long long)xs.write_zero_copy_bytes);
 	}
 }
 
@@ -427,6 +433,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rpcrdma-nfsd: %s\n", rpcrdma_strerror(rc));
 		return 1;
 	}
+	/* A READ holds its buffer while a filesystem thread reads and until
+	 * its reply is sent: twice the threads cover both. */
+	rc = nfsd_read_bufs_start(o.fs_threads < NFSD_READ_BUFS_MAX / 2 ? 2 * o.fs_threads
+								 : NFSD_READ_BUFS_MAX);
+	if (rc && o.verbose)
+		fprintf(stderr, "rpcrdma-nfsd: no READ buffers kept (%s): one per READ\n",
+			rpcrdma_strerror(rc));
+	rc = 0;
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0 || rpcrdma_loop_create(&loop)) {
@@ -513,6 +527,7 @@ int main(int argc, char **argv)
 	}
 	nfsd_pool_stop();
 	(void)rpcrdma_loop_destroy(loop);
+	nfsd_read_bufs_stop();
 	nfsd_export_close(&ex);
 	close(ep);
 	close(sfd);

@@ -28,6 +28,7 @@
 
 #include "fs_pool.h"
 #include "nfsd.h"
+#include "read_bufs.h"
 
 static const struct nfsd_export *ex;
 static const struct nfsd_access *acc;
@@ -485,9 +486,12 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 		r->status = nfsd_errno_stat(-rfd);
 		goto out;
 	}
-	/* Freed by free_read, once the reply (over RDMA, the Write into the
-	 * client's chunk) no longer needs it. */
-	r->data = malloc(count ? count : 1);
+	/* Given back by free_read, once the reply (over RDMA, the Write into
+	 * the client's chunk) no longer needs it.  A buffer of our own
+	 * when the kept ones are all in use. */
+	r->data = nfsd_read_buf_get();
+	if (!r->data)
+		r->data = malloc(count ? count : 1);
 	if (!r->data) {
 		r->status = RPCRDMA_NFS3ERR_SERVERFAULT;
 		close(rfd);
@@ -520,7 +524,8 @@ static void free_read(void *res)
 {
 	struct rpcrdma_nfs3_read_res *r = res;
 
-	free(r->data);
+	if (!nfsd_read_buf_put(r->data))
+		free(r->data);
 	r->data = NULL;
 }
 
