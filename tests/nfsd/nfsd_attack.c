@@ -37,9 +37,9 @@
  *             server's own check that the set is empty covers the rest
  *   load      (for the stop test) calls until the server goes
  *   reads     (not an attack) READs of 4 KiB to 1 MiB of the file "data",
- *             --seconds N rounds, each checked against the file on disk;
- *             nfsd-attack checks the server registered no memory for
- *             them after the first round
+ *             24 at a time, --seconds N rounds, each checked against the
+ *             file on disk; nfsd-attack checks the server registered no
+ *             memory for them after the first round
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
@@ -833,31 +833,78 @@ static void load(int seconds)
 	rpcrdma_client_destroy(k.c);
 }
 
-/* READs of @size bytes at @off of @fh, checked against @want. */
-static void read_check(struct conn *k, const struct rpcrdma_nfs3_fh *fh, uint64_t off, uint32_t size,
-		       const uint8_t *want, size_t have)
-{
-	static uint8_t buf[RPCRDMA_NFS3_MAXDATA];
+#define READS_AT_ONCE 24 /* more than one batch of the server's READ buffers */
+
+struct rd_call {
+	struct rpcrdma_call call;
 	struct rpcrdma_nfs3_read_args a;
 	struct rpcrdma_nfs3_read_res r;
-	size_t expect = off >= have ? 0 : have - off < size ? have - off : size;
+	uint8_t *buf;
+	bool done;
+};
 
-	memset(&a, 0, sizeof(a));
-	memset(&r, 0, sizeof(r));
-	a.file = *fh;
-	a.offset = off;
-	a.count = size;
-	r.data = buf;
-	r.data_max = sizeof(buf);
-	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_READ, &a, &r), 0);
-	CHECK_RC(r.status, 0);
-	CHECK_RC(r.len, expect);
-	CHECK(memcmp(buf, want + off, expect) == 0);
+static void rd_call_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	((struct rd_call *)ctx)->done = true;
+}
+
+/* READs of sizes[i % n] bytes, READS_AT_ONCE at a time, each checked
+ * against the file's bytes in @want. */
+static void read_round(struct conn *k, const struct rpcrdma_nfs3_fh *fh, unsigned int round,
+		       const uint32_t *sizes, size_t nsizes, const uint8_t *want, size_t have)
+{
+	static struct rd_call q[READS_AT_ONCE];
+	unsigned int left = READS_AT_ONCE;
+
+	for (unsigned int i = 0; i < READS_AT_ONCE; i++) {
+		struct rd_call *d = &q[i];
+		uint32_t size = sizes[i % nsizes];
+
+		if (!d->buf)
+			CHECK((d->buf = malloc(RPCRDMA_NFS3_MAXDATA)) != NULL);
+		memset(&d->call, 0, sizeof(d->call));
+		memset(&d->a, 0, sizeof(d->a));
+		memset(&d->r, 0, sizeof(d->r));
+		d->done = false;
+		d->a.file = *fh;
+		d->a.offset = ((uint64_t)round * 4096u + (uint64_t)i * 65536u) % have;
+		d->a.count = size;
+		d->r.data = d->buf;
+		d->r.data_max = RPCRDMA_NFS3_MAXDATA;
+		d->call.proc = RPCRDMA_NFS3_READ;
+		d->call.encode_args = rpcrdma_nfs3_encode_args(RPCRDMA_NFS3_READ);
+		d->call.args = &d->a;
+		d->call.decode_res = rpcrdma_nfs3_decode_res(RPCRDMA_NFS3_READ);
+		d->call.res = &d->r;
+		d->call.ddp_buf = d->buf;
+		d->call.ddp_len = size;
+		d->call.max_reply = rpcrdma_nfs3_max_reply(RPCRDMA_NFS3_READ, size);
+		d->call.done = rd_call_done;
+		d->call.ctx = d;
+		CHECK_RC(rpcrdma_client_call_async(k->c, &d->call), 0);
+	}
+	while (left) {
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+		left = 0;
+		for (unsigned int i = 0; i < READS_AT_ONCE; i++)
+			left += !q[i].done;
+	}
+	for (unsigned int i = 0; i < READS_AT_ONCE; i++) {
+		const struct rd_call *d = &q[i];
+		uint64_t off = d->a.offset;
+		size_t expect = have - off < d->a.count ? have - off : d->a.count;
+
+		CHECK_RC(d->call.status, 0);
+		CHECK_RC(d->r.status, 0);
+		CHECK_RC(d->r.len, expect);
+		CHECK(memcmp(d->buf, want + off, expect) == 0);
+	}
 }
 
 static void reads(int rounds)
 {
-	static const uint32_t sizes[] = {4096, 65536, 262144, 1048576, 1000000};
+	static const uint32_t sizes[] = {4096, 65536, 262144, 1048576, 1000000, 40000};
 	struct who user = {.uid = 1000, .gid = 1000};
 	struct rpcrdma_nfs3_fh root, fh;
 	char path[4096];
@@ -876,10 +923,10 @@ static void reads(int rounds)
 	conn_open(&k, &user, port, tr);
 	CHECK_RC(lookup(&k, &root, "data", &fh), 0);
 	for (int n = 0; n < rounds; n++)
-		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			read_check(&k, &fh, (uint64_t)n * 4096u, sizes[i], want, (size_t)st.st_size);
-	printf("ok - reads: %d rounds of %zu READs, data as on disk\n", rounds,
-	       sizeof(sizes) / sizeof(sizes[0]));
+		read_round(&k, &fh, (unsigned int)n, sizes, sizeof(sizes) / sizeof(sizes[0]), want,
+			   (size_t)st.st_size);
+	printf("ok - reads: %d rounds of %d READs at once, data as on disk\n", rounds,
+	       READS_AT_ONCE);
 	rpcrdma_client_destroy(k.c);
 	free(want);
 }

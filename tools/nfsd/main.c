@@ -12,10 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fs_pool.h"
@@ -28,7 +31,7 @@
 
 struct opts {
 	const char *provider, *addr, *keyfile, *dir, *exports;
-	unsigned int port, tcp_port, mount_port, workers, fs_threads, max_queued;
+	unsigned int port, tcp_port, mount_port, workers, fs_threads, max_queued, read_bufs;
 	bool rpcbind, verbose;
 	unsigned int default_flags; /* enum nfsd_client_flag */
 	uint32_t anon_uid, anon_gid;
@@ -50,10 +53,13 @@ static void usage(FILE *f)
 		   "  --mount-port N     MOUNT v3 over TCP port (default 20048)\n"
 		   "  --workers N        worker threads serving NFS connections (default 0:\n"
 		   "                     everything on the main thread)\n"
-		   "  --fs-threads N     threads doing the filesystem work (default 8); each\n"
-		   "                     keeps two 1 MiB READ buffers, registered once for RDMA\n"
+		   "  --fs-threads N     threads doing the filesystem work (default 8)\n"
 		   "  --max-queued N     requests that may wait for a filesystem thread\n"
 		   "                     (default 128); beyond, NFS3ERR_JUKEBOX (try later)\n"
+		   "  --read-buffers N   READ buffers of 1 MiB kept for RDMA, made 8 at a time as\n"
+		   "                     READs in flight need them (default 64, at most 1024;\n"
+		   "                     0: none): READs of 32 KiB or more are sent from them\n"
+		   "                     and register nothing per call\n"
 		   "  --key FILE         where the file-handle key is kept, so handles survive\n"
 		   "                     a restart (created mode 0600 if missing; refused if\n"
 		   "                     others may read it; default: a new key each run)\n"
@@ -138,6 +144,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	    {"trace", no_argument, NULL, 'T'},
 	    {"fs-threads", required_argument, NULL, 'f'},
 	    {"max-queued", required_argument, NULL, 'q'},
+	    {"read-buffers", required_argument, NULL, 'D'},
 	    {"client", required_argument, NULL, 'c'},
 	    {"exports", required_argument, NULL, 'e'},
 	    {"all-squash", no_argument, NULL, 'A'},
@@ -158,6 +165,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	o->mount_port = 20048;
 	o->fs_threads = 8;
 	o->max_queued = 128;
+	o->read_bufs = 64;
 	o->rpcbind = true;
 	o->anon_uid = o->anon_gid = 65534;
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -203,6 +211,10 @@ static int parse(int argc, char **argv, struct opts *o)
 		}
 		case 'q':
 			if (parse_uint(optarg, 1, 1u << 20, &o->max_queued))
+				goto bad;
+			break;
+		case 'D':
+			if (parse_uint(optarg, 0, NFSD_READ_BUFS_MAX, &o->read_bufs))
 				goto bad;
 			break;
 		case 'c':
@@ -334,6 +346,35 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 	return 0;
 }
 
+/*
+ * Whether to declare the READ buffers for RDMA (read_bufs.h): each provider
+ * instance (the listener and each worker) then registers, and so pins, all
+ * of them, which RLIMIT_MEMLOCK may not allow; undeclared, the library
+ * registers the ranges READs use, which the limit allows further.
+ */
+static bool read_bufs_declare(const struct opts *o)
+{
+	uint64_t need = (uint64_t)o->read_bufs * RPCRDMA_NFS3_MAXDATA * (o->workers + 1u);
+	struct rlimit rl;
+
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct caps[2];
+
+	if (!o->port || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return true;
+	/* CAP_IPC_LOCK (root's, outside a container that drops it) pins
+	 * beyond the limit. */
+	if (syscall(SYS_capget, &h, caps) == 0 &&
+	    (caps[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32))))
+		return true;
+	fprintf(stderr,
+		"rpcrdma-nfsd: RLIMIT_MEMLOCK %llu KiB is below the %llu KiB the READ buffers "
+		"would pin: not declared for RDMA\n",
+		(unsigned long long)rl.rlim_cur >> 10, (unsigned long long)need >> 10);
+	return false;
+}
+
 static void print_stats(struct served *sv, int n)
 {
 	struct nfsd_stats st;
@@ -343,8 +384,8 @@ static void print_stats(struct served *sv, int n)
 #define X(name) fprintf(stderr, " " #name "=%llu", st.name);
 	NFSD_STATS(X)
 #undef X
-	fprintf(stderr, " queue_full=%llu queued_max=%llu read_buf_misses=%llu\n", st.queue_full,
-		st.queued_max, nfsd_read_buf_misses());
+	fprintf(stderr, " queue_full=%llu queued_max=%llu read_bufs=%u read_buf_misses=%llu\n",
+		st.queue_full, st.queued_max, nfsd_read_bufs_made(), nfsd_read_buf_misses());
 	for (int i = 0; i < n; i++) {
 		struct rpcrdma_xprt_stats xs;
 
@@ -433,11 +474,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rpcrdma-nfsd: %s\n", rpcrdma_strerror(rc));
 		return 1;
 	}
-	/* A READ holds its buffer while a filesystem thread reads and until
-	 * its reply is sent: twice the threads cover both. */
-	rc = nfsd_read_bufs_start(o.fs_threads < NFSD_READ_BUFS_MAX / 2 ? 2 * o.fs_threads
-								 : NFSD_READ_BUFS_MAX);
-	if (rc && o.verbose)
+	rc = nfsd_read_bufs_start(o.read_bufs, read_bufs_declare(&o));
+	if (rc)
 		fprintf(stderr, "rpcrdma-nfsd: no READ buffers kept (%s): one per READ\n",
 			rpcrdma_strerror(rc));
 	rc = 0;

@@ -63,6 +63,7 @@ void nfsd_stats_get(struct nfsd_stats *out)
 struct call {
 	struct nfsd_cred cred;
 	unsigned int flags; /* enum nfsd_client_flag */
+	bool rdma;          /* came over RPC-over-RDMA */
 };
 
 bool nfsd_trace;
@@ -185,6 +186,7 @@ static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
 	p->impl = impl;
 	p->name = name;
 	p->c.flags = cl->flags;
+	p->c.rdma = rdma;
 	nfsd_cred_of(cl, req, &p->c.cred);
 	p->base.loop = rpcrdma_svc_loop(req);
 	p->base.run = job_run;
@@ -472,7 +474,6 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
 	size_t got = 0;
 	int fd = fh_open_stat(&a->file, &st, &r->status), rfd;
-	(void)c;
 
 	if (fd < 0)
 		return;
@@ -487,9 +488,10 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 		goto out;
 	}
 	/* Given back by free_read, once the reply (over RDMA, the Write into
-	 * the client's chunk) no longer needs it.  A buffer of our own
-	 * when the kept ones are all in use. */
-	r->data = nfsd_read_buf_get();
+	 * the client's chunk) no longer needs it.  A kept buffer only where
+	 * the data goes out from it (TCP copies it into its record, and the
+	 * library copies smaller results), else one of its own. */
+	r->data = c->rdma && count >= NFSD_READ_BUF_MIN ? nfsd_read_buf_get() : NULL;
 	if (!r->data)
 		r->data = malloc(count ? count : 1);
 	if (!r->data) {
