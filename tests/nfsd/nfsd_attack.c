@@ -38,12 +38,13 @@
  *   load      (for the stop test) calls until the server goes
  *   reads     (not an attack) READs of 4 KiB to 1 MiB of the file "data",
  *             24 at a time, --seconds N rounds, each checked against the
- *             file on disk; nfsd-attack checks the server registered no
- *             memory for them after the first round
+ *             file on disk; with --pause FILE, halfway through (see
+ *             pause_at), so that nfsd-attack can check the server
+ *             registered no memory for the second half
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
- *        [--ro P:M] [--root P:M] [--seconds N]
+ *        [--ro P:M] [--root P:M] [--seconds N] [--pause FILE]
  * Prints "ok - CASE: what" per check; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
@@ -902,7 +903,21 @@ static void read_round(struct conn *k, const struct rpcrdma_nfs3_fh *fh, unsigne
 	}
 }
 
-static void reads(int rounds)
+/* With --pause FILE: FILE is made after @at rounds, and the next round
+ * starts once it is gone (nfsd-attack reads the server's counters then,
+ * on the same connection). */
+static void pause_at(const char *file)
+{
+	FILE *f = fopen(file, "w");
+
+	CHECK(f != NULL);
+	fclose(f);
+	for (int i = 0; i < 3000 && access(file, F_OK) == 0; i++)
+		usleep(10000);
+	CHECK(access(file, F_OK) != 0);
+}
+
+static void reads(int rounds, const char *pause)
 {
 	static const uint32_t sizes[] = {4096, 65536, 262144, 1048576, 1000000, 40000};
 	struct who user = {.uid = 1000, .gid = 1000};
@@ -922,9 +937,12 @@ static void reads(int rounds)
 	CHECK_RC(mnt(mport, export_path, &root), 0);
 	conn_open(&k, &user, port, tr);
 	CHECK_RC(lookup(&k, &root, "data", &fh), 0);
-	for (int n = 0; n < rounds; n++)
+	for (int n = 0; n < rounds; n++) {
+		if (pause && n == rounds / 2)
+			pause_at(pause);
 		read_round(&k, &fh, (unsigned int)n, sizes, sizeof(sizes) / sizeof(sizes[0]), want,
 			   (size_t)st.st_size);
+	}
 	printf("ok - reads: %d rounds of %d READs at once, data as on disk\n", rounds,
 	       READS_AT_ONCE);
 	rpcrdma_client_destroy(k.c);
@@ -944,9 +962,11 @@ int main(int argc, char **argv)
 	    {"other", required_argument, NULL, 'o'},
 	    {"root", required_argument, NULL, 'R'},
 	    {"seconds", required_argument, NULL, 'S'},
+	    {"pause", required_argument, NULL, 'X'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *deny = NULL, *secure = NULL, *ro = NULL, *other = NULL, *rootsrv = NULL, *what;
+	const char *pause = NULL;
 	int c, seconds = 10;
 
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -982,6 +1002,9 @@ int main(int argc, char **argv)
 		case 'S':
 			seconds = atoi(optarg);
 			break;
+		case 'X':
+			pause = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -1010,7 +1033,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "load") == 0) {
 		load(seconds);
 	} else if (strcmp(what, "reads") == 0) {
-		reads(seconds);
+		reads(seconds, pause);
 	} else {
 		fprintf(stderr, "unknown case %s\n", what);
 		return 2;

@@ -355,10 +355,9 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 static bool read_bufs_declare(const struct opts *o)
 {
 	uint64_t need = (uint64_t)o->read_bufs * RPCRDMA_NFS3_MAXDATA * (o->workers + 1u);
-	struct rlimit rl;
-
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct caps[2];
+	struct rlimit rl;
 
 	if (!o->port || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur >= need)
@@ -474,11 +473,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rpcrdma-nfsd: %s\n", rpcrdma_strerror(rc));
 		return 1;
 	}
-	rc = nfsd_read_bufs_start(o.read_bufs, read_bufs_declare(&o));
-	if (rc)
-		fprintf(stderr, "rpcrdma-nfsd: no READ buffers kept (%s): one per READ\n",
-			rpcrdma_strerror(rc));
-	rc = 0;
+	if (nfsd_read_bufs_start(o.read_bufs, read_bufs_declare(&o)))
+		fprintf(stderr, "rpcrdma-nfsd: no READ buffers kept (out of memory): "
+				"a buffer per READ\n");
 	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (sfd < 0 || ep < 0 || rpcrdma_loop_create(&loop)) {
