@@ -29,7 +29,9 @@
  * its first use and kept on the decl list: never evicted, never
  * invalidated by the hooks (the application promised the memory stays),
  * until rpcrdma_mem_deregister() moves it to dead or held like an
- * invalidated entry.
+ * invalidated entry.  When that registration fails, a marker without one
+ * takes its place on decl, and the region's ranges are looked up and
+ * registered like undeclared memory from then on.
  *
  * WARNING: the lock is taken inside free(); nothing under it allocates,
  * frees or calls out.
@@ -270,7 +272,8 @@ static void free_chain(struct rpcrdma__regent *e)
 	while (e) {
 		struct rpcrdma__regent *n = e->next;
 
-		rpcrdma__provider_dereg_mr(e->mr);
+		if (e->mr)
+			rpcrdma__provider_dereg_mr(e->mr);
 		free(e);
 		e = n;
 	}
@@ -323,6 +326,22 @@ static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_r
 	e->refs = 1;
 	ret = rpcrdma__provider_reg_mr(rc->p, (void *)rs, re - rs, &e->mr);
 	if (ret) {
+		/* Remembered, so that later gets do not pin the whole region
+		 * again only to fail (RLIMIT_MEMLOCK, say): a marker with no
+		 * registration, until the region goes. */
+		e->mr = NULL;
+		e->refs = 0;
+		pthread_mutex_lock(&rc_lock);
+		for (still = regions; still && still != r; still = still->next)
+			;
+		if (still && still->start == rs && still->end == re) {
+			e->state = RE_LIVE;
+			e->region = r;
+			list_push(&rc->decl, e);
+			rc->st.decl_failures++;
+			e = NULL;
+		}
+		pthread_mutex_unlock(&rc_lock);
 		free(e);
 		return ret;
 	}
@@ -388,17 +407,24 @@ static int get_common(struct rpcrdma_provider *p, const void *addr, size_t len,
 
 		for (e = rc->decl.head; e && e->region != r; e = e->next)
 			;
-		if (e) {
-			e->refs++;
-			rc->st.hits++;
+		if (!e || e->mr) {
+			if (e) {
+				e->refs++;
+				rc->st.hits++;
+			}
+			pthread_mutex_unlock(&rc_lock);
+			free_chain(drop);
+			if (e) {
+				*out = e;
+				return 0;
+			}
+			if (reg_declared(rc, r, rs, re, out) == 0)
+				return 0;
+			drop = NULL;
+			pthread_mutex_lock(&rc_lock);
 		}
-		pthread_mutex_unlock(&rc_lock);
-		free_chain(drop);
-		if (e) {
-			*out = e;
-			return 0;
-		}
-		return reg_declared(rc, r, rs, re, out);
+		/* This instance could not register the region whole: its
+		 * ranges go through the cache like undeclared memory. */
 	}
 	/* An entry of exactly the range first: a grant of a whole
 	 * registration needs no registration of its part (verbs_mem.c). */

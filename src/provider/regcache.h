@@ -26,6 +26,7 @@ struct rpcrdma__regcache_stats {
 	uint64_t uncached;      /* registered for one use only (cache off, or raced) */
 	uint64_t evictions;     /* dropped for the bounds */
 	uint64_t invalidations; /* dropped because the memory was freed or unmapped */
+	uint64_t decl_failures; /* declared regions this instance could not register */
 };
 
 /**

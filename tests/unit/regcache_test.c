@@ -21,14 +21,23 @@
 
 #include "provider/provider.h"
 #include "provider/regcache.h"
+#include "rpcrdma/mem.h"
 
-static unsigned int regs, deregs;
+static unsigned int regs, deregs, refused;
+/* Registrations longer than this fail, as RLIMIT_MEMLOCK makes them
+ * (0: none). */
+static size_t refuse_above;
 
 static int fake_reg_mr(struct rpcrdma_provider *p, void *addr, size_t length,
 		       struct rpcrdma_prov_mr **out)
 {
-	struct rpcrdma_prov_mr *mr = calloc(1, sizeof(*mr));
+	struct rpcrdma_prov_mr *mr;
 
+	if (refuse_above && length > refuse_above) {
+		refused++;
+		return -ENOMEM;
+	}
+	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
 	mr->prov = p;
@@ -62,7 +71,8 @@ static int setup(void **state)
 	if (!p)
 		return -1;
 	p->ops = &fake_ops;
-	regs = deregs = 0;
+	regs = deregs = refused = 0;
+	refuse_above = 0;
 	*state = p;
 	return 0;
 }
@@ -236,6 +246,32 @@ static void test_without_hooks_every_get_registers(void **state)
 	assert_int_equal(deregs, 2);
 }
 
+/* A declared region this instance cannot register whole: tried once, then
+ * its ranges are registered like undeclared memory; withdrawn, its marker
+ * goes without a deregistration. */
+static void test_declared_region_refused_once(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	struct rpcrdma__regcache_stats st;
+	struct rpcrdma_mem_region *region = NULL;
+
+	assert_int_equal(rpcrdma_mem_register(area[1], sizeof(area[1]), &region), 0);
+	refuse_above = 32u << 10;
+	for (int i = 0; i < 5; i++)
+		get_put(p, area[1] + 100, 4096, false, 0);
+	assert_int_equal(refused, 1);
+	assert_true(regs >= 1);
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.decl_failures, 1);
+	/* Larger than the limit allows: refused, and the region not tried
+	 * again for it. */
+	get_put(p, area[1], sizeof(area[1]), false, -ENOMEM);
+	assert_int_equal(refused, 2);
+	assert_int_equal(rpcrdma_mem_deregister(region), 0);
+	get_put(p, area[1] + 100, 4096, false, 0);
+	assert_int_equal(rpcrdma__regcache_selfcheck(p, NULL, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +280,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invalidation_at_entry_edges, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_index_random, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_churn_record_is_bounded, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_declared_region_refused_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_without_hooks_every_get_registers, setup,
 					    teardown),
 	};
