@@ -307,6 +307,17 @@ static bool covers(const struct rpcrdma__regent *e, uintptr_t a, uintptr_t b)
 	return e->start <= a && b <= e->end;
 }
 
+/* Caller holds rc_lock: @r, seen over [@rs, @re) without the lock, is
+ * still declared (and not another region reusing its address). */
+static bool still_declared_locked(const struct rpcrdma_mem_region *r, uintptr_t rs, uintptr_t re)
+{
+	const struct rpcrdma_mem_region *still;
+
+	for (still = regions; still && still != r; still = still->next)
+		;
+	return still && still->start == rs && still->end == re;
+}
+
 /* The instance's registration of declared region @r, [@rs, @re), at its
  * first use.  @r is only compared from here on: it may be deregistered
  * meanwhile, and its memory even reused by another region, which the range
@@ -314,8 +325,8 @@ static bool covers(const struct rpcrdma__regent *e, uintptr_t a, uintptr_t b)
 static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_region *r,
 			uintptr_t rs, uintptr_t re, struct rpcrdma__regent **out)
 {
-	const struct rpcrdma_mem_region *still;
 	struct rpcrdma__regent *e = calloc(1, sizeof(*e));
+	bool kept;
 	int ret;
 
 	if (!e)
@@ -331,34 +342,29 @@ static int reg_declared(struct rpcrdma__regcache *rc, const struct rpcrdma_mem_r
 		 * registration, until the region goes. */
 		e->mr = NULL;
 		e->refs = 0;
-		pthread_mutex_lock(&rc_lock);
-		for (still = regions; still && still != r; still = still->next)
-			;
-		if (still && still->start == rs && still->end == re) {
-			e->state = RE_LIVE;
-			e->region = r;
-			list_push(&rc->decl, e);
-			rc->st.decl_failures++;
-			e = NULL;
-		}
-		pthread_mutex_unlock(&rc_lock);
-		free(e);
-		return ret;
 	}
 	pthread_mutex_lock(&rc_lock);
-	for (still = regions; still && still != r; still = still->next)
-		;
-	if (still && still->start == rs && still->end == re) {
+	kept = still_declared_locked(r, rs, re);
+	if (kept) {
 		e->state = RE_LIVE;
 		e->region = r;
 		list_push(&rc->decl, e);
-		rc->st.misses++;
-	} else {
+		if (ret)
+			rc->st.decl_failures++;
+		else
+			rc->st.misses++;
+	} else if (!ret) {
 		e->state = RE_DEAD; /* deregistered meanwhile: this call only */
 		list_push(&rc->held, e);
 		rc->st.uncached++;
 	}
 	pthread_mutex_unlock(&rc_lock);
+	if (ret) {
+		/* The marker is the lists' now, unless the region went. */
+		if (!kept)
+			free(e);
+		return ret;
+	}
 	*out = e;
 	return 0;
 }
