@@ -1,9 +1,10 @@
 /*
  * The process-wide hooks that keep the registration cache (regcache.c)
- * correct: this file defines munmap, mremap, madvise, mmap, free, realloc
- * and reallocarray, so that the application's calls (and those of every
- * library it loads after us) reach us first; each one tells the cache what
- * memory is going, then calls the next definition (dlsym RTLD_NEXT).
+ * correct: this file defines munmap, mremap, madvise, mmap, free, realloc,
+ * reallocarray, shmat, shmdt, brk, sbrk and syscall, so that the
+ * application's calls (and those of every library it loads after us) reach
+ * us first; each one tells the cache what memory is going, then calls the
+ * next definition (dlsym RTLD_NEXT).
  *
  * Why free and realloc too: glibc releases large blocks (mmapped chunks)
  * and trims its heaps with its own internal munmap and madvise, which no
@@ -11,23 +12,35 @@
  * Every page glibc gives back belonged to blocks that were freed, so
  * invalidating each freed block's range covers them.
  *
+ * And a second net under all of them: the kernel hands out an address
+ * range (mmap without MAP_FIXED, mremap's new place, shmat, a growing
+ * break) only where nothing is mapped, so a registration still covering
+ * it was left by a release no hook saw (a system call made without libc's
+ * wrappers, io_uring): it is dropped before the new memory can be used.
+ *
  * Whether the hooks are reached is checked once, by doing each operation
  * and counting (rpcrdma__memhooks_active): a sanitizer's interceptors or
  * another allocator loaded before us take these symbols, and a sanitizer
- * build (RPCRDMA_NO_MEMHOOKS) defines none.  Not seen in any case: system
- * calls made without libc's wrappers (syscall(2), io_uring), shmdt, brk.
+ * build (RPCRDMA_NO_MEMHOOKS) defines none.  The check leaves out shmat,
+ * shmdt, brk, sbrk and syscall, which it could not do on every system
+ * (SysV memory may be forbidden) or at all safely (the break belongs to
+ * malloc).  Not seen in any case: a release made without libc's wrappers
+ * whose addresses are then reused the same way.
  *
  * WARNING: free runs everywhere, inside other allocators' and dlsym's
  * paths too: the hooks allocate nothing, and free called while the next
  * free is being looked up leaks that block rather than recurse.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,8 +79,9 @@ static void *next_sym(void *_Atomic *slot, const char *name)
 	return f;
 }
 
-static void *_Atomic next_munmap, *_Atomic next_mremap, *_Atomic next_madvise,
-    *_Atomic next_mmap, *_Atomic next_free, *_Atomic next_realloc, *_Atomic next_reallocarray;
+static void *_Atomic next_munmap, *_Atomic next_mremap, *_Atomic next_madvise, *_Atomic next_mmap,
+    *_Atomic next_free, *_Atomic next_realloc, *_Atomic next_reallocarray, *_Atomic next_shmat,
+    *_Atomic next_shmdt, *_Atomic next_brk, *_Atomic next_sbrk, *_Atomic next_syscall;
 
 /* Resolve before threads and early frees can race the look-up. */
 __attribute__((constructor)) static void memhooks_init(void)
@@ -79,6 +93,137 @@ __attribute__((constructor)) static void memhooks_init(void)
 	(void)next_sym(&next_mremap, "mremap");
 	(void)next_sym(&next_madvise, "madvise");
 	(void)next_sym(&next_mmap, "mmap");
+	(void)next_sym(&next_shmat, "shmat");
+	(void)next_sym(&next_shmdt, "shmdt");
+	(void)next_sym(&next_brk, "brk");
+	(void)next_sym(&next_sbrk, "sbrk");
+	(void)next_sym(&next_syscall, "syscall");
+}
+
+static void pages_going(uintptr_t addr, size_t len)
+{
+	rpcrdma__regcache_invalidate((const void *)addr, len, true);
+}
+
+/*
+ * Pages the kernel just handed out where nothing was mapped.  Without a
+ * bump of the page generation: every mmap of the process comes here, and
+ * a registration racing with one that is not of its memory is fine.
+ */
+static void pages_fresh(uintptr_t addr, size_t len)
+{
+	rpcrdma__regcache_invalidate((const void *)addr, len, false);
+}
+
+/* [lo, hi) in either order. */
+static void pages_between(uintptr_t a, uintptr_t b)
+{
+	if (a < b)
+		pages_going(a, b - a);
+	else if (b < a)
+		pages_going(b, a - b);
+}
+
+/* The system call itself, past every wrapper (ours included). */
+static long raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+	long (*f)(long, ...) = (long (*)(long, ...))next_sym(&next_syscall, "syscall");
+
+	if (!f) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return f(nr, a0, a1, a2, a3, a4, a5);
+}
+
+static uintptr_t current_break(void)
+{
+	long b = raw_syscall6(SYS_brk, 0, 0, 0, 0, 0, 0);
+
+	return b == -1 ? 0 : (uintptr_t)b;
+}
+
+/*
+ * The length of the System V attachment at @addr: its mapping and those
+ * right after it of the same segment (an mprotect splits one), from
+ * /proc/self/maps, read a byte at a time through a small buffer since
+ * nothing here may allocate.  0 when none starts at @addr.
+ */
+static size_t attached_len(uintptr_t addr)
+{
+	int saved = errno, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	uintptr_t start = 0, end = 0, seg_end = 0;
+	unsigned long inode = 0, seg_inode = 0;
+	unsigned int field = 0;
+	bool found = false, done = false;
+	char buf[1024];
+	ssize_t n;
+
+	if (fd < 0) {
+		errno = saved;
+		return 0;
+	}
+	/* Each line: start-end perms offset dev inode [path]. */
+	while (!done && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && !done; i++) {
+			char c = buf[i];
+			unsigned int hex = c >= '0' && c <= '9'   ? (unsigned int)(c - '0')
+					   : c >= 'a' && c <= 'f' ? (unsigned int)(c - 'a' + 10)
+								  : 0;
+
+			if (c == '\n') {
+				if (!found && start == addr) {
+					found = true;
+					seg_end = end;
+					seg_inode = inode;
+				} else if (found) {
+					if (start == seg_end && inode == seg_inode && inode != 0)
+						seg_end = end;
+					else
+						done = true;
+				}
+				start = end = 0;
+				inode = 0;
+				field = 0;
+			} else if (field == 0) {
+				if (c == '-')
+					field = 1;
+				else
+					start = start * 16 + hex;
+			} else if (field == 1) {
+				if (c == ' ')
+					field = 2;
+				else
+					end = end * 16 + hex;
+			} else if (field < 5) {
+				if (c == ' ')
+					field++;
+			} else if (field == 5) {
+				if (c == ' ')
+					field = 6;
+				else
+					inode = inode * 10 + hex;
+			}
+		}
+	}
+	close(fd);
+	errno = saved;
+	return found && seg_end > addr ? seg_end - addr : 0;
+}
+
+/* The bytes a System V attachment of @shmid maps (0 if unknown). */
+static size_t segment_len(int shmid)
+{
+	struct shmid_ds ds;
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+	int saved = errno;
+
+	if (shmctl(shmid, IPC_STAT, &ds)) {
+		errno = saved;
+		return 0;
+	}
+	return (ds.shm_segsz + pg - 1) & ~(pg - 1);
 }
 
 HOOK int munmap(void *addr, size_t len)
@@ -116,6 +261,8 @@ HOOK void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	rpcrdma__regcache_invalidate(old, old_len, true);
 	if (dst)
 		rpcrdma__regcache_invalidate(dst, new_len, true);
+	if (ret != MAP_FAILED)
+		pages_fresh((uintptr_t)ret, new_len);
 	return ret;
 }
 
@@ -168,6 +315,8 @@ HOOK void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 		: (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if (replaces)
 		rpcrdma__regcache_invalidate(addr, len, true);
+	if (ret != MAP_FAILED)
+		pages_fresh((uintptr_t)ret, len);
 	return ret;
 }
 
@@ -211,6 +360,146 @@ HOOK void *reallocarray(void *ptr, size_t n, size_t size)
 		return NULL;
 	block_going(ptr);
 	return f(ptr, n, size);
+}
+
+HOOK void *shmat(int shmid, const void *addr, int flags)
+{
+	void *(*f)(int, const void *, int) =
+	    (void *(*)(int, const void *, int))next_sym(&next_shmat, "shmat");
+	void *ret;
+
+	/* SHM_REMAP replaces whatever was mapped there, without munmap. */
+	if (addr && (flags & SHM_REMAP))
+		pages_going((uintptr_t)addr, segment_len(shmid));
+	ret = f ? f(shmid, addr, flags)
+		: (void *)raw_syscall6(SYS_shmat, shmid, (long)addr, flags, 0, 0, 0);
+	if (ret != (void *)-1)
+		pages_fresh((uintptr_t)ret, segment_len(shmid));
+	return ret;
+}
+
+HOOK int shmdt(const void *addr)
+{
+	int (*f)(const void *) = (int (*)(const void *))next_sym(&next_shmdt, "shmdt");
+	size_t len = attached_len((uintptr_t)addr);
+	int ret;
+
+	pages_going((uintptr_t)addr, len);
+	ret = f ? f(addr) : (int)raw_syscall6(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
+	pages_going((uintptr_t)addr, len);
+	return ret;
+}
+
+/* The break moves: pages below it go when it falls, new ones appear when
+ * it rises.  glibc's malloc moves it with its own internal calls, which
+ * these do not see and need not (free does). */
+HOOK int brk(void *addr)
+{
+	int (*f)(void *) = (int (*)(void *))next_sym(&next_brk, "brk");
+	uintptr_t before = current_break();
+	int ret;
+
+	if ((uintptr_t)addr < before)
+		pages_between((uintptr_t)addr, before);
+	ret = f ? f(addr) : -1;
+	pages_between(before, current_break());
+	return ret;
+}
+
+HOOK void *sbrk(intptr_t incr)
+{
+	void *(*f)(intptr_t) = (void *(*)(intptr_t))next_sym(&next_sbrk, "sbrk");
+	uintptr_t before = current_break();
+	void *ret;
+
+	if (incr < 0)
+		pages_between(before + (uintptr_t)incr, before);
+	ret = f ? f(incr) : (void *)-1;
+	if (incr)
+		pages_between(before, current_break());
+	return ret;
+}
+
+/*
+ * syscall(2) with the numbers that release or hand out pages: the same as
+ * their wrappers above.  Every other number passes straight through.
+ */
+HOOK long syscall(long nr, ...)
+{
+	long a[6], ret;
+	uintptr_t before = 0;
+	size_t len = 0;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (nr) {
+	case SYS_munmap:
+		pages_going((uintptr_t)a[0], (size_t)a[1]);
+		break;
+	case SYS_mremap:
+		pages_going((uintptr_t)a[0], (size_t)a[1]);
+		if (a[3] & MREMAP_FIXED)
+			pages_going((uintptr_t)a[4], (size_t)a[2]);
+		break;
+	case SYS_madvise:
+		if (!advice_keeps_pages((int)a[2]))
+			pages_going((uintptr_t)a[0], (size_t)a[1]);
+		break;
+	case SYS_mmap:
+		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
+			pages_going((uintptr_t)a[0], (size_t)a[1]);
+		break;
+	case SYS_shmdt:
+		len = attached_len((uintptr_t)a[0]);
+		pages_going((uintptr_t)a[0], len);
+		break;
+	case SYS_brk:
+		before = current_break();
+		if ((uintptr_t)a[0] && (uintptr_t)a[0] < before)
+			pages_between((uintptr_t)a[0], before);
+		break;
+	default:
+		break;
+	}
+	ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	switch (nr) {
+	case SYS_munmap:
+		pages_going((uintptr_t)a[0], (size_t)a[1]);
+		break;
+	case SYS_madvise:
+		if (!advice_keeps_pages((int)a[2]))
+			pages_going((uintptr_t)a[0], (size_t)a[1]);
+		break;
+	case SYS_mremap:
+		pages_going((uintptr_t)a[0], (size_t)a[1]);
+		if (a[3] & MREMAP_FIXED)
+			pages_going((uintptr_t)a[4], (size_t)a[2]);
+		if (ret != -1)
+			pages_fresh((uintptr_t)ret, (size_t)a[2]);
+		break;
+	case SYS_mmap:
+		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
+			pages_going((uintptr_t)a[0], (size_t)a[1]);
+		if (ret != -1)
+			pages_fresh((uintptr_t)ret, (size_t)a[1]);
+		break;
+	case SYS_shmat:
+		if (ret != -1)
+			pages_fresh((uintptr_t)ret, segment_len((int)a[0]));
+		break;
+	case SYS_shmdt:
+		pages_going((uintptr_t)a[0], len);
+		break;
+	case SYS_brk:
+		pages_between(before, current_break());
+		break;
+	default:
+		break;
+	}
+	return ret;
 }
 
 #endif /* RPCRDMA_NO_MEMHOOKS */

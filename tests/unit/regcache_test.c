@@ -18,6 +18,11 @@
 #include <stdlib.h>
 
 #include <cmocka.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "provider/provider.h"
 #include "provider/regcache.h"
@@ -272,6 +277,118 @@ static void test_declared_region_refused_once(void **state)
 	assert_int_equal(rpcrdma__regcache_selfcheck(p, NULL, 0), 0);
 }
 
+static uint64_t invalidations(struct rpcrdma_provider *p)
+{
+	struct rpcrdma__regcache_stats st;
+
+	rpcrdma__regcache_stats(p, &st);
+	return st.invalidations;
+}
+
+/* Memory released through syscall(2) rather than munmap(): seen all the
+ * same, before the pages go. */
+static void test_munmap_by_syscall(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const size_t len = 128u << 10;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	need_kept_entries();
+	assert_true(m != MAP_FAILED);
+	get_put(p, m, len, false, 0);
+	assert_int_equal(invalidations(p), 0);
+	assert_int_equal(syscall(SYS_munmap, m, len), 0);
+	assert_int_equal(invalidations(p), 1);
+}
+
+/* munmap as no wrapper sees it (a system call instruction of the
+ * application's own, io_uring); -ENOSYS where the test cannot make one. */
+static long unseen_munmap(void *addr, size_t len)
+{
+	long ret = -ENOSYS;
+
+#if defined(__x86_64__)
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_munmap), "D"(addr), "S"(len)
+			 : "rcx", "r11", "memory");
+#else
+	(void)addr;
+	(void)len;
+#endif
+	return ret;
+}
+
+/* Released unseen, then handed out again by mmap: the stale registration
+ * goes before the new memory can be used, and the next use registers the
+ * new pages. */
+static void test_unseen_release_caught_at_reuse(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const size_t len = 128u << 10;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *again;
+
+	need_kept_entries();
+	assert_true(m != MAP_FAILED);
+	get_put(p, m, len, false, 0);
+	get_put(p, m, len, false, 0);
+	assert_int_equal(regs, 1);
+	if (unseen_munmap(m, len) == -ENOSYS)
+		skip();
+	assert_int_equal(invalidations(p), 0);
+	again = mmap(m, len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	assert_true(again == m);
+	assert_int_equal(invalidations(p), 1);
+	get_put(p, again, len, false, 0);
+	assert_int_equal(regs, 2);
+	assert_int_equal(munmap(again, len), 0);
+}
+
+/* A System V segment detached: its registration goes; attached again (at
+ * whatever address), it is registered anew. */
+static void test_shm_detach(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const size_t len = 128u << 10;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+	uint8_t *m;
+
+	need_kept_entries();
+	if (id < 0)
+		skip(); /* no System V memory here */
+	m = shmat(id, NULL, 0);
+	assert_int_equal(shmctl(id, IPC_RMID, NULL), 0); /* goes with the last detach */
+	assert_true(m != (void *)-1);
+	get_put(p, m + 4096, 8192, false, 0);
+	get_put(p, m + 4096, 8192, false, 0);
+	assert_int_equal(regs, 1);
+	assert_int_equal(shmdt(m), 0);
+	assert_int_equal(invalidations(p), 1);
+}
+
+/* The break lowered over registered pages: forgotten. */
+static void test_break_lowered(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const intptr_t len = 128 << 10;
+	uint8_t *m;
+
+	need_kept_entries();
+	/* The cache's own allocations first, so that malloc does not move
+	 * the break while the test holds it. */
+	get_put(p, area[0], 4096, false, 0);
+	get_put(p, area[1], 4096, false, 0);
+	m = sbrk(len);
+	if (m == (void *)-1)
+		skip();
+	get_put(p, m, 8192, false, 0);
+	assert_int_equal(regs, 3);
+	assert_true(sbrk(-len) != (void *)-1);
+	assert_int_equal(invalidations(p), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +400,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_declared_region_refused_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_without_hooks_every_get_registers, setup,
 					    teardown),
+	    cmocka_unit_test_setup_teardown(test_munmap_by_syscall, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_unseen_release_caught_at_reuse, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shm_detach, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_break_lowered, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1129,6 +1129,8 @@ static const struct test_case cases[] = {
     {"e2e_regcache_munmap", case_regcache_munmap},
     {"e2e_regcache_madvise", case_regcache_madvise},
     {"e2e_regcache_realloc", case_regcache_realloc},
+    {"e2e_regcache_shmdt", case_regcache_shmdt},
+    {"e2e_regcache_unseen_unmap", case_regcache_unseen_unmap},
     {"e2e_regcache_bounds", case_regcache_bounds},
     {"e2e_regcache_declared", case_regcache_declared},
 };

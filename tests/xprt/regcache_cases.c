@@ -9,7 +9,10 @@
  * check fails too.
  */
 #include <malloc.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
 
 #include "provider/regcache.h"
 #include "rpcrdma/mem.h"
@@ -177,12 +180,12 @@ static int rc_blob(struct env *e, uint8_t *src, uint8_t *dst, uint32_t len, uint
 /* One round of every form. */
 static int rc_round(struct env *e, uint8_t *src, uint8_t *dst, uint32_t seed)
 {
-	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 100, seed), 0);          /* inline both ways */
-	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 64u << 10, seed), 0);    /* Read + Write chunk */
-	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 200000, seed + 1), 0);   /* larger, same buffers */
-	CHECK_RC(rc_blob(e, src, dst, 200000, 16), 0);                   /* Long Call */
-	CHECK_RC(rc_blob(e, src, dst, 16, 200000), 0);                   /* Reply chunk, Long Reply */
-	CHECK_RC(rc_blob(e, src, dst, 100000, 150000), 0);               /* both */
+	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 100, seed), 0);        /* inline both ways */
+	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 64u << 10, seed), 0);  /* Read + Write chunk */
+	CHECK_RC(rc_echo(e, src, dst, RC_SIZE, 200000, seed + 1), 0); /* larger, same buffers */
+	CHECK_RC(rc_blob(e, src, dst, 200000, 16), 0);                /* Long Call */
+	CHECK_RC(rc_blob(e, src, dst, 16, 200000), 0);                /* Reply chunk, Long Reply */
+	CHECK_RC(rc_blob(e, src, dst, 100000, 150000), 0);            /* both */
 	return 0;
 }
 
@@ -197,7 +200,8 @@ static bool rc_keeps(struct env *e)
  * without windows. */
 static uint64_t rc_grant_regs(struct env *e)
 {
-	struct rpcrdma_provider *p = rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e->clnt));
+	struct rpcrdma_provider *p =
+	    rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(e->clnt));
 	struct rpcrdma_prov_stats st;
 
 	if (!p)
@@ -242,7 +246,8 @@ static int case_regcache_steady(void)
 	      c1.write_chunk_msgs > c0.write_chunk_msgs && c1.long_calls > c0.long_calls &&
 	      c1.reply_chunk_msgs > c0.reply_chunk_msgs && c1.long_replies > c0.long_replies);
 	CHECK(s1.read_chunk_msgs > s0.read_chunk_msgs && s1.long_calls > s0.long_calls &&
-	      s1.long_replies > s0.long_replies && s1.write_zero_copy_bytes > s0.write_zero_copy_bytes);
+	      s1.long_replies > s0.long_replies &&
+	      s1.write_zero_copy_bytes > s0.write_zero_copy_bytes);
 	if (rc_keeps(&e)) {
 		/* None but those a grant makes for itself where the device
 		 * needs them (0 on ofi and on windows other than rxe's). */
@@ -276,22 +281,55 @@ static uint64_t rc_invalidations(struct env *e)
 }
 
 /* Two calls over @buf (the second a hit, where the cache keeps), then
- * @change, then a call over the (new) buffer with new data. */
-enum rc_change { RC_FREE, RC_MUNMAP, RC_MADVISE, RC_REALLOC };
+ * @change, then a call over the (new) buffer with new data.  RC_SHMDT
+ * detaches a System V segment and attaches another at the same address;
+ * RC_UNSEEN unmaps with a system call instruction of its own, which no
+ * hook sees, and maps new memory at the same address. */
+enum rc_change { RC_FREE, RC_MUNMAP, RC_MADVISE, RC_REALLOC, RC_SHMDT, RC_UNSEEN };
+
+#if defined(__x86_64__)
+static long rc_unseen_munmap(void *addr, size_t len)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_munmap), "D"(addr), "S"(len)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#endif
 
 static int rc_invalidation(enum rc_change how)
 {
 	const size_t len = 64u << 10, big = 1u << 20;
 	uint8_t *dst = malloc(RC_SIZE), *buf, *nbuf;
 	struct rpcrdma_xprt_stats st0, st1;
+	int shm[2] = {-1, -1};
 	uint64_t inv0;
 	struct env e;
 
 	CHECK(dst);
 	CHECK_RC(rc_env_up(&e), 0);
-	if (how == RC_MUNMAP || how == RC_MADVISE) {
+	if (how == RC_MUNMAP || how == RC_MADVISE || how == RC_UNSEEN) {
 		buf = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(buf != MAP_FAILED);
+	} else if (how == RC_SHMDT) {
+		shm[0] = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
+		shm[1] = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
+		if (shm[0] < 0 || shm[1] < 0) {
+			fprintf(stderr, "no System V shared memory here: nothing to check\n");
+			for (int i = 0; i < 2; i++)
+				if (shm[i] >= 0)
+					shmctl(shm[i], IPC_RMID, NULL);
+			CHECK_RC(env_down(&e), 0);
+			free(dst);
+			return 0;
+		}
+		buf = shmat(shm[0], NULL, 0);
+		CHECK(buf != (void *)-1);
+		/* Gone with its last detach (one attached nowhere would go now). */
+		CHECK_RC(shmctl(shm[0], IPC_RMID, NULL), 0);
 	} else {
 		buf = malloc(len);
 		CHECK(buf);
@@ -315,14 +353,30 @@ static int rc_invalidation(enum rc_change how)
 		break;
 	case RC_MUNMAP:
 		CHECK_RC(munmap(buf, big), 0);
-		nbuf = mmap(buf, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-			    -1, 0);
+		nbuf = mmap(buf, big, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		CHECK(nbuf == buf);
 		break;
 	case RC_MADVISE:
 		CHECK_RC(madvise(buf, big, MADV_DONTNEED), 0);
 		nbuf = buf;
 		CHECK(nbuf[0] == 0); /* new pages */
+		break;
+	case RC_SHMDT:
+		CHECK_RC(shmdt(buf), 0);
+		nbuf = shmat(shm[1], buf, 0);
+		CHECK(nbuf == buf);
+		CHECK_RC(shmctl(shm[1], IPC_RMID, NULL), 0);
+		break;
+	case RC_UNSEEN:
+#if defined(__x86_64__)
+		CHECK_RC(rc_unseen_munmap(buf, big), 0);
+#else
+		CHECK_RC(syscall(SYS_munmap, buf, big), 0);
+#endif
+		nbuf = mmap(buf, big, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		CHECK(nbuf == buf);
 		break;
 	case RC_REALLOC:
 	default:
@@ -342,8 +396,10 @@ static int rc_invalidation(enum rc_change how)
 	CHECK_RC(rc_echo(&e, nbuf, dst, RC_SIZE, (uint32_t)len, 3), 0);
 	/* And the result lands in new memory too. */
 	CHECK_RC(rc_echo(&e, dst, nbuf, len, (uint32_t)len, 4), 0);
-	if (how == RC_MUNMAP || how == RC_MADVISE)
+	if (how == RC_MUNMAP || how == RC_MADVISE || how == RC_UNSEEN)
 		CHECK_RC(munmap(nbuf, big), 0);
+	else if (how == RC_SHMDT)
+		CHECK_RC(shmdt(nbuf), 0);
 	else
 		free(nbuf);
 	CHECK_RC(env_down(&e), 0);
@@ -369,6 +425,16 @@ static int case_regcache_madvise(void)
 static int case_regcache_realloc(void)
 {
 	return rc_invalidation(RC_REALLOC);
+}
+
+static int case_regcache_shmdt(void)
+{
+	return rc_invalidation(RC_SHMDT);
+}
+
+static int case_regcache_unseen_unmap(void)
+{
+	return rc_invalidation(RC_UNSEEN);
 }
 
 /* More distinct buffers than the cache keeps: the coldest go, the counts
@@ -450,7 +516,8 @@ static int case_regcache_declared(void)
 	/* Sources and sinks at many places in the region: it is registered
 	 * once, at the first call, and then never again. */
 	for (uint32_t i = 0; i < 16; i++) {
-		uint8_t *src = area + (size_t)i * 2 * len, *dst = area + size - (size_t)(i + 1) * len;
+		uint8_t *src = area + (size_t)i * 2 * len,
+			*dst = area + size - (size_t)(i + 1) * len;
 
 		CHECK_RC(rc_echo(&e, src, dst, len, (uint32_t)len, 10 + i), 0);
 	}
