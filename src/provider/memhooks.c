@@ -1,7 +1,7 @@
 /*
  * The process-wide hooks that keep the registration cache (regcache.c)
- * correct: this file defines munmap, mremap, madvise, mmap, free, realloc,
- * reallocarray, shmat, shmdt, brk, sbrk and syscall, so that the
+ * correct: this file defines munmap, mremap, madvise, mmap, mmap64, free,
+ * realloc, reallocarray, shmat, shmdt, brk, sbrk and syscall, so that the
  * application's calls (and those of every library it loads after us) reach
  * us first; each one tells the cache what memory is going, then calls the
  * next definition (dlsym RTLD_NEXT).
@@ -15,8 +15,10 @@
  * And a second net under all of them: the kernel hands out an address
  * range (mmap without MAP_FIXED, mremap's new place, shmat, a growing
  * break) only where nothing is mapped, so a registration still covering
- * it was left by a release no hook saw (a system call made without libc's
- * wrappers, io_uring): it is dropped before the new memory can be used.
+ * it was left by a release no hook saw (a system call instruction of the
+ * application's own, io_uring): the hooks drop it before returning the
+ * new memory.  Only ranges handed out through these functions are seen:
+ * not those glibc's malloc maps or takes from the break internally.
  *
  * Whether the hooks are reached is checked once, by doing each operation
  * and counting (rpcrdma__memhooks_active): a sanitizer's interceptors or
@@ -29,7 +31,10 @@
  *
  * WARNING: free runs everywhere, inside other allocators' and dlsym's
  * paths too: the hooks allocate nothing, and free called while the next
- * free is being looked up leaks that block rather than recurse.
+ * free is being looked up leaks that block rather than recurse.  A hook
+ * that meets a registration takes the cache's mutex: munmap, madvise or
+ * syscall(SYS_munmap) from a signal handler that interrupted one of these
+ * hooks in the same thread would deadlock, like malloc there.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -124,16 +129,71 @@ static void pages_between(uintptr_t a, uintptr_t b)
 		pages_going(b, a - b);
 }
 
-/* The system call itself, past every wrapper (ours included). */
+/* The kernel's entry without libc, for when libc's syscall() is not
+ * known yet (inside its look-up); -ENOSYS where this file has none. */
+static long direct_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a3;
+	register long r8 __asm__("r8") = a4;
+	register long r9 __asm__("r9") = a5;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a0), "S"(a1), "d"(a2), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a0;
+	register long x1 __asm__("x1") = a1;
+	register long x2 __asm__("x2") = a2;
+	register long x3 __asm__("x3") = a3;
+	register long x4 __asm__("x4") = a4;
+	register long x5 __asm__("x5") = a5;
+
+	__asm__ volatile("svc #0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+#else
+	(void)nr, (void)a0, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5;
+	return -ENOSYS;
+#endif
+}
+
+/* The system call itself, past every wrapper (ours included), returning
+ * as libc's syscall() does: -1 with errno set on failure. */
 static long raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	long (*f)(long, ...) = (long (*)(long, ...))next_sym(&next_syscall, "syscall");
+	long ret;
 
-	if (!f) {
-		errno = ENOSYS;
+	if (f)
+		return f(nr, a0, a1, a2, a3, a4, a5);
+	ret = direct_syscall6(nr, a0, a1, a2, a3, a4, a5);
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
 		return -1;
 	}
-	return f(nr, a0, a1, a2, a3, a4, a5);
+	return ret;
+}
+
+static size_t page_round(size_t len)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t pg = ps > 0 ? (size_t)ps : 4096;
+
+	return len > SIZE_MAX - pg ? SIZE_MAX : (len + pg - 1) & ~(pg - 1);
+}
+
+/* Everything from @addr up: for when the extent of what goes is unknown.
+ * Only re-registrations are lost. */
+static void pages_going_from(uintptr_t addr)
+{
+	rpcrdma__regcache_invalidate((const void *)addr, UINTPTR_MAX - addr, true);
 }
 
 static uintptr_t current_break(void)
@@ -145,14 +205,15 @@ static uintptr_t current_break(void)
 
 /*
  * The length of the System V attachment at @addr: its mapping and those
- * right after it of the same segment (an mprotect splits one), from
- * /proc/self/maps, read a byte at a time through a small buffer since
- * nothing here may allocate.  0 when none starts at @addr.
+ * right after it of the same segment at the offsets that follow (an
+ * mprotect splits one), from /proc/self/maps, read a byte at a time
+ * through a small buffer since nothing here may allocate.  0 when none
+ * starts at @addr or the file cannot be read.
  */
 static size_t attached_len(uintptr_t addr)
 {
 	int saved = errno, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	uintptr_t start = 0, end = 0, seg_end = 0;
+	uintptr_t start = 0, end = 0, seg_end = 0, offset = 0;
 	unsigned long inode = 0, seg_inode = 0;
 	unsigned int field = 0;
 	bool found = false, done = false;
@@ -177,12 +238,15 @@ static size_t attached_len(uintptr_t addr)
 					seg_end = end;
 					seg_inode = inode;
 				} else if (found) {
-					if (start == seg_end && inode == seg_inode && inode != 0)
+					/* The same attachment goes on where the
+					 * segment's offsets do. */
+					if (start == seg_end && inode == seg_inode && inode != 0 &&
+					    offset == start - addr)
 						seg_end = end;
 					else
 						done = true;
 				}
-				start = end = 0;
+				start = end = offset = 0;
 				inode = 0;
 				field = 0;
 			} else if (field == 0) {
@@ -195,6 +259,11 @@ static size_t attached_len(uintptr_t addr)
 					field = 2;
 				else
 					end = end * 16 + hex;
+			} else if (field == 3) {
+				if (c == ' ')
+					field = 4;
+				else
+					offset = offset * 16 + hex;
 			} else if (field < 5) {
 				if (c == ' ')
 					field++;
@@ -211,19 +280,17 @@ static size_t attached_len(uintptr_t addr)
 	return found && seg_end > addr ? seg_end - addr : 0;
 }
 
-/* The bytes a System V attachment of @shmid maps (0 if unknown). */
+/* The size of System V segment @shmid in bytes (0 if unknown). */
 static size_t segment_len(int shmid)
 {
 	struct shmid_ds ds;
-	long ps = sysconf(_SC_PAGESIZE);
-	size_t pg = ps > 0 ? (size_t)ps : 4096;
 	int saved = errno;
 
 	if (shmctl(shmid, IPC_STAT, &ds)) {
 		errno = saved;
 		return 0;
 	}
-	return (ds.shm_segsz + pg - 1) & ~(pg - 1);
+	return ds.shm_segsz;
 }
 
 HOOK int munmap(void *addr, size_t len)
@@ -262,7 +329,7 @@ HOOK void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	if (dst)
 		rpcrdma__regcache_invalidate(dst, new_len, true);
 	if (ret != MAP_FAILED)
-		pages_fresh((uintptr_t)ret, new_len);
+		pages_fresh((uintptr_t)ret, page_round(new_len));
 	return ret;
 }
 
@@ -316,7 +383,7 @@ HOOK void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	if (replaces)
 		rpcrdma__regcache_invalidate(addr, len, true);
 	if (ret != MAP_FAILED)
-		pages_fresh((uintptr_t)ret, len);
+		pages_fresh((uintptr_t)ret, page_round(len));
 	return ret;
 }
 
@@ -362,6 +429,25 @@ HOOK void *reallocarray(void *ptr, size_t n, size_t size)
 	return f(ptr, n, size);
 }
 
+/* The extent of the attachment shmat just made at @at: what the maps
+ * say (exact, huge pages too), else the segment's size in pages. */
+static size_t attachment_len(uintptr_t at, int shmid)
+{
+	size_t len = attached_len(at);
+
+	return len ? len : page_round(segment_len(shmid));
+}
+
+/* What a detach at @addr is about to release; unknown (no /proc): all
+ * from @addr up, since a registration left over it would be stale. */
+static void detach_going(uintptr_t addr, size_t len)
+{
+	if (len)
+		pages_going(addr, len);
+	else
+		pages_going_from(addr);
+}
+
 HOOK void *shmat(int shmid, const void *addr, int flags)
 {
 	void *(*f)(int, const void *, int) =
@@ -370,11 +456,11 @@ HOOK void *shmat(int shmid, const void *addr, int flags)
 
 	/* SHM_REMAP replaces whatever was mapped there, without munmap. */
 	if (addr && (flags & SHM_REMAP))
-		pages_going((uintptr_t)addr, segment_len(shmid));
+		pages_going((uintptr_t)addr, page_round(segment_len(shmid)));
 	ret = f ? f(shmid, addr, flags)
 		: (void *)raw_syscall6(SYS_shmat, shmid, (long)addr, flags, 0, 0, 0);
 	if (ret != (void *)-1)
-		pages_fresh((uintptr_t)ret, segment_len(shmid));
+		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, shmid));
 	return ret;
 }
 
@@ -384,21 +470,25 @@ HOOK int shmdt(const void *addr)
 	size_t len = attached_len((uintptr_t)addr);
 	int ret;
 
-	pages_going((uintptr_t)addr, len);
+	detach_going((uintptr_t)addr, len);
 	ret = f ? f(addr) : (int)raw_syscall6(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
-	pages_going((uintptr_t)addr, len);
+	detach_going((uintptr_t)addr, len);
 	return ret;
 }
 
 /* The break moves: pages below it go when it falls, new ones appear when
  * it rises.  glibc's malloc moves it with its own internal calls, which
- * these do not see and need not (free does). */
+ * these do not see and need not (free does).  brk(NULL) and sbrk(0) only
+ * ask. */
 HOOK int brk(void *addr)
 {
 	int (*f)(void *) = (int (*)(void *))next_sym(&next_brk, "brk");
-	uintptr_t before = current_break();
+	uintptr_t before;
 	int ret;
 
+	if (!addr)
+		return f ? f(addr) : -1;
+	before = current_break();
 	if ((uintptr_t)addr < before)
 		pages_between((uintptr_t)addr, before);
 	ret = f ? f(addr) : -1;
@@ -409,16 +499,28 @@ HOOK int brk(void *addr)
 HOOK void *sbrk(intptr_t incr)
 {
 	void *(*f)(intptr_t) = (void *(*)(intptr_t))next_sym(&next_sbrk, "sbrk");
-	uintptr_t before = current_break();
+	uintptr_t before;
 	void *ret;
 
+	if (!incr)
+		return f ? f(incr) : (void *)-1;
+	before = current_break();
 	if (incr < 0)
 		pages_between(before + (uintptr_t)incr, before);
 	ret = f ? f(incr) : (void *)-1;
-	if (incr)
-		pages_between(before, current_break());
+	pages_between(before, current_break());
 	return ret;
 }
+
+#if defined(__LP64__)
+/* The same function as mmap where off_t has 64 bits; exported apart. */
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+
+HOOK void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+#endif
 
 /*
  * syscall(2) with the numbers that release or hand out pages: the same as
@@ -452,14 +554,20 @@ HOOK long syscall(long nr, ...)
 		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
 			pages_going((uintptr_t)a[0], (size_t)a[1]);
 		break;
+	case SYS_shmat:
+		if (a[1] && (a[2] & SHM_REMAP))
+			pages_going((uintptr_t)a[1], page_round(segment_len((int)a[0])));
+		break;
 	case SYS_shmdt:
 		len = attached_len((uintptr_t)a[0]);
-		pages_going((uintptr_t)a[0], len);
+		detach_going((uintptr_t)a[0], len);
 		break;
 	case SYS_brk:
-		before = current_break();
-		if ((uintptr_t)a[0] && (uintptr_t)a[0] < before)
-			pages_between((uintptr_t)a[0], before);
+		if (a[0]) {
+			before = current_break();
+			if ((uintptr_t)a[0] < before)
+				pages_between((uintptr_t)a[0], before);
+		}
 		break;
 	default:
 		break;
@@ -478,23 +586,24 @@ HOOK long syscall(long nr, ...)
 		if (a[3] & MREMAP_FIXED)
 			pages_going((uintptr_t)a[4], (size_t)a[2]);
 		if (ret != -1)
-			pages_fresh((uintptr_t)ret, (size_t)a[2]);
+			pages_fresh((uintptr_t)ret, page_round((size_t)a[2]));
 		break;
 	case SYS_mmap:
 		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
 			pages_going((uintptr_t)a[0], (size_t)a[1]);
 		if (ret != -1)
-			pages_fresh((uintptr_t)ret, (size_t)a[1]);
+			pages_fresh((uintptr_t)ret, page_round((size_t)a[1]));
 		break;
 	case SYS_shmat:
 		if (ret != -1)
-			pages_fresh((uintptr_t)ret, segment_len((int)a[0]));
+			pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, (int)a[0]));
 		break;
 	case SYS_shmdt:
-		pages_going((uintptr_t)a[0], len);
+		detach_going((uintptr_t)a[0], len);
 		break;
 	case SYS_brk:
-		pages_between(before, current_break());
+		if (a[0])
+			pages_between(before, current_break());
 		break;
 	default:
 		break;

@@ -18,7 +18,7 @@ TOOLCHAIN = {"_init", "_fini", "_edata", "_end", "__bss_start"}
 # libc functions the library interposes so that its registration cache
 # learns of memory freed or unmapped (src/provider/memhooks.c).
 INTERPOSED = {"free", "realloc", "reallocarray", "munmap", "mremap", "madvise", "mmap",
-              "shmat", "shmdt", "brk", "sbrk", "syscall"}
+              "mmap64", "shmat", "shmdt", "brk", "sbrk", "syscall"}
 
 
 def strip(text):

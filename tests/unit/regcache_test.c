@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -368,7 +369,47 @@ static void test_shm_detach(void **state)
 	assert_int_equal(invalidations(p), 1);
 }
 
-/* The break lowered over registered pages: forgotten. */
+/* Two attachments of one segment side by side: detaching the first
+ * leaves the second's registration alone; and a detach whose extent
+ * /proc/self/maps cannot tell (no descriptor left) drops every entry from
+ * its address up rather than risk a stale one. */
+static void test_shm_detach_extent(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const size_t len = 64u << 10;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+	struct rlimit old, none;
+	uint8_t *hole, *a, *b;
+	int fd;
+
+	need_kept_entries();
+	if (id < 0)
+		skip();
+	hole = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(hole != MAP_FAILED);
+	assert_int_equal(munmap(hole, 2 * len), 0);
+	a = shmat(id, hole, 0);
+	b = shmat(id, hole + len, 0);
+	assert_int_equal(shmctl(id, IPC_RMID, NULL), 0);
+	assert_true(a == hole && b == hole + len);
+	get_put(p, b, 4096, false, 0);
+	assert_int_equal(shmdt(a), 0);
+	assert_int_equal(invalidations(p), 0);
+
+	fd = dup(0);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	none = old;
+	none.rlim_cur = (rlim_t)fd; /* the next descriptor would be fd */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &none), 0);
+	assert_int_equal(shmdt(b), 0);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(invalidations(p), 1);
+}
+
+/* The break lowered over registered pages: forgotten.  Asking where it
+ * is (brk(NULL), sbrk(0)) drops nothing. */
 static void test_break_lowered(void **state)
 {
 	struct rpcrdma_provider *p = *state;
@@ -380,11 +421,17 @@ static void test_break_lowered(void **state)
 	 * the break while the test holds it. */
 	get_put(p, area[0], 4096, false, 0);
 	get_put(p, area[1], 4096, false, 0);
+	assert_int_equal(brk(NULL), 0);
+	assert_true(sbrk(0) != (void *)-1);
+	assert_int_equal(invalidations(p), 0);
 	m = sbrk(len);
 	if (m == (void *)-1)
 		skip();
 	get_put(p, m, 8192, false, 0);
 	assert_int_equal(regs, 3);
+	/* Lowered only if malloc did not move the break meanwhile, which
+	 * would cut its own memory off. */
+	assert_ptr_equal(sbrk(0), m + len);
 	assert_true(sbrk(-len) != (void *)-1);
 	assert_int_equal(invalidations(p), 1);
 }
@@ -403,6 +450,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_munmap_by_syscall, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unseen_release_caught_at_reuse, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_shm_detach, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_shm_detach_extent, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_break_lowered, setup, teardown),
 	};
 

@@ -287,25 +287,27 @@ static uint64_t rc_invalidations(struct env *e)
  * hook sees, and maps new memory at the same address. */
 enum rc_change { RC_FREE, RC_MUNMAP, RC_MADVISE, RC_REALLOC, RC_SHMDT, RC_UNSEEN };
 
-#if defined(__x86_64__)
 static long rc_unseen_munmap(void *addr, size_t len)
 {
-	long ret;
+	long ret = -ENOSYS;
 
+#if defined(__x86_64__)
 	__asm__ volatile("syscall"
 			 : "=a"(ret)
 			 : "0"((long)SYS_munmap), "D"(addr), "S"(len)
 			 : "rcx", "r11", "memory");
+#else
+	(void)addr;
+	(void)len;
+#endif
 	return ret;
 }
-#endif
 
 static int rc_invalidation(enum rc_change how)
 {
 	const size_t len = 64u << 10, big = 1u << 20;
 	uint8_t *dst = malloc(RC_SIZE), *buf, *nbuf;
 	struct rpcrdma_xprt_stats st0, st1;
-	int shm[2] = {-1, -1};
 	uint64_t inv0;
 	struct env e;
 
@@ -315,21 +317,19 @@ static int rc_invalidation(enum rc_change how)
 		buf = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(buf != MAP_FAILED);
 	} else if (how == RC_SHMDT) {
-		shm[0] = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
-		shm[1] = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
-		if (shm[0] < 0 || shm[1] < 0) {
+		int id = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
+
+		if (id < 0) {
 			fprintf(stderr, "no System V shared memory here: nothing to check\n");
-			for (int i = 0; i < 2; i++)
-				if (shm[i] >= 0)
-					shmctl(shm[i], IPC_RMID, NULL);
 			CHECK_RC(env_down(&e), 0);
 			free(dst);
 			return 0;
 		}
-		buf = shmat(shm[0], NULL, 0);
+		buf = shmat(id, NULL, 0);
+		/* Removed now, whatever happens next: gone at the last detach
+		 * (or at once, attached nowhere). */
+		CHECK_RC(shmctl(id, IPC_RMID, NULL), 0);
 		CHECK(buf != (void *)-1);
-		/* Gone with its last detach (one attached nowhere would go now). */
-		CHECK_RC(shmctl(shm[0], IPC_RMID, NULL), 0);
 	} else {
 		buf = malloc(len);
 		CHECK(buf);
@@ -362,18 +362,19 @@ static int rc_invalidation(enum rc_change how)
 		nbuf = buf;
 		CHECK(nbuf[0] == 0); /* new pages */
 		break;
-	case RC_SHMDT:
+	case RC_SHMDT: {
+		int id;
+
 		CHECK_RC(shmdt(buf), 0);
-		nbuf = shmat(shm[1], buf, 0);
+		id = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
+		CHECK(id >= 0);
+		nbuf = shmat(id, buf, 0);
+		CHECK_RC(shmctl(id, IPC_RMID, NULL), 0);
 		CHECK(nbuf == buf);
-		CHECK_RC(shmctl(shm[1], IPC_RMID, NULL), 0);
 		break;
+	}
 	case RC_UNSEEN:
-#if defined(__x86_64__)
 		CHECK_RC(rc_unseen_munmap(buf, big), 0);
-#else
-		CHECK_RC(syscall(SYS_munmap, buf, big), 0);
-#endif
 		nbuf = mmap(buf, big, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		CHECK(nbuf == buf);
@@ -434,7 +435,12 @@ static int case_regcache_shmdt(void)
 
 static int case_regcache_unseen_unmap(void)
 {
+#if !defined(__x86_64__)
+	fprintf(stderr, "no system call instruction of the test's own here: nothing to check\n");
+	return 0;
+#else
 	return rc_invalidation(RC_UNSEEN);
+#endif
 }
 
 /* More distinct buffers than the cache keeps: the coldest go, the counts
