@@ -51,6 +51,13 @@
 
 #include "provider/regcache.h"
 
+/* Where syscall(2)'s numbers map one to one onto the calls hooked here
+ * (32-bit x86 multiplexes System V memory through ipc and passes old mmap
+ * a structure): only there is syscall interposed. */
+#if defined(__LP64__) && defined(SYS_shmat) && defined(SYS_shmdt) && defined(SYS_mmap)
+#define MEMHOOKS_SYSCALL 1
+#endif
+
 enum hook_kind { H_MUNMAP, H_MREMAP, H_MADVISE, H_MMAP, H_FREE, H_REALLOC, H_NKINDS };
 
 /* Counted only while the self-check probes: every thread frees, and an
@@ -448,6 +455,19 @@ static void detach_going(uintptr_t addr, size_t len)
 		pages_going_from(addr);
 }
 
+/* shmat (@detach 0) or shmdt (1) when libc's is not known yet. */
+static void *shm_fallback(int detach, int shmid, const void *addr, int flags)
+{
+#ifdef MEMHOOKS_SYSCALL
+	return detach ? (void *)raw_syscall6(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0)
+		      : (void *)raw_syscall6(SYS_shmat, shmid, (long)addr, flags, 0, 0, 0);
+#else
+	(void)detach, (void)shmid, (void)addr, (void)flags;
+	errno = ENOSYS;
+	return (void *)-1;
+#endif
+}
+
 HOOK void *shmat(int shmid, const void *addr, int flags)
 {
 	void *(*f)(int, const void *, int) =
@@ -457,8 +477,7 @@ HOOK void *shmat(int shmid, const void *addr, int flags)
 	/* SHM_REMAP replaces whatever was mapped there, without munmap. */
 	if (addr && (flags & SHM_REMAP))
 		pages_going((uintptr_t)addr, page_round(segment_len(shmid)));
-	ret = f ? f(shmid, addr, flags)
-		: (void *)raw_syscall6(SYS_shmat, shmid, (long)addr, flags, 0, 0, 0);
+	ret = f ? f(shmid, addr, flags) : (void *)shm_fallback(0, shmid, addr, flags);
 	if (ret != (void *)-1)
 		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, shmid));
 	return ret;
@@ -471,7 +490,7 @@ HOOK int shmdt(const void *addr)
 	int ret;
 
 	detach_going((uintptr_t)addr, len);
-	ret = f ? f(addr) : (int)raw_syscall6(SYS_shmdt, (long)addr, 0, 0, 0, 0, 0);
+	ret = f ? f(addr) : (int)(intptr_t)shm_fallback(1, 0, addr, 0);
 	detach_going((uintptr_t)addr, len);
 	return ret;
 }
@@ -522,6 +541,7 @@ HOOK void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off
 }
 #endif
 
+#ifdef MEMHOOKS_SYSCALL
 /*
  * syscall(2) with the numbers that release or hand out pages: the same as
  * their wrappers above.  Every other number passes straight through.
@@ -610,6 +630,7 @@ HOOK long syscall(long nr, ...)
 	}
 	return ret;
 }
+#endif /* MEMHOOKS_SYSCALL */
 
 #endif /* RPCRDMA_NO_MEMHOOKS */
 
