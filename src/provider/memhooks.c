@@ -542,21 +542,10 @@ HOOK void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off
 #endif
 
 #ifdef MEMHOOKS_SYSCALL
-/*
- * syscall(2) with the numbers that release or hand out pages: the same as
- * their wrappers above.  Every other number passes straight through.
- */
-HOOK long syscall(long nr, ...)
+/* What system call @nr with arguments @a releases, dropped before it runs
+ * and again after, as the wrappers above do; @shm_len: shmdt's extent. */
+static void syscall_going(long nr, const long *a, size_t shm_len)
 {
-	long a[6], ret;
-	uintptr_t before = 0;
-	size_t len = 0;
-	va_list ap;
-
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
 	switch (nr) {
 	case SYS_munmap:
 		pages_going((uintptr_t)a[0], (size_t)a[1]);
@@ -579,55 +568,59 @@ HOOK long syscall(long nr, ...)
 			pages_going((uintptr_t)a[1], page_round(segment_len((int)a[0])));
 		break;
 	case SYS_shmdt:
-		len = attached_len((uintptr_t)a[0]);
-		detach_going((uintptr_t)a[0], len);
-		break;
-	case SYS_brk:
-		if (a[0]) {
-			before = current_break();
-			if ((uintptr_t)a[0] < before)
-				pages_between((uintptr_t)a[0], before);
-		}
+		detach_going((uintptr_t)a[0], shm_len);
 		break;
 	default:
 		break;
 	}
-	ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* What it handed out where nothing was mapped (@ret: its result). */
+static void syscall_fresh(long nr, const long *a, long ret)
+{
+	if (ret == -1)
+		return;
 	switch (nr) {
-	case SYS_munmap:
-		pages_going((uintptr_t)a[0], (size_t)a[1]);
-		break;
-	case SYS_madvise:
-		if (!advice_keeps_pages((int)a[2]))
-			pages_going((uintptr_t)a[0], (size_t)a[1]);
-		break;
 	case SYS_mremap:
-		pages_going((uintptr_t)a[0], (size_t)a[1]);
-		if (a[3] & MREMAP_FIXED)
-			pages_going((uintptr_t)a[4], (size_t)a[2]);
-		if (ret != -1)
-			pages_fresh((uintptr_t)ret, page_round((size_t)a[2]));
+		pages_fresh((uintptr_t)ret, page_round((size_t)a[2]));
 		break;
 	case SYS_mmap:
-		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
-			pages_going((uintptr_t)a[0], (size_t)a[1]);
-		if (ret != -1)
-			pages_fresh((uintptr_t)ret, page_round((size_t)a[1]));
+		pages_fresh((uintptr_t)ret, page_round((size_t)a[1]));
 		break;
 	case SYS_shmat:
-		if (ret != -1)
-			pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, (int)a[0]));
-		break;
-	case SYS_shmdt:
-		detach_going((uintptr_t)a[0], len);
-		break;
-	case SYS_brk:
-		if (a[0])
-			pages_between(before, current_break());
+		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, (int)a[0]));
 		break;
 	default:
 		break;
 	}
+}
+
+/*
+ * syscall(2) with the numbers that release or hand out pages: the same as
+ * their wrappers above.  Every other number passes straight through.
+ */
+HOOK long syscall(long nr, ...)
+{
+	long a[6], ret;
+	size_t shm_len;
+	uintptr_t before;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	shm_len = nr == SYS_shmdt ? attached_len((uintptr_t)a[0]) : 0;
+	/* brk(0) only asks where the break is. */
+	before = nr == SYS_brk && a[0] ? current_break() : 0;
+	syscall_going(nr, a, shm_len);
+	if (before && (uintptr_t)a[0] < before)
+		pages_between((uintptr_t)a[0], before);
+	ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	syscall_going(nr, a, shm_len);
+	syscall_fresh(nr, a, ret);
+	if (before)
+		pages_between(before, current_break());
 	return ret;
 }
 #endif /* MEMHOOKS_SYSCALL */

@@ -29,6 +29,7 @@
 #include "provider/provider.h"
 #include "provider/regcache.h"
 #include "rpcrdma/mem.h"
+#include "../unseen_munmap.h"
 
 static unsigned int regs, deregs, refused;
 /* Registrations longer than this fail, as RLIMIT_MEMLOCK makes them
@@ -288,7 +289,7 @@ static uint64_t invalidations(struct rpcrdma_provider *p)
 }
 
 /* Memory released through syscall(2) rather than munmap(): seen all the
- * same, before the pages go. */
+ * same, before the pages go; syscall(SYS_brk, 0) drops nothing. */
 static void test_munmap_by_syscall(void **state)
 {
 	struct rpcrdma_provider *p = *state;
@@ -302,27 +303,11 @@ static void test_munmap_by_syscall(void **state)
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(m != MAP_FAILED);
 	get_put(p, m, len, false, 0);
+	get_put(p, area[0], 4096, false, 0);  /* below the break */
+	assert_true(syscall(SYS_brk, 0) > 0); /* only asks */
 	assert_int_equal(invalidations(p), 0);
 	assert_int_equal(syscall(SYS_munmap, m, len), 0);
 	assert_int_equal(invalidations(p), 1);
-}
-
-/* munmap as no wrapper sees it (a system call instruction of the
- * application's own, io_uring); -ENOSYS where the test cannot make one. */
-static long unseen_munmap(void *addr, size_t len)
-{
-	long ret = -ENOSYS;
-
-#if defined(__x86_64__)
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_munmap), "D"(addr), "S"(len)
-			 : "rcx", "r11", "memory");
-#else
-	(void)addr;
-	(void)len;
-#endif
-	return ret;
 }
 
 /* Released unseen, then handed out again by mmap: the stale registration

@@ -16,6 +16,7 @@
 
 #include "provider/regcache.h"
 #include "rpcrdma/mem.h"
+#include "../unseen_munmap.h"
 
 #define RC_PROG 0x20000778u
 #define RC_SIZE (256u << 10)
@@ -287,20 +288,23 @@ static uint64_t rc_invalidations(struct env *e)
  * hook sees, and maps new memory at the same address. */
 enum rc_change { RC_FREE, RC_MUNMAP, RC_MADVISE, RC_REALLOC, RC_SHMDT, RC_UNSEEN };
 
-static long rc_unseen_munmap(void *addr, size_t len)
+/* A new System V segment of @len bytes attached at @at (NULL: anywhere)
+ * into *@out (NULL if it could not be attached), and already removed, so
+ * that it goes at its last detach whatever the test does next.  -ENOSPC
+ * when no segment can be made here. */
+static int rc_shm_attach(void *at, size_t len, uint8_t **out)
 {
-	long ret = -ENOSYS;
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+	void *m;
 
-#if defined(__x86_64__)
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "0"((long)SYS_munmap), "D"(addr), "S"(len)
-			 : "rcx", "r11", "memory");
-#else
-	(void)addr;
-	(void)len;
-#endif
-	return ret;
+	*out = NULL;
+	if (id < 0)
+		return -ENOSPC;
+	m = shmat(id, at, 0);
+	if (shmctl(id, IPC_RMID, NULL))
+		return -errno;
+	*out = m == (void *)-1 ? NULL : m;
+	return 0;
 }
 
 static int rc_invalidation(enum rc_change how)
@@ -317,19 +321,13 @@ static int rc_invalidation(enum rc_change how)
 		buf = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		CHECK(buf != MAP_FAILED);
 	} else if (how == RC_SHMDT) {
-		int id = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
-
-		if (id < 0) {
+		if (rc_shm_attach(NULL, big, &buf) == -ENOSPC) {
 			fprintf(stderr, "no System V shared memory here: nothing to check\n");
 			CHECK_RC(env_down(&e), 0);
 			free(dst);
 			return 0;
 		}
-		buf = shmat(id, NULL, 0);
-		/* Removed now, whatever happens next: gone at the last detach
-		 * (or at once, attached nowhere). */
-		CHECK_RC(shmctl(id, IPC_RMID, NULL), 0);
-		CHECK(buf != (void *)-1);
+		CHECK(buf);
 	} else {
 		buf = malloc(len);
 		CHECK(buf);
@@ -362,19 +360,13 @@ static int rc_invalidation(enum rc_change how)
 		nbuf = buf;
 		CHECK(nbuf[0] == 0); /* new pages */
 		break;
-	case RC_SHMDT: {
-		int id;
-
+	case RC_SHMDT:
 		CHECK_RC(shmdt(buf), 0);
-		id = shmget(IPC_PRIVATE, big, IPC_CREAT | 0600);
-		CHECK(id >= 0);
-		nbuf = shmat(id, buf, 0);
-		CHECK_RC(shmctl(id, IPC_RMID, NULL), 0);
+		CHECK_RC(rc_shm_attach(buf, big, &nbuf), 0);
 		CHECK(nbuf == buf);
 		break;
-	}
 	case RC_UNSEEN:
-		CHECK_RC(rc_unseen_munmap(buf, big), 0);
+		CHECK_RC(unseen_munmap(buf, big), 0);
 		nbuf = mmap(buf, big, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 		CHECK(nbuf == buf);
