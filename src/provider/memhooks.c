@@ -24,10 +24,12 @@
  * and counting (rpcrdma__memhooks_active): a sanitizer's interceptors or
  * another allocator loaded before us take these symbols, and a sanitizer
  * build (RPCRDMA_NO_MEMHOOKS) defines none.  The check leaves out shmat,
- * shmdt, brk, sbrk and syscall, which it could not do on every system
- * (SysV memory may be forbidden) or at all safely (the break belongs to
- * malloc).  Not seen in any case: a release made without libc's wrappers
- * whose addresses are then reused the same way.
+ * shmdt, brk, sbrk, mmap64 and syscall, which it could not make on every
+ * system (SysV memory may be forbidden) or at all safely (the break belongs
+ * to malloc).  Not seen in any case: a release made without libc's
+ * wrappers whose addresses do not come back through these functions, and
+ * mappings glibc and the loader make and remove themselves (thread stacks,
+ * dlopen).
  *
  * WARNING: free runs everywhere, inside other allocators' and dlsym's
  * paths too: the hooks allocate nothing, and free called while the next
@@ -36,6 +38,9 @@
  * syscall(SYS_munmap) from a signal handler that interrupted one of these
  * hooks in the same thread would deadlock, like malloc there.
  */
+/* With 64-bit file offsets glibc names mmap mmap64 in its headers, and this
+ * file defines both; on 64-bit systems they are the same function. */
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -112,9 +117,28 @@ __attribute__((constructor)) static void memhooks_init(void)
 	(void)next_sym(&next_syscall, "syscall");
 }
 
+static uintptr_t page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? (uintptr_t)ps : 4096;
+}
+
+static size_t page_round(size_t len)
+{
+	size_t pg = page_size();
+
+	return len > SIZE_MAX - pg ? SIZE_MAX : (len + pg - 1) & ~(pg - 1);
+}
+
+/* The kernel releases or advises whole pages: [@addr, @addr + @len)
+ * widened to them. */
 static void pages_going(uintptr_t addr, size_t len)
 {
-	rpcrdma__regcache_invalidate((const void *)addr, len, true);
+	uintptr_t start = addr & ~(page_size() - 1);
+	size_t span = len > SIZE_MAX - (addr - start) ? SIZE_MAX : len + (addr - start);
+
+	rpcrdma__regcache_invalidate((const void *)start, page_round(span), true);
 }
 
 /*
@@ -188,14 +212,6 @@ static long raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, l
 	return ret;
 }
 
-static size_t page_round(size_t len)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-	size_t pg = ps > 0 ? (size_t)ps : 4096;
-
-	return len > SIZE_MAX - pg ? SIZE_MAX : (len + pg - 1) & ~(pg - 1);
-}
-
 /* Everything from @addr up: for when the extent of what goes is unknown.
  * Only re-registrations are lost. */
 static void pages_going_from(uintptr_t addr)
@@ -210,16 +226,32 @@ static uintptr_t current_break(void)
 	return b == -1 ? 0 : (uintptr_t)b;
 }
 
+/* The size of System V segment @shmid in bytes (0 if unknown). */
+static size_t segment_len(int shmid)
+{
+	struct shmid_ds ds;
+	int saved = errno;
+
+	if (shmctl(shmid, IPC_STAT, &ds)) {
+		errno = saved;
+		return 0;
+	}
+	return ds.shm_segsz;
+}
+
 /*
- * The length of the System V attachment at @addr: its mapping and those
- * right after it of the same segment at the offsets that follow (an
- * mprotect splits one), from /proc/self/maps, read a byte at a time
- * through a small buffer since nothing here may allocate.  0 when none
- * starts at @addr or the file cannot be read.
+ * The extent of the System V attachment at @addr, as shmdt will detach
+ * it: the segment's size in pages, the segment being the one
+ * /proc/self/maps shows there (its inode is the segment's id), or longer
+ * where the maps show its pages going on (huge pages).  Read a byte at a
+ * time through a small buffer, since nothing here may allocate, and not
+ * cancelled half way.  0 when nothing starts at @addr or the file cannot
+ * be read.
  */
 static size_t attached_len(uintptr_t addr)
 {
-	int saved = errno, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int saved = errno, cancel, fd;
+	size_t len;
 	uintptr_t start = 0, end = 0, seg_end = 0, offset = 0;
 	unsigned long inode = 0, seg_inode = 0;
 	unsigned int field = 0;
@@ -227,7 +259,10 @@ static size_t attached_len(uintptr_t addr)
 	char buf[1024];
 	ssize_t n;
 
+	(void)pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
+		(void)pthread_setcancelstate(cancel, NULL);
 		errno = saved;
 		return 0;
 	}
@@ -246,7 +281,8 @@ static size_t attached_len(uintptr_t addr)
 					seg_inode = inode;
 				} else if (found) {
 					/* The same attachment goes on where the
-					 * segment's offsets do. */
+					 * segment's offsets do (a hole in it is
+					 * covered by the segment's size). */
 					if (start == seg_end && inode == seg_inode && inode != 0 &&
 					    offset == start - addr)
 						seg_end = end;
@@ -283,21 +319,16 @@ static size_t attached_len(uintptr_t addr)
 		}
 	}
 	close(fd);
-	errno = saved;
-	return found && seg_end > addr ? seg_end - addr : 0;
-}
+	(void)pthread_setcancelstate(cancel, NULL);
+	len = found && seg_end > addr ? seg_end - addr : 0;
+	if (found && seg_inode && seg_inode <= (unsigned long)INT32_MAX) {
+		size_t whole = page_round(segment_len((int)seg_inode));
 
-/* The size of System V segment @shmid in bytes (0 if unknown). */
-static size_t segment_len(int shmid)
-{
-	struct shmid_ds ds;
-	int saved = errno;
-
-	if (shmctl(shmid, IPC_STAT, &ds)) {
-		errno = saved;
-		return 0;
+		if (whole > len)
+			len = whole;
 	}
-	return ds.shm_segsz;
+	errno = saved;
+	return len;
 }
 
 HOOK int munmap(void *addr, size_t len)
@@ -306,9 +337,9 @@ HOOK int munmap(void *addr, size_t len)
 	int ret;
 
 	seen(H_MUNMAP);
-	rpcrdma__regcache_invalidate(addr, len, true);
+	pages_going((uintptr_t)addr, len);
 	ret = f ? f(addr, len) : (int)syscall(SYS_munmap, addr, len);
-	rpcrdma__regcache_invalidate(addr, len, true);
+	pages_going((uintptr_t)addr, len);
 	return ret;
 }
 
@@ -325,16 +356,16 @@ HOOK void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 		va_end(ap);
 	}
 	seen(H_MREMAP);
-	rpcrdma__regcache_invalidate(old, old_len, true);
+	pages_going((uintptr_t)old, old_len);
 	if (dst)
-		rpcrdma__regcache_invalidate(dst, new_len, true);
+		pages_going((uintptr_t)dst, new_len);
 	if (f)
 		ret = dst ? f(old, old_len, new_len, flags, dst) : f(old, old_len, new_len, flags);
 	else
 		ret = (void *)syscall(SYS_mremap, old, old_len, new_len, flags, dst);
-	rpcrdma__regcache_invalidate(old, old_len, true);
+	pages_going((uintptr_t)old, old_len);
 	if (dst)
-		rpcrdma__regcache_invalidate(dst, new_len, true);
+		pages_going((uintptr_t)dst, new_len);
 	if (ret != MAP_FAILED)
 		pages_fresh((uintptr_t)ret, page_round(new_len));
 	return ret;
@@ -367,10 +398,10 @@ HOOK int madvise(void *addr, size_t len, int advice)
 
 	seen(H_MADVISE);
 	if (pages)
-		rpcrdma__regcache_invalidate(addr, len, true);
+		pages_going((uintptr_t)addr, len);
 	ret = f ? f(addr, len, advice) : (int)syscall(SYS_madvise, addr, len, advice);
 	if (pages)
-		rpcrdma__regcache_invalidate(addr, len, true);
+		pages_going((uintptr_t)addr, len);
 	return ret;
 }
 
@@ -384,11 +415,11 @@ HOOK void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 	seen(H_MMAP);
 	if (replaces)
-		rpcrdma__regcache_invalidate(addr, len, true);
+		pages_going((uintptr_t)addr, len);
 	ret = f ? f(addr, len, prot, flags, fd, off)
 		: (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if (replaces)
-		rpcrdma__regcache_invalidate(addr, len, true);
+		pages_going((uintptr_t)addr, len);
 	if (ret != MAP_FAILED)
 		pages_fresh((uintptr_t)ret, page_round(len));
 	return ret;
@@ -437,12 +468,40 @@ HOOK void *reallocarray(void *ptr, size_t n, size_t size)
 }
 
 /* The extent of the attachment shmat just made at @at: what the maps
- * say (exact, huge pages too), else the segment's size in pages. */
+ * say (huge pages too), else the segment's size in pages. */
 static size_t attachment_len(uintptr_t at, int shmid)
 {
 	size_t len = attached_len(at);
 
 	return len ? len : page_round(segment_len(shmid));
+}
+
+/* Where shmat(@addr, @flags) attaches: SHM_RND rounds down to SHMLBA. */
+static uintptr_t attach_at(const void *addr, int flags)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	return flags & SHM_RND ? a - a % (uintptr_t)SHMLBA : a;
+}
+
+/* Before and after an attachment: SHM_REMAP replaces whatever was mapped
+ * there without munmap (before: what it will replace, after: all it did;
+ * a registration made meanwhile over the old pages goes too).  Otherwise
+ * the kernel found the range unmapped. */
+static void attach_before(int shmid, const void *addr, int flags)
+{
+	if (addr && (flags & SHM_REMAP))
+		pages_going(attach_at(addr, flags), page_round(segment_len(shmid)));
+}
+
+static void attach_after(int shmid, int flags, void *ret)
+{
+	if (ret == (void *)-1)
+		return;
+	if (flags & SHM_REMAP)
+		pages_going((uintptr_t)ret, attachment_len((uintptr_t)ret, shmid));
+	else
+		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, shmid));
 }
 
 /* What a detach at @addr is about to release; unknown (no /proc): all
@@ -474,12 +533,9 @@ HOOK void *shmat(int shmid, const void *addr, int flags)
 	    (void *(*)(int, const void *, int))next_sym(&next_shmat, "shmat");
 	void *ret;
 
-	/* SHM_REMAP replaces whatever was mapped there, without munmap. */
-	if (addr && (flags & SHM_REMAP))
-		pages_going((uintptr_t)addr, page_round(segment_len(shmid)));
+	attach_before(shmid, addr, flags);
 	ret = f ? f(shmid, addr, flags) : (void *)shm_fallback(0, shmid, addr, flags);
-	if (ret != (void *)-1)
-		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, shmid));
+	attach_after(shmid, flags, ret);
 	return ret;
 }
 
@@ -563,10 +619,6 @@ static void syscall_going(long nr, const long *a, size_t shm_len)
 		if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE))
 			pages_going((uintptr_t)a[0], (size_t)a[1]);
 		break;
-	case SYS_shmat:
-		if (a[1] && (a[2] & SHM_REMAP))
-			pages_going((uintptr_t)a[1], page_round(segment_len((int)a[0])));
-		break;
 	case SYS_shmdt:
 		detach_going((uintptr_t)a[0], shm_len);
 		break;
@@ -586,9 +638,6 @@ static void syscall_fresh(long nr, const long *a, long ret)
 		break;
 	case SYS_mmap:
 		pages_fresh((uintptr_t)ret, page_round((size_t)a[1]));
-		break;
-	case SYS_shmat:
-		pages_fresh((uintptr_t)ret, attachment_len((uintptr_t)ret, (int)a[0]));
 		break;
 	default:
 		break;
@@ -614,11 +663,15 @@ HOOK long syscall(long nr, ...)
 	/* brk(0) only asks where the break is. */
 	before = nr == SYS_brk && a[0] ? current_break() : 0;
 	syscall_going(nr, a, shm_len);
+	if (nr == SYS_shmat)
+		attach_before((int)a[0], (const void *)a[1], (int)a[2]);
 	if (before && (uintptr_t)a[0] < before)
 		pages_between((uintptr_t)a[0], before);
 	ret = raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	syscall_going(nr, a, shm_len);
 	syscall_fresh(nr, a, ret);
+	if (nr == SYS_shmat)
+		attach_after((int)a[0], (int)a[2], (void *)ret);
 	if (before)
 		pages_between(before, current_break());
 	return ret;

@@ -100,7 +100,7 @@ struct rpcrdma_mem_region {
 };
 
 static pthread_mutex_t rc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rpcrdma__regcache *caches; /* under rc_lock */
+static struct rpcrdma__regcache *caches;   /* under rc_lock */
 static struct rpcrdma_mem_region *regions; /* under rc_lock */
 static unsigned int nregions;
 /* The hull of every range ever kept by a pinning cache: frees outside it
@@ -137,6 +137,14 @@ static void fork_after(void)
 static void atfork_init(void)
 {
 	(void)pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
+/* At load, not at the first use: prepare handlers run in the reverse order
+ * of registration, and one registered before ours would run with the lock
+ * held, where a free or munmap of its own would wait for ever. */
+__attribute__((constructor)) static void atfork_at_load(void)
+{
+	pthread_once(&atfork_once, atfork_init);
 }
 
 static void list_push(struct re_list *l, struct rpcrdma__regent *e)
@@ -233,7 +241,8 @@ static void index_del_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regen
 		i++;
 	if (i == rc->nent)
 		return; /* not indexed: cannot happen */
-	memmove(&rc->by_start[i], &rc->by_start[i + 1], (rc->nent - i - 1) * sizeof(rc->by_start[0]));
+	memmove(&rc->by_start[i], &rc->by_start[i + 1],
+		(rc->nent - i - 1) * sizeof(rc->by_start[0]));
 	if (rc->nent == 1)
 		rc->max_len = 0;
 }
