@@ -314,6 +314,8 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	/* has the minimum each message form needs).                             */            \
 	X(prov_sends)          /* Sends posted */                                              \
 	X(prov_recvs)          /* receives posted */                                           \
+	X(recvs_posted_now)    /* receives posted and not yet completed, now: a level, */     \
+			       /* each holding a buffer of the inline receive size       */ \
 	X(prov_reads)          /* RDMA Reads posted */                                         \
 	X(prov_writes)         /* RDMA Writes posted */                                        \
 	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \

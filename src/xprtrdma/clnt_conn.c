@@ -367,6 +367,7 @@ void rpcrdma__xclnt_op_stats(struct rpcrdma__clnt_transport *tt, struct rpcrdma_
 
 	*out = t->st;
 	rpcrdma__xdev_add_stats(&t->dev, out);
+	out->recvs_posted_now += t->conn.recv_posted;
 	if (t->cr.max_in_flight_seen > out->credits_in_use_max)
 		out->credits_in_use_max = t->cr.max_in_flight_seen;
 	if (t->bc_host)

@@ -217,11 +217,15 @@ void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc)
 }
 
 /* Keep the receives the grant needs posted, within what one connection
- * may hold. */
+ * may hold.  Until a reply has granted credits the requester's need is
+ * unknown: the configured credits are posted.  After, the most ever
+ * granted, which a requester asking for fewer credits than configured
+ * keeps below them: its receives, and the memory they cycle through,
+ * follow what it asked for. */
 void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc)
 {
 	struct rpcrdma__xsvc *v = sc->svc;
-	uint32_t target = (sc->grant > v->credits ? sc->grant : v->credits) + sc->bc_recvs;
+	uint32_t target = (sc->grant ? sc->grant : v->credits) + sc->bc_recvs;
 	uint32_t cap = 2 * v->credits + 4 + sc->bc_recvs;
 
 	if (v->partner)

@@ -539,6 +539,8 @@ static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats
 
 	*out = v->st;
 	rpcrdma__xdev_add_stats(&v->dev, out);
+	for (struct rpcrdma__xsconn *sc = v->conns; sc; sc = sc->next)
+		out->recvs_posted_now += sc->c.recv_posted;
 	for (struct rpcrdma__xsvc *d = v->devs; d; d = d->dev_next) {
 		struct rpcrdma_xprt_stats one;
 

@@ -326,6 +326,54 @@ static int test_credits(struct env *e)
 }
 
 /*
+ * The server posts receives for what it granted: a requester asking for 4
+ * credits of a server configured for 32 leaves 4 posted once the first
+ * reply has told it so (the 32 posted at connection drain as calls come);
+ * one asking for more than 32 keeps the 32.
+ */
+static int test_credits_receives(struct env *e)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct tclient tc;
+	struct rpcrdma_xprt_stats ss, cs;
+
+	memset(&so, 0, sizeof(so));
+	so.credits = 32;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	for (int want = 4; want <= 64; want += 60) {
+		uint64_t base;
+
+		rpcrdma_client_opts_default(&co);
+		co.credits = (uint32_t)want;
+		CHECK_OK(tclient_open(e, &tc, ts.port, &co));
+		for (unsigned int i = 0; i < 100; i++) {
+			struct tcall *c = tcall_new(&tc, 16, 64, 0, 0, 16, 0, 0);
+
+			CHECK(c);
+			CHECK_OK(tcall_roundtrip(&tc, c)); /* freed with the client */
+		}
+		ss = sstats(&ts);
+		cs = cstats(&tc);
+		fprintf(stderr,
+			"requested %d of 32: server granted %llu, receives posted %llu; "
+			"client %llu\n",
+			want, (unsigned long long)ss.credits_granted,
+			(unsigned long long)ss.recvs_posted_now,
+			(unsigned long long)cs.recvs_posted_now);
+		base = want < 32 ? (uint64_t)want : 32;
+		CHECK_RC(ss.credits_granted, base);
+		/* The grant's receives, and any the backchannel keeps. */
+		CHECK(ss.recvs_posted_now >= base && ss.recvs_posted_now <= base + 2);
+		CHECK(cs.recvs_posted_now > 0);
+		tclient_close(&tc);
+	}
+	tserver_close(&ts);
+	return 0;
+}
+
+/*
  * A raw requester against our responder.
  */
 static int raw_call(struct raw *r, struct rpcrdma_hdr *h, uint32_t pre, uint32_t arg, uint32_t rddp,
@@ -1753,6 +1801,7 @@ static const struct test_case cases[] = {
     {"forms", test_forms},
     {"private_data", test_private_data},
     {"credits", test_credits},
+    {"credits_receives", test_credits_receives},
     {"bad_headers", test_bad_headers},
     {"short_reply_chunk", test_short_reply_chunk},
     {"chunk_layouts", test_chunk_layouts},

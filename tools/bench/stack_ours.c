@@ -519,7 +519,10 @@ static int ours_setup(struct bench_thread *t)
 	rpcrdma_client_opts_default(&co);
 	co.transport = t->cfg->transport;
 	co.provider = t->cfg->provider;
-	co.credits = p->depth > 128 ? p->depth : 128;
+	/* What the point keeps in flight, as an application sizes its
+	 * client: the server then posts receives for that many calls, not for
+	 * all it could grant. */
+	co.credits = p->depth ? p->depth : 1;
 	if (t->cfg->inline_size)
 		co.inline_send = co.inline_recv = t->cfg->inline_size;
 	co.max_record = BENCH_MAX_SIZE + 65536;
