@@ -129,6 +129,12 @@ static void finalize(struct rpcrdma_client *c)
 		call_list_remove(cc);
 		finish(cc, cc->fence_status);
 	}
+	while (c->spare_calls) {
+		struct client_call *cc = c->spare_calls;
+
+		c->spare_calls = cc->table_next;
+		free(cc);
+	}
 	rpcrdma__loop_unref(c->loop);
 	free(c);
 }
@@ -199,6 +205,23 @@ static bool park_fencing(struct rpcrdma_client *c, struct client_call *cc, bool 
 	return true;
 }
 
+/* Whether @cc, finished, was kept for the next call (RPCRDMA__CLNT_SPARE_CALLS). */
+static bool keep_spare(struct rpcrdma_client *c, struct client_call *cc)
+{
+#if RPCRDMA__CLNT_SPARE_CALLS
+	if (c->nspare_calls < RPCRDMA__CLNT_SPARE_CALLS) {
+		cc->table_next = c->spare_calls;
+		c->spare_calls = cc;
+		c->nspare_calls++;
+		return true;
+	}
+#else
+	(void)c;
+	(void)cc;
+#endif
+	return false;
+}
+
 /* Fill the outputs, free our state, run done().  @cc is detached. */
 void rpcrdma__clnt_finish(struct client_call *cc, int status)
 {
@@ -207,7 +230,8 @@ void rpcrdma__clnt_finish(struct client_call *cc, int status)
 	call->status = status;
 	call->xid = cc->req.xid;
 	call->priv[0] = NULL;
-	free(cc);
+	if (!keep_spare(cc->clnt, cc))
+		free(cc);
 	call->done(call, call->ctx);
 }
 
@@ -479,9 +503,16 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 		return -ESHUTDOWN;
 	if (c->refusal)
 		return c->refusal;
-	cc = calloc(1, sizeof(*cc));
-	if (!cc)
-		return -ENOMEM;
+	cc = c->spare_calls;
+	if (cc) {
+		c->spare_calls = cc->table_next;
+		c->nspare_calls--;
+		memset(cc, 0, sizeof(*cc));
+	} else {
+		cc = calloc(1, sizeof(*cc));
+		if (!cc)
+			return -ENOMEM;
+	}
 	rpcrdma__list_init(&cc->node);
 	cc->call = call;
 	cc->clnt = c;

@@ -18,6 +18,22 @@
 #define RPCRDMA__CLNT_TABLE_SIZE 1024u /* XIDs are sequential: xid & mask spreads evenly */
 #define RPCRDMA__CLNT_HINT_SLOTS 64u   /* procedures whose large calls we remember */
 
+/*
+ * Finished calls' blocks a client keeps for its next calls, so that a
+ * steady stream of calls allocates none.  None in AddressSanitizer builds,
+ * where a block reused would hide a use after free.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RPCRDMA__CLNT_SPARE_CALLS 0u
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RPCRDMA__CLNT_SPARE_CALLS 0u
+#endif
+#endif
+#ifndef RPCRDMA__CLNT_SPARE_CALLS
+#define RPCRDMA__CLNT_SPARE_CALLS 64u
+#endif
+
 enum rpcrdma__conn_state {
 	RPCRDMA__CONN_DOWN,
 	RPCRDMA__CONN_CONNECTING,
@@ -40,7 +56,7 @@ struct rpcrdma__client_call {
 	 * connection it must go again on (TCP).  Otherwise NULL. */
 	struct rpcrdma__clnt_conn *conn;
 	struct rpcrdma__timer timer;
-	struct rpcrdma__client_call *table_next; /* table chain */
+	struct rpcrdma__client_call *table_next; /* table chain; finished: the spares */
 	struct rpcrdma__list node; /* on queued, a pinned list, sent, fencing (or a local list) */
 	enum rpcrdma__cc_state state;
 	unsigned int losses; /* connections lost while in flight */
@@ -83,6 +99,8 @@ struct rpcrdma_client {
 	 * so a stream of large writes does not rediscover it each time. */
 	size_t proc_hint[RPCRDMA__CLNT_HINT_SLOTS];
 	struct rpcrdma__client_call *table[RPCRDMA__CLNT_TABLE_SIZE];
+	struct rpcrdma__client_call *spare_calls; /* RPCRDMA__CLNT_SPARE_CALLS */
+	unsigned int nspare_calls;
 	struct rpcrdma__list queued, sent;
 	struct rpcrdma__list fencing; /* FENCING calls, completed from on_aborted */
 	unsigned int nsent, nsent_max;

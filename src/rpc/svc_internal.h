@@ -41,6 +41,17 @@ struct rpcrdma__svc_prog {
 #define RPCRDMA__SVC_INLINE_ARGS 256
 #endif
 
+/*
+ * Requests a core keeps for reuse once answered, so that a steady stream
+ * of calls allocates none.  None in AddressSanitizer builds, where a block
+ * reused would hide a use after free.
+ */
+#if RPCRDMA__SVC_INLINE_ARGS
+#define RPCRDMA__SVC_SPARE_REQS 64u
+#else
+#define RPCRDMA__SVC_SPARE_REQS 0u
+#endif
+
 enum rpcrdma__svc_req_state {
 	RPCRDMA__SVC_RUNNING,  /* being dispatched */
 	RPCRDMA__SVC_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
@@ -53,18 +64,19 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__sreq *t;
 	const struct rpcrdma_svc_proc *proc;
 	void *args, *res;
-	struct rpcrdma__drc_entry *drc; /* running: its cache entry (the entry's owner is us) */
-	struct rpcrdma_svc_req *parked; /* running: its newest duplicate waiting */
-	struct rpcrdma_svc_req *orig;   /* parked: the call it waits for */
-	struct rpcrdma__drc_key key;    /* watching: the call it waits for */
-	struct rpcrdma__timer watch;    /* watching: the next look at the cache */
+	struct rpcrdma__drc_entry *drc;     /* running: its cache entry (the entry's owner is us) */
+	struct rpcrdma_svc_req *parked;     /* running: its newest duplicate waiting */
+	struct rpcrdma_svc_req *orig;       /* parked: the call it waits for */
+	struct rpcrdma_svc_req *spare_next; /* answered: on the core's spares */
+	struct rpcrdma__drc_key key;        /* watching: the call it waits for */
+	struct rpcrdma__timer watch;        /* watching: the next look at the cache */
 	uint32_t watch_ms;
 	/* Set on the core's thread, read by rpcrdma_server_inflight() from any. */
 	_Atomic(enum rpcrdma__svc_req_state) state;
-	bool ran;                    /* the procedure was called: free_res applies */
-	struct rpcrdma__list wnode;  /* on the core's waiting list: deferred or parked */
-	struct rpcrdma__list live;   /* on the core's live list, from its decode to free */
-	uint64_t start_ns;           /* arrival, for rpcrdma_server_inflight() */
+	bool ran;                   /* the procedure was called: free_res applies */
+	struct rpcrdma__list wnode; /* on the core's waiting list: deferred or parked */
+	struct rpcrdma__list live;  /* on the core's live list, from its decode to free */
+	uint64_t start_ns;          /* arrival, for rpcrdma_server_inflight() */
 	/* The transport's call, as rpcrdma_server_inflight() shows it: copied
 	 * at publish, since the transport may free its call (a TCP reply
 	 * sent) before the request leaves the live list. */
@@ -98,13 +110,16 @@ struct rpcrdma_server {
 	const struct rpcrdma__svc_transport_ops *ops;
 	struct rpcrdma__svc_transport *t;
 	struct rpcrdma_server_opts opts;
-	struct rpcrdma_server *root;     /* itself, or the server a worker serves */
+	struct rpcrdma_server *root;  /* itself, or the server a worker serves */
 	struct rpcrdma__list waiting; /* deferred and parked requests (wnode) */
 	/* Every request of the core, for rpcrdma_server_inflight() from any
 	 * thread: linked and unlinked under live_lock. */
 	struct rpcrdma__list live;
 	pthread_mutex_t live_lock;
 	uint64_t bad_msgs, dups;
+	/* Answered requests kept for the next calls (RPCRDMA__SVC_SPARE_REQS). */
+	struct rpcrdma_svc_req *spare_reqs;
+	unsigned int nspare_reqs;
 	unsigned int busy;
 	bool destroying;
 	struct rpcrdma__timer free_timer;

@@ -28,15 +28,28 @@ void rpcrdma__svc_core_init(struct rpcrdma_server *s)
 
 void rpcrdma__svc_core_fini(struct rpcrdma_server *s)
 {
+	while (s->spare_reqs) {
+		struct rpcrdma_svc_req *r = s->spare_reqs;
+
+		s->spare_reqs = r->spare_next;
+		free(r);
+	}
+	s->nspare_reqs = 0;
 	pthread_mutex_destroy(&s->live_lock);
 }
 
 struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t)
 {
-	struct rpcrdma_svc_req *r = malloc(sizeof(*r));
+	struct rpcrdma_svc_req *r = s->spare_reqs;
 
-	if (!r)
-		return NULL;
+	if (r) {
+		s->spare_reqs = r->spare_next;
+		s->nspare_reqs--;
+	} else {
+		r = malloc(sizeof(*r));
+		if (!r)
+			return NULL;
+	}
 	memset(r, 0, offsetof(struct rpcrdma_svc_req, msg));
 	r->srv = s;
 	r->t = t;
@@ -73,6 +86,15 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 	/* r->res lies in the same block (run_proc). */
 	if (r->args != (void *)r->inline_args)
 		free(r->args);
+#if RPCRDMA__SVC_SPARE_REQS
+	/* Requests are freed on their core's thread, as they are made. */
+	if (s->nspare_reqs < RPCRDMA__SVC_SPARE_REQS && !s->destroying) {
+		r->spare_next = s->spare_reqs;
+		s->spare_reqs = r;
+		s->nspare_reqs++;
+		return;
+	}
+#endif
 	free(r);
 }
 
