@@ -159,7 +159,8 @@ static void flat_auth_store(struct rpcrdma_opaque_auth *auth, uint32_t flavor, u
 {
 	auth->flavor = flavor;
 	auth->len = len;
-	memcpy(auth->body, body, len);
+	if (len) /* most are AUTH_NONE: no call for nothing */
+		memcpy(auth->body, body, len);
 }
 
 static bool decode_flat(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
@@ -289,6 +290,8 @@ static uint8_t *put_auth(uint8_t *p, const struct rpcrdma_opaque_auth *auth)
 
 	p = put_u32(p, auth->flavor);
 	p = put_u32(p, auth->len);
+	if (!auth->len) /* AUTH_NONE, mostly: no calls for nothing */
+		return p;
 	memcpy(p, auth->body, auth->len);
 	memset(p + auth->len, 0, pad);
 	return p + auth->len + pad;
