@@ -537,7 +537,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	timeout = call->timeout_ms ? call->timeout_ms : c->opts.timeout_ms;
 	if (timeout > 0)
 		rpcrdma__timer_start(c->loop, &cc->timer, (uint64_t)timeout, on_timeout, cc);
-	rpcrdma__clnt_kick(c);
+	rpcrdma__clnt_send_now(c, cc);
 	return 0;
 }
 

@@ -115,10 +115,13 @@ static int begin_and_encode(struct rpcrdma_client *c, struct rpcrdma__clnt_conn 
 /*
  * Hand @cc (at the head of its queue) to connection @k.  Returns 0 when it
  * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued and
- * @k takes no more for now.
+ * @k takes no more for now.  With @no_finish (inside call_async, whose
+ * caller must not see a done() run) a call that fails stays queued
+ * instead, and the error is returned: the kick tries it again and
+ * completes it from the loop.
  */
 static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
-		    struct rpcrdma__client_call *cc)
+		    struct rpcrdma__client_call *cc, bool no_finish)
 {
 	int rc = begin_and_encode(c, k, cc);
 
@@ -129,6 +132,8 @@ static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
 		k->blocked = true;
 		return rc;
 	}
+	if (rc && no_finish)
+		return rc; /* the transport keeps nothing of a failed call_send */
 	if (rc) {
 		rpcrdma__clnt_fail_call(c, cc, rc);
 		return 0;
@@ -161,7 +166,7 @@ static void flush_queue(struct rpcrdma_client *c)
 		struct rpcrdma__clnt_conn *k = &c->conns[i];
 
 		while (!c->destroying && usable(k) && !rpcrdma__list_empty(&k->pinned))
-			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)));
+			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)), false);
 	}
 	/* Each refusal blocks its connection, so this ends. */
 	while (!c->destroying && !rpcrdma__list_empty(&c->queued)) {
@@ -169,7 +174,7 @@ static void flush_queue(struct rpcrdma_client *c)
 
 		if (!k)
 			break;
-		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)));
+		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)), false);
 	}
 	c->flushing = false;
 }
@@ -216,6 +221,45 @@ static void kick_cb(struct rpcrdma__timer *tm)
 	}
 	flush_queue(c);
 	rpcrdma__clnt_leave(c);
+}
+
+/*
+ * A new call goes out at once when it is alone in the queue and a
+ * connection can take it, rather than at the end of the loop's turn: a
+ * reply's callback that makes the next call (a pipeline) then keeps the
+ * server busy while the other replies of its batch are handled, instead of
+ * leaving it idle until all are.  Everything else (calls waiting already,
+ * no connection able, a connection to make, a call that fails) waits for
+ * the kick, as before.
+ */
+void rpcrdma__clnt_send_now(struct rpcrdma_client *c, struct rpcrdma__client_call *cc)
+{
+	struct rpcrdma__clnt_conn *k = NULL;
+	int rc = -EAGAIN;
+
+	if (c->flushing || rpcrdma__list_first(&c->queued) != &cc->node ||
+	    rpcrdma__list_last(&c->queued) != &cc->node)
+		goto kick;
+	for (unsigned int i = 0; i < c->nconn; i++) {
+		const struct rpcrdma__clnt_conn *d = &c->conns[i];
+
+		if (d->state == RPCRDMA__CONN_DOWN && !d->reconnect_timer.armed)
+			goto kick; /* kick_cb connects it, then flushes */
+		if (!rpcrdma__list_empty(&d->pinned))
+			goto kick;
+	}
+	k = pick(c);
+	if (!k)
+		goto kick;
+	rpcrdma__clnt_enter(c);
+	c->flushing = true;
+	rc = transmit(c, k, cc, true);
+	c->flushing = false;
+	rpcrdma__clnt_leave(c);
+	if (rc == 0)
+		return;
+kick:
+	rpcrdma__clnt_kick(c);
 }
 
 void rpcrdma__clnt_kick(struct rpcrdma_client *c)

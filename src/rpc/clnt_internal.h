@@ -135,6 +135,8 @@ void rpcrdma__clnt_fail_call(struct rpcrdma_client *c, struct rpcrdma__client_ca
 /* Take @cc out of the client (not the transport); the caller then finishes it. */
 void rpcrdma__clnt_forget(struct rpcrdma_client *c, struct rpcrdma__client_call *cc);
 void rpcrdma__clnt_finish(struct rpcrdma__client_call *cc, int status);
+/* Send @cc, just queued, now if it can go, else kick (clnt_conns.c). */
+void rpcrdma__clnt_send_now(struct rpcrdma_client *c, struct rpcrdma__client_call *cc);
 
 /* clnt_conns.c */
 extern const struct rpcrdma__clnt_cb rpcrdma__clnt_callbacks;

@@ -405,13 +405,15 @@ static int case_inflight(void)
 	calls[2].ddp_len = sizeof(chunk);
 	for (int i = 0; i < N; i++)
 		CHECK_RC(rpcrdma_client_call_async(e.clnt, &calls[i]), 0);
-	/* Not sent before the loop runs. */
+	/* Each went at once while the connection had room (credits), the
+	 * rest wait in the queue, on no connection yet. */
 	CHECK_RC(rpcrdma_client_inflight(e.clnt, NULL, 0), N);
 	CHECK_RC(rpcrdma_client_inflight(e.clnt, info, N + 1), N);
 	for (int i = 0; i < N; i++) {
-		CHECK_RC(info[i].state, RPCRDMA_CALL_QUEUED);
+		CHECK(info[i].state == RPCRDMA_CALL_QUEUED || info[i].state == RPCRDMA_CALL_SENT);
 		CHECK_RC(info[i].xid, calls[i].xid);
-		CHECK_RC(info[i].conn_id, 0);
+		if (info[i].state == RPCRDMA_CALL_QUEUED)
+			CHECK_RC(info[i].conn_id, 0);
 	}
 	while (nheld < N)
 		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
