@@ -166,7 +166,8 @@ static void flush_queue(struct rpcrdma_client *c)
 		struct rpcrdma__clnt_conn *k = &c->conns[i];
 
 		while (!c->destroying && usable(k) && !rpcrdma__list_empty(&k->pinned))
-			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)), false);
+			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)),
+				 false);
 	}
 	/* Each refusal blocks its connection, so this ends. */
 	while (!c->destroying && !rpcrdma__list_empty(&c->queued)) {
