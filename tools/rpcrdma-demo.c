@@ -395,7 +395,7 @@ static int show_inflight(struct rpcrdma_loop *loop, struct rpcrdma_client *clnt,
 		if (rc)
 			return rc;
 	}
-	printf("\n%d calls started, none sent yet:\n", N);
+	printf("\n%d calls started (sent at once while credits allow, the rest queued):\n", N);
 	show_tables(clnt, srv);
 	rc = rpcrdma_loop_run_once(loop, 0);
 	printf("one loop iteration later:\n");

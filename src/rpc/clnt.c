@@ -4,8 +4,10 @@
  * headers and results.  Its connections, and which one a call leaves on, are
  * clnt_conns.c's; a transport (transport.h) moves the bytes.
  *
- * Calls leave from a zero-delay "kick" timer, so no completion runs inside
- * the call that started it; a time-out is final.  Destroyed from inside one
+ * A call leaves from call_async itself when it is alone in the queue and a
+ * connection can take it, else from a zero-delay "kick" timer; either way
+ * no completion runs inside the call that started it (a send that fails at
+ * once is completed by the kick).  A time-out is final.  Destroyed from inside one
  * of its own callbacks, the client is freed from a timer.  The whole story
  * is in docs/architecture.md ("The RPC client").
  */

@@ -116,15 +116,17 @@ static int begin_and_encode(struct rpcrdma_client *c, struct rpcrdma__clnt_conn 
  * Hand @cc (at the head of its queue) to connection @k.  Returns 0 when it
  * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued and
  * @k takes no more for now.  With @no_finish (inside call_async, whose
- * caller must not see a done() run) a call that fails stays queued
- * instead, and the error is returned: the kick tries it again and
- * completes it from the loop.
+ * caller must not see a done() run) a call that fails stays queued with
+ * its error, which is returned: the kick's transmit then fails it from the
+ * loop, without encoding it again.
  */
 static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
 		    struct rpcrdma__client_call *cc, bool no_finish)
 {
-	int rc = begin_and_encode(c, k, cc);
+	int rc = cc->send_err;
 
+	if (rc == 0)
+		rc = begin_and_encode(c, k, cc);
 	if (rc == 0)
 		rc = c->ops->call_send(k->t, &cc->req);
 	if (rc == -EAGAIN || rc == -ENOTCONN) {
@@ -132,8 +134,10 @@ static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
 		k->blocked = true;
 		return rc;
 	}
-	if (rc && no_finish)
-		return rc; /* the transport keeps nothing of a failed call_send */
+	if (rc && no_finish) {
+		cc->send_err = rc; /* the transport keeps nothing of a failed call_send */
+		return rc;
+	}
 	if (rc) {
 		rpcrdma__clnt_fail_call(c, cc, rc);
 		return 0;

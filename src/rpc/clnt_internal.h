@@ -64,6 +64,7 @@ struct rpcrdma__client_call {
 	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint;       /* room the last encode needed */
 	int fence_status;  /* FENCING: what the caller gets once revoked */
+	int send_err;      /* its send failed inside call_async: failed with it from the loop */
 };
 
 /* One connection of a client: a transport with its own credits, state and

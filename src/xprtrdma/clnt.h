@@ -472,7 +472,10 @@ void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xr
 
 /**
  * rpcrdma__xclnt_props_start - send our transport properties once Version Two is agreed
- * @t: the requester
+ * @t: the requester, with props_due set
+ *
+ * Clears props_due once sent, or when it never will be; with no credit or
+ * room it stays due, and the next reply or call_send tries again.
  */
 void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t);
 

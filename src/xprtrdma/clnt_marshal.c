@@ -617,6 +617,11 @@ int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cre
 		rc = -ENOTCONN;
 		goto out_fail;
 	}
+	/* ORDER: the properties exchange goes before the core's next call,
+	 * which may come from the very reply that made it due and would
+	 * otherwise take the last credit, every time. */
+	if (t->props_due)
+		rpcrdma__xclnt_props_start(t);
 	if (!rpcrdma__xclnt_can_send(t)) {
 		t->want_writable = true;
 		rc = -EAGAIN;

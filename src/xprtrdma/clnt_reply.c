@@ -288,10 +288,8 @@ void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 		}
 	}
 	rpcrdma__xclnt_handle_reply(t, r, ev);
-	if (t->props_due) {
-		t->props_due = false;
+	if (t->props_due)
 		rpcrdma__xclnt_props_start(t);
-	}
 	rpcrdma__xclnt_maybe_writable(t);
 }
 

@@ -103,9 +103,14 @@ void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t)
 	uint32_t xid;
 	int n, rc;
 
-	if (t->partner || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO ||
-	    !rpcrdma__xclnt_can_send(t))
+	if (t->partner || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO) {
+		t->props_due = false;
 		return;
+	}
+	/* No credit or room now: still due, for the next reply or call. */
+	if (!rpcrdma__xclnt_can_send(t))
+		return;
+	t->props_due = false;
 	n = rpcrdma__xprops_build(info, sizeof(info), t->inline_send, t->inline_recv, t->credits);
 	if (n < 0)
 		return;

@@ -598,6 +598,75 @@ static void async_done(struct rpcrdma_call *call, void *ctx)
 		call->status = -EILSEQ;
 }
 
+/*
+ * A call whose arguments do not encode, made while the connection could
+ * take it (so call_async tries to send it at once): done() runs from the
+ * loop, not inside call_async, with the encoder's error, and the encoder
+ * ran once.  Over RDMA and over TCP.
+ */
+static int refusing_encodes, refused_inside, refused_done, in_async;
+
+static int enc_refuse(struct rpcrdma_xdr_stream *xdr, void *args)
+{
+	(void)xdr;
+	(void)args;
+	refusing_encodes++;
+	return -EPERM;
+}
+
+static void refused_call_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	(void)ctx;
+	refused_done++;
+	refused_inside += in_async;
+}
+
+static int refused_at_once(enum rpcrdma_transport transport)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_call call;
+	char port[16];
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = transport;
+	so.provider = test_provider;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = transport;
+	co.provider = test_provider;
+	co.timeout_ms = 20000;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	CHECK_RC(rpcrdma_client_connect(e.clnt), 0);
+	call_init(&call, P_NULL, enc_refuse, NULL, NULL, NULL);
+	call.done = refused_call_done;
+	refusing_encodes = refused_inside = refused_done = 0;
+	in_async = 1;
+	CHECK_RC(rpcrdma_client_call_async(e.clnt, &call), 0);
+	in_async = 0;
+	while (!refused_done)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_RC(refused_inside, 0);
+	CHECK_RC(refused_done, 1);
+	CHECK_RC(call.status, -EPERM);
+	CHECK_RC(refusing_encodes, 1);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+static int case_refused_at_once(void)
+{
+	CHECK_RC(refused_at_once(RPCRDMA_TRANSPORT_RDMA), 0);
+	CHECK_RC(refused_at_once(RPCRDMA_TRANSPORT_TCP), 0);
+	return 0;
+}
+
 /* 256 calls through a 32-credit server: never more than 32 at once. */
 static int case_pipeline(void)
 {
@@ -1092,6 +1161,7 @@ static const struct test_case cases[] = {
     {"e2e_forms", case_forms},
     {"e2e_reply_too_large", case_reply_too_large},
     {"e2e_pipeline", case_pipeline},
+    {"e2e_refused_at_once", case_refused_at_once},
     {"e2e_reconnect", case_reconnect},
     {"e2e_abort_revoked", case_abort_revoked},
     {"e2e_abort_lent_send", case_abort_lent_send},
@@ -1113,6 +1183,7 @@ static const struct test_case cases[] = {
     {"e2e_v2_peer_memory", case_v2_peer_memory},
     {"e2e_v2_bidir", case_v2_bidir},
     {"e2e_v2_properties", case_v2_properties},
+    {"e2e_v2_props_pipeline", case_v2_props_pipeline},
     {"e2e_v2_bidir_inline", case_v2_bidir_inline},
     {"e2e_trace_api", case_trace_api},
     {"e2e_trace_long_call", case_trace_long_call},

@@ -249,6 +249,91 @@ out:
 }
 
 /*
+ * A pipeline whose every done() makes the next call, against a server
+ * granting @credits: the properties exchange still goes once Version Two
+ * is settled, though the next call comes from the very reply that settles
+ * it and, sent at once (rpcrdma__clnt_send_now), would take the only
+ * credit each time; and no done() runs inside call_async.
+ */
+struct chain {
+	struct rpcrdma_client *clnt;
+	struct rpcrdma_call calls[16];
+	int next, finished, failed, inside;
+};
+
+static void chain_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct chain *ch = ctx;
+
+	ch->failed += ch->inside || call->status;
+	ch->finished++;
+	if (ch->next < 16) {
+		struct rpcrdma_call *c = &ch->calls[ch->next++];
+
+		call_init(c, P_NULL, NULL, NULL, NULL, NULL);
+		c->done = chain_done;
+		c->ctx = ch;
+		ch->inside++;
+		ch->failed += rpcrdma_client_call_async(ch->clnt, c) != 0;
+		ch->inside--;
+	}
+}
+
+static int props_in_pipeline(uint32_t credits)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats ss;
+	static struct chain ch;
+	char port[16];
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	memset(&ch, 0, sizeof(ch));
+	rpcrdma__vmemo_forget(NULL, 0);
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.credits = credits;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.max_vers = 2;
+	co.timeout_ms = 20000;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	ch.clnt = e.clnt;
+	call_init(&ch.calls[0], P_NULL, NULL, NULL, NULL, NULL);
+	ch.calls[0].done = chain_done;
+	ch.calls[0].ctx = &ch;
+	ch.next = 1;
+	CHECK_RC(rpcrdma_client_call_async(e.clnt, &ch.calls[0]), 0);
+	while (ch.finished < 16)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	/* The exchange's answer may still be on its way. */
+	for (int i = 0; i < 100; i++) {
+		CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+		if (ss.optional_msgs)
+			break;
+		(void)rpcrdma_loop_run_once(e.loop, 10);
+	}
+	CHECK_RC(ch.failed, 0);
+	CHECK_RC(ss.optional_msgs, 1);
+	CHECK_RC(ss.rdma_errors_sent, 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+static int case_v2_props_pipeline(void)
+{
+	CHECK_RC(props_in_pipeline(1), 0);
+	CHECK_RC(props_in_pipeline(2), 0);
+	CHECK_RC(props_in_pipeline(32), 0);
+	return 0;
+}
+
+/*
  * The memory of a Version One peer: after the fall back, a reconnection
  * and a second client to the same address start in Version One (no second
  * ERR_VERS); once forgotten, the next connection probes again.
