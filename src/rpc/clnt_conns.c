@@ -250,7 +250,8 @@ void rpcrdma__clnt_send_now(struct rpcrdma_client *c, struct rpcrdma__client_cal
 
 		if (d->state == RPCRDMA__CONN_DOWN && !d->reconnect_timer.armed)
 			goto kick; /* kick_cb connects it, then flushes */
-		if (!rpcrdma__list_empty(&d->pinned))
+		/* Calls lost with a connection go first, once requeued. */
+		if (!rpcrdma__list_empty(&d->pinned) || d->disc_pending)
 			goto kick;
 	}
 	k = pick(c);
