@@ -39,6 +39,14 @@ enum bench_proc {
 
 /* Largest payload of any workload; servers allocate this much once. */
 #define BENCH_MAX_SIZE (4u << 20)
+/*
+ * Server buffers of BENCH_MAX_SIZE that bulk data comes from (ours's and
+ * libtirpc's READ source; raw's region, read and written by its client),
+ * taken in turn: one per call in flight at the bulk workloads' default
+ * depth, as each client call has its own buffer, so that no stack's server
+ * side works from one buffer the cache keeps warm.
+ */
+#define BENCH_SERVER_BUFS 8u
 /* Largest small-call payload (rate, lat): with the library's 8 KiB inline
  * buffers every size up to it travels inline; with --inline 4096 those
  * above about 4000 bytes become Long Calls, as they would for any

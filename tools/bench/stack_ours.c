@@ -104,8 +104,9 @@ static struct {
 	pthread_t tid;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_server *srv;
-	int sys_fd; /* the serving thread's syscall counter, or -1 */
-	uint8_t *source;  /* what READ and LIST return */
+	int sys_fd;      /* the serving thread's syscall counter, or -1 */
+	uint8_t *source; /* what READ and LIST return: BENCH_SERVER_BUFS in turn */
+	atomic_uint next_source;
 	uint8_t *scratch; /* where WRITE and SUM land */
 	int port;
 	int rc;
@@ -138,8 +139,11 @@ static int svc_read(struct rpcrdma_svc_req *req, void *args, void *res)
 	struct bulk *out = res;
 
 	(void)req;
+	unsigned int buf = atomic_fetch_add_explicit(&osrv.next_source, 1, memory_order_relaxed) %
+			   BENCH_SERVER_BUFS;
+
 	out->len = *(uint32_t *)args;
-	out->data = osrv.source;
+	out->data = osrv.source + (size_t)buf * BENCH_MAX_SIZE;
 	return 0;
 }
 
@@ -329,13 +333,13 @@ int bench_ours_server_start(const struct bench_config *cfg, int port, int *bound
 
 	if (!st)
 		return -ENOMEM;
-	osrv.source = bench_alloc(BENCH_MAX_SIZE);
+	osrv.source = bench_alloc((size_t)BENCH_SERVER_BUFS * BENCH_MAX_SIZE);
 	osrv.scratch = bench_alloc(BENCH_MAX_SIZE);
 	if (!osrv.source || !osrv.scratch) {
 		free(st);
 		return -ENOMEM;
 	}
-	bench_fill(osrv.source, BENCH_MAX_SIZE);
+	bench_fill(osrv.source, (size_t)BENCH_SERVER_BUFS * BENCH_MAX_SIZE);
 	st->cfg = cfg;
 	snprintf(st->port, sizeof(st->port), "%d", port);
 	osrv.ready = false;

@@ -17,7 +17,9 @@
  * Wire format of the echo messages (host byte order: both ends are this
  * program on the same architecture): struct raw_hdr, then the payload.
  * After ESTABLISHED the server grants the client read and write access to
- * one region of BENCH_MAX_SIZE bytes and tells it where in a HELLO message.
+ * one region of BENCH_SERVER_BUFS buffers of BENCH_MAX_SIZE bytes and tells
+ * it where in a HELLO message; the client's RMA slot i reads or writes
+ * buffer i % BENCH_SERVER_BUFS.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -53,6 +55,7 @@ struct raw_hdr {
 #define RAW_SRV_RECVS (BENCH_MAX_DEPTH + 16u)
 #define RAW_SRV_SENDS (BENCH_MAX_DEPTH + 16u)
 #define RAW_WAIT_MS 100
+#define RAW_REGION_BYTES ((size_t)BENCH_SERVER_BUFS * BENCH_MAX_SIZE)
 
 enum ctx_kind { CTX_RECV = 1, CTX_SEND, CTX_RMA };
 
@@ -232,7 +235,7 @@ static void srv_established(struct sconn *sc)
 	struct raw_hdr h;
 
 	memset(&h, 0, sizeof(h));
-	if (rpcrdma__provider_grant(sc->c, rsrv.region_mr, rsrv.region, BENCH_MAX_SIZE,
+	if (rpcrdma__provider_grant(sc->c, rsrv.region_mr, rsrv.region, RAW_REGION_BYTES,
 				    RPCRDMA_PACCESS_REMOTE_READ | RPCRDMA_PACCESS_REMOTE_WRITE,
 				    &sc->grant, &seg)) {
 		rpcrdma__provider_disconnect(sc->c);
@@ -365,11 +368,11 @@ int bench_raw_server_start(const struct bench_config *cfg, int port, int *bound_
 	rc = rpcrdma__provider_open(cfg->provider, &oa, &rsrv.p);
 	if (rc)
 		return rc;
-	rsrv.region = bench_alloc(BENCH_MAX_SIZE);
+	rsrv.region = bench_alloc(RAW_REGION_BYTES);
 	if (!rsrv.region)
 		return -ENOMEM;
-	bench_fill(rsrv.region, BENCH_MAX_SIZE);
-	rc = rpcrdma__provider_reg_mr(rsrv.p, rsrv.region, BENCH_MAX_SIZE, &rsrv.region_mr);
+	bench_fill(rsrv.region, RAW_REGION_BYTES);
+	rc = rpcrdma__provider_reg_mr(rsrv.p, rsrv.region, RAW_REGION_BYTES, &rsrv.region_mr);
 	if (rc)
 		return rc;
 	rc = rpcrdma__provider_listen(rsrv.p, (struct sockaddr *)&ss, len, 64, &attr, NULL,
@@ -522,9 +525,13 @@ static int post_rma(struct cconn *cc, uint32_t i)
 	const struct bench_params *p = cc->rt->t->p;
 	struct op_ctx *oc = &cc->ctx[cc->nrecv + cc->nsend + i];
 	struct rpcrdma_prov_sge sge = {rma_buf(cc, i), p->size, cc->mr};
-	struct rpcrdma_prov_rseg seg = {cc->remote.handle, p->size, cc->remote.offset};
+	uint64_t buf_off = (uint64_t)(i % BENCH_SERVER_BUFS) * BENCH_MAX_SIZE;
+	struct rpcrdma_prov_rseg seg;
 	int rc;
 
+	if (buf_off + p->size > cc->remote.length)
+		buf_off = 0; /* a server with one buffer */
+	seg = (struct rpcrdma_prov_rseg){cc->remote.handle, p->size, cc->remote.offset + buf_off};
 	oc->t0 = bench_now();
 	if (p->wl == WL_READ)
 		rc = rpcrdma__provider_post_write(cc->c, &sge, 1, &seg, 1, oc);

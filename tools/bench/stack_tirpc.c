@@ -44,7 +44,9 @@ static bool_t xdr_tbytes(XDR *x, struct tbytes *b)
 static struct {
 	pthread_t tid;
 	SVCXPRT *xprt;
-	char *source, *scratch;
+	char *source; /* BENCH_SERVER_BUFS, in turn */
+	char *scratch;
+	unsigned int next_source;
 	atomic_bool stop;
 	bool running;
 	int sys_fd; /* the serving thread's syscall counter, or -1 */
@@ -81,7 +83,8 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xprt)
 			return;
 		}
 		out.len = want;
-		out.data = tsrv.source;
+		out.data =
+		    tsrv.source + (size_t)(tsrv.next_source++ % BENCH_SERVER_BUFS) * BENCH_MAX_SIZE;
 		svc_sendreply(xprt, XDRPROC(xdr_tbytes), (char *)&out);
 		return;
 	case BENCH_CPU:
@@ -150,11 +153,11 @@ int bench_tirpc_server_start(const struct bench_config *cfg, int port, int *boun
 	char svc[16];
 	int fd, one = 1;
 
-	tsrv.source = bench_alloc(BENCH_MAX_SIZE);
+	tsrv.source = bench_alloc((size_t)BENCH_SERVER_BUFS * BENCH_MAX_SIZE);
 	tsrv.scratch = bench_alloc(BENCH_MAX_SIZE);
 	if (!tsrv.source || !tsrv.scratch)
 		return -ENOMEM;
-	bench_fill((uint8_t *)tsrv.source, BENCH_MAX_SIZE);
+	bench_fill((uint8_t *)tsrv.source, (size_t)BENCH_SERVER_BUFS * BENCH_MAX_SIZE);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
 	hints.ai_socktype = SOCK_STREAM;
