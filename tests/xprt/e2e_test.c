@@ -334,6 +334,7 @@ struct env {
  * the library's default (case_inline_default). */
 #define TEST_INLINE 8192u
 static uint32_t env_inline = TEST_INLINE;
+static enum rpcrdma_transport env_transport = RPCRDMA_TRANSPORT_RDMA;
 
 /* A server of @prog (its @nprocs @procs) and a client of it on one loop. */
 static int env_up_prog(struct env *e, uint32_t prog, const struct rpcrdma_svc_proc *procs_of,
@@ -346,7 +347,7 @@ static int env_up_prog(struct env *e, uint32_t prog, const struct rpcrdma_svc_pr
 	memset(e, 0, sizeof(*e));
 	CHECK_RC(rpcrdma_loop_create(&e->loop), 0);
 	rpcrdma_server_opts_default(&so);
-	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.transport = env_transport;
 	so.provider = test_provider;
 	so.credits = srv_credits;
 	so.inline_send = so.inline_recv = env_inline;
@@ -354,7 +355,7 @@ static int env_up_prog(struct env *e, uint32_t prog, const struct rpcrdma_svc_pr
 	CHECK_RC(rpcrdma_server_register(e->srv, prog, VERS, procs_of, nprocs), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
 	rpcrdma_client_opts_default(&co);
-	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.transport = env_transport;
 	co.provider = test_provider;
 	co.credits = clnt_credits;
 	co.inline_send = co.inline_recv = env_inline;
@@ -624,26 +625,14 @@ static void refused_call_done(struct rpcrdma_call *call, void *ctx)
 
 static int refused_at_once(enum rpcrdma_transport transport)
 {
-	struct rpcrdma_server_opts so;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_call call;
-	char port[16];
 	struct env e;
+	int rc;
 
-	memset(&e, 0, sizeof(e));
-	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
-	rpcrdma_server_opts_default(&so);
-	so.transport = transport;
-	so.provider = test_provider;
-	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
-	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
-	rpcrdma_client_opts_default(&co);
-	co.transport = transport;
-	co.provider = test_provider;
-	co.timeout_ms = 20000;
-	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
-	CHECK_RC(rpcrdma_client_connect(e.clnt), 0);
+	env_transport = transport;
+	rc = env_up(&e, 0, 0);
+	env_transport = RPCRDMA_TRANSPORT_RDMA;
+	CHECK_RC(rc, 0);
 	call_init(&call, P_NULL, enc_refuse, NULL, NULL, NULL);
 	call.done = refused_call_done;
 	refusing_encodes = refused_inside = refused_done = 0;

@@ -10,6 +10,9 @@
  */
 #include "proto/version.h"
 
+/* Credits the next env_up_vers() server grants (0: the default). */
+static uint32_t vers_srv_credits;
+
 /* A server serving @srv_min..@srv_max and a client offering @clnt_max. */
 static int env_up_vers(struct env *e, uint32_t srv_min, uint32_t srv_max, uint32_t clnt_max,
 		       char *port, size_t port_len)
@@ -24,6 +27,7 @@ static int env_up_vers(struct env *e, uint32_t srv_min, uint32_t srv_max, uint32
 	so.provider = test_provider;
 	so.min_vers = srv_min;
 	so.max_vers = srv_max;
+	so.credits = vers_srv_credits;
 	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
 	CHECK_RC(rpcrdma_server_register(e->srv, PROG, VERS, procs, P_NPROCS), 0);
 	snprintf(port, port_len, "%d", rpcrdma_server_port(e->srv));
@@ -281,28 +285,17 @@ static void chain_done(struct rpcrdma_call *call, void *ctx)
 
 static int props_in_pipeline(uint32_t credits)
 {
-	struct rpcrdma_server_opts so;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_xprt_stats ss;
 	static struct chain ch;
 	char port[16];
 	struct env e;
+	int rc;
 
-	memset(&e, 0, sizeof(e));
 	memset(&ch, 0, sizeof(ch));
-	rpcrdma__vmemo_forget(NULL, 0);
-	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
-	rpcrdma_server_opts_default(&so);
-	so.provider = test_provider;
-	so.credits = credits;
-	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
-	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
-	rpcrdma_client_opts_default(&co);
-	co.provider = test_provider;
-	co.max_vers = 2;
-	co.timeout_ms = 20000;
-	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	vers_srv_credits = credits;
+	rc = env_up_vers(&e, 1, 2, 2, port, sizeof(port));
+	vers_srv_credits = 0;
+	CHECK_RC(rc, 0);
 	ch.clnt = e.clnt;
 	call_init(&ch.calls[0], P_NULL, NULL, NULL, NULL, NULL);
 	ch.calls[0].done = chain_done;
