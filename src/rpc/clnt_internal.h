@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/list.h"
+#include "common/sanitizer.h"
 #include "rpc/core.h"
 #include "rpc/loop_internal.h"
 
@@ -23,16 +24,7 @@
  * steady stream of calls allocates none.  None in AddressSanitizer builds,
  * where a block reused would hide a use after free.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define RPCRDMA__CLNT_SPARE_CALLS 0u
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RPCRDMA__CLNT_SPARE_CALLS 0u
-#endif
-#endif
-#ifndef RPCRDMA__CLNT_SPARE_CALLS
-#define RPCRDMA__CLNT_SPARE_CALLS 64u
-#endif
+#define RPCRDMA__CLNT_SPARE_CALLS (RPCRDMA__ASAN ? 0u : 64u)
 
 enum rpcrdma__conn_state {
 	RPCRDMA__CONN_DOWN,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/list.h"
+#include "common/sanitizer.h"
 #include "rpc/core.h"
 #include "rpc/drc.h"
 #include "rpc/loop_internal.h"
@@ -30,27 +31,14 @@ struct rpcrdma__svc_prog {
  * AddressSanitizer builds, where a block of its own lets an overrun of
  * either be caught.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define RPCRDMA__SVC_INLINE_ARGS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RPCRDMA__SVC_INLINE_ARGS 0
-#endif
-#endif
-#ifndef RPCRDMA__SVC_INLINE_ARGS
-#define RPCRDMA__SVC_INLINE_ARGS 256
-#endif
+#define RPCRDMA__SVC_INLINE_ARGS (RPCRDMA__ASAN ? 0 : 256)
 
 /*
  * Requests a core keeps for reuse once answered, so that a steady stream
  * of calls allocates none.  None in AddressSanitizer builds, where a block
  * reused would hide a use after free.
  */
-#if RPCRDMA__SVC_INLINE_ARGS
-#define RPCRDMA__SVC_SPARE_REQS 64u
-#else
-#define RPCRDMA__SVC_SPARE_REQS 0u
-#endif
+#define RPCRDMA__SVC_SPARE_REQS (RPCRDMA__ASAN ? 0u : 64u)
 
 enum rpcrdma__svc_req_state {
 	RPCRDMA__SVC_RUNNING,  /* being dispatched */
