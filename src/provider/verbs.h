@@ -74,8 +74,9 @@ struct vb_prov {
 	 * channel, the completion channel or the async fd costs a system call
 	 * even when empty; one zero-time epoll_wait on the set says which are
 	 * ready, when the sources are due: at each wake-up (trywait set it
-	 * before the sleep) and every VB_SOURCES_EVERY fills, so that a busy
-	 * CQ starves none of them. */
+	 * before the sleep; the completion channel is read first then, and
+	 * the set asked only if it was empty) and every VB_SOURCES_EVERY
+	 * fills, so that a busy CQ starves none of them. */
 	bool sources_due;
 	bool cm_ready, cch_ready, async_ready;
 	unsigned int fills_since_sources;

@@ -47,7 +47,7 @@ struct rpcrdma_loop {
 	struct rpcrdma__watch tfd_watch;
 
 	struct rpcrdma__list timers; /* soonest first */
-	uint64_t recent_ms;          /* now_ms() at the last wake-up or timer pass, or 0 */
+	uint64_t recent_ms;          /* now_ms() at the top of the iteration or after its wait, or 0 */
 
 	struct rpcrdma__hook *hooks;
 	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
@@ -209,20 +209,18 @@ void rpcrdma__timer_stop(struct rpcrdma__timer *t)
 }
 
 /*
- * Run the timers that are due now.  Only as many as were due on entry: a
- * callback that re-arms itself with 0 runs again next iteration, not in an
- * endless loop here.
+ * Run the timers due by the loop's clock (recent_ms).  Only as many as were
+ * due on entry: a callback that re-arms itself with 0 runs again next
+ * iteration, not in an endless loop here.
  */
 static int run_timers(struct rpcrdma_loop *loop)
 {
-	uint64_t now = now_ms();
+	uint64_t now = loop->recent_ms;
 	unsigned int due = 0;
 	int ran = 0;
 
 	struct rpcrdma__list *it;
 	struct rpcrdma__timer *t;
-
-	loop->recent_ms = now;
 
 	rpcrdma__list_foreach(it, &loop->timers)
 	{
@@ -488,15 +486,15 @@ void rpcrdma__loop_unref(struct rpcrdma_loop *loop)
 	loop->refs--;
 }
 
-/* Wait at most @timeout_ms, but no longer than until the next timer. */
+/* Wait at most @timeout_ms, but no longer than until the next timer (by the
+ * loop's clock, read at the top of this iteration). */
 static int wait_time(struct rpcrdma_loop *loop, int timeout_ms)
 {
 	struct rpcrdma__timer *t = first_timer(loop);
-	uint64_t now, left;
+	uint64_t now = loop->recent_ms, left;
 
 	if (!t)
 		return timeout_ms;
-	now = now_ms();
 	left = t->due_ms > now ? t->due_ms - now : 0;
 	if (left > INT_MAX)
 		left = INT_MAX;
@@ -510,8 +508,17 @@ static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 	struct epoll_event ev[EVENT_BATCH];
 	struct batch b = {.ev = ev};
 	bool busy, wakes;
-	int handled, n;
+	int handled, n, wait_ms;
 
+	/*
+	 * The clock is read here and after a wait that may have slept, not
+	 * by each timer pass: timers run by this time, at most as late as
+	 * the callbacks since took (due times themselves come from a fresh
+	 * read, so no timer runs early).  Where clock_gettime is a system
+	 * call (a guest without a vDSO clock source) that was four per
+	 * wake-up.
+	 */
+	loop->recent_ms = now_ms();
 	handled = run_timers(loop);
 	busy = run_hooks(loop);
 	pthread_mutex_lock(&loop->wake_lock);
@@ -520,8 +527,10 @@ static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 	if (busy || wakes || handled)
 		timeout_ms = 0;
 
-	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_time(loop, timeout_ms));
-	loop->recent_ms = now_ms(); /* the wait may have been long */
+	wait_ms = wait_time(loop, timeout_ms);
+	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
+	if (wait_ms != 0)
+		loop->recent_ms = now_ms(); /* the wait may have been long */
 	if (n < 0) {
 		if (errno != EINTR)
 			return -errno;
