@@ -86,6 +86,31 @@ def ratio(a, b):
     return a / b
 
 
+def paired(a, b, key):
+    """Result a against result b on their headline figure (key: the field
+    that holds it, for runs without turns).  With --repeat the stacks took
+    turns, so each turn's two runs met the same machine: the median of the
+    per-turn ratios (turns where either run failed left out).  Otherwise
+    the ratio of the reported figures."""
+    if a is None or b is None:
+        return None
+    ta, tb = a.get("turns"), b.get("turns")
+    if ta and tb and len(ta) == len(tb):
+        rs = sorted(x / y for x, y in zip(ta, tb) if x and y)
+        if rs:
+            n = len(rs)
+            return rs[n // 2] if n % 2 else (rs[n // 2 - 1] + rs[n // 2]) / 2
+    return ratio(key(a), key(b))
+
+
+def lat_p50(r):
+    return r["lat_us"]["p50"]
+
+
+def calls(r):
+    return r["calls_per_s"]
+
+
 def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
@@ -116,8 +141,8 @@ def lat_table(results, md):
     ours, raw, tirpc = (find(results, s, "lat") for s in ("ours", "raw", "tirpc"))
     if ours and raw and tirpc:
         md.append("")
-        md.append(f"Median ratios: ours/raw {fmt(ratio(ours['lat_us']['p50'], raw['lat_us']['p50']))}, "
-                  f"ours/tirpc {fmt(ratio(ours['lat_us']['p50'], tirpc['lat_us']['p50']))}.")
+        md.append(f"Median ratios: ours/raw {fmt(paired(ours, raw, lat_p50))}, "
+                  f"ours/tirpc {fmt(paired(ours, tirpc, lat_p50))}.")
     md.append("")
 
 
@@ -131,7 +156,7 @@ def rate_table(results, md):
         o, w, t = (find(results, s, "rate", depth=d) for s in ("ours", "raw", "tirpc"))
         val = [None if x is None else x["calls_per_s"] for x in (o, w, t)]
         md.append(f"| {d} | {fmt(val[0], 0)} | {fmt(val[1], 0)} | {fmt(val[2], 0)} | "
-                  f"{fmt(ratio(val[0], val[1]))} | {fmt(ratio(val[0], val[2]))} | "
+                  f"{fmt(paired(o, w, calls))} | {fmt(paired(o, t, calls))} | "
                   f"{fmt(cpu_call(o))} | {fmt(cpu_call(w))} | {fmt(cpu_call(t))} |")
     md.append("")
 
@@ -154,7 +179,7 @@ def bulk_table(results, wl, md):
         cpb = [None if x is None else x["cpu_ns_per_byte"] for x in (o, w, t)]
         depth = (o or w or t or {}).get("depth", "-")
         md.append(f"| {human_size(size)} | {depth} | {fmt(bw[0])} | {fmt(bw[1])} | {fmt(bw[2])} | "
-                  f"{fmt(ratio(bw[0], bw[1]))} | {fmt(ratio(bw[0], bw[2]))} | "
+                  f"{fmt(paired(o, w, calls))} | {fmt(paired(o, t, calls))} | "
                   f"{fmt(cpb[0], 3)} | {fmt(cpb[1], 3)} | {fmt(cpb[2], 3)} | "
                   f"{fmt(None if o is None else o['calls_per_s'], 0)} |")
     md.append("")
@@ -353,39 +378,39 @@ def targets(results):
                     "met": None if value is None else met})
 
     o, w = find(results, "ours", "lat"), find(results, "raw", "lat")
-    v = ratio(o and o["lat_us"]["p50"], w and w["lat_us"]["p50"])
+    v = paired(o, w, lat_p50)
     add("NULL round trip median, ours/raw", v, "<= 1.15", v is not None and v <= 1.15)
     for wl, what in (("read", "Write chunk vs raw RDMA Write"),
                      ("write", "Read chunk vs raw RDMA Read")):
         for size in (1 << 20, 4 << 20):
             o, w = find(results, "ours", wl, size=size), find(results, "raw", wl, size=size)
-            v = ratio(o and o["gbytes_per_s"], w and w["gbytes_per_s"])
+            v = paired(o, w, calls)
             add(f"{wl} {human_size(size)} bandwidth, {what}", v, ">= 0.90",
                 v is not None and v >= 0.9)
     o, w = find(results, "ours", "rate", depth=32), find(results, "raw", "rate", depth=32)
-    v = ratio(o and o["calls_per_s"], w and w["calls_per_s"])
+    v = paired(o, w, calls)
     add("call rate at depth 32, ours/raw message rate", v, ">= 0.80", v is not None and v >= 0.8)
     t = find(results, "tirpc", "rate", depth=32)
-    v = ratio(o and o["calls_per_s"], t and t["calls_per_s"])
+    v = paired(o, t, calls)
     add("call rate at depth 32, ours/tirpc", v, "> 1.00", v is not None and v > 1.0)
     for wl in ("read", "write"):
         o, t = find(results, "ours", wl, size=1 << 20), find(results, "tirpc", wl, size=1 << 20)
-        v = ratio(o and o["gbytes_per_s"], t and t["gbytes_per_s"])
+        v = paired(o, t, calls)
         add(f"{wl} 1 MiB bandwidth, ours/tirpc", v, ">= 1.50", v is not None and v >= 1.5)
         v = ratio(o and o["cpu_ns_per_byte"], t and t["cpu_ns_per_byte"])
         add(f"{wl} 1 MiB CPU per byte, ours/tirpc", v, "< 1.00", v is not None and v < 1.0)
     # Issue 18: small I/O and work per RPC.
     o, w = find(results, "ours", "rate", depth=32), find(results, "raw", "rate", depth=32)
-    v = ratio(o and o["calls_per_s"], w and w["calls_per_s"])
+    v = paired(o, w, calls)
     add("call rate at depth 32, ours/raw (issue 18)", v, ">= 0.90", v is not None and v >= 0.9)
     for wl in ("read", "write"):
         for size in sorted({r["size"] for r in results if r["workload"] == wl}):
             o, w, t = (find(results, s, wl, size=size) for s in ("ours", "raw", "tirpc"))
             if size >= 64 << 10:
-                v = ratio(o and o["gbytes_per_s"], w and w["gbytes_per_s"])
+                v = paired(o, w, calls)
                 add(f"{wl} {human_size(size)} bandwidth, ours/raw (issue 18)", v, ">= 0.90",
                     v is not None and v >= 0.9)
-            v = ratio(o and o["gbytes_per_s"], t and t["gbytes_per_s"])
+            v = paired(o, t, calls)
             add(f"{wl} {human_size(size)} bandwidth, ours/tirpc (issue 18)", v, ">= 1.00",
                 v is not None and v >= 1.0)
     work_targets(results, add)
@@ -469,7 +494,10 @@ def main():
           f"{where}, libtirpc "
           f"{m['libtirpc']}; {m['nproc']} CPUs ({m['cpu_model']}), Linux {m['kernel']}. "
           "Servers and clients share the machine; ratios compare points measured "
-          "minutes apart at most. See bench/README.md for how to read these numbers.\n"]
+          "minutes apart at most: where each point was run several times, the stacks "
+          "taking turns, a ratio is the median of the per-turn ratios (the figures "
+          "shown are each stack's median run). See bench/README.md for how to read "
+          "these numbers.\n"]
     lat_table(results, md)
     rate_table(results, md)
     for wl in ("read", "write"):

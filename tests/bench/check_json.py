@@ -57,6 +57,15 @@ def main():
             if order != sorted(order) or order[0] <= 0:
                 fail(f"line {n}: percentiles out of order: {lat}")
             numbers += order
+        if "repeats" in r:
+            # Each turn's headline figure, in order; the reported run is
+            # among them and within the spread.
+            turns, lo, hi = r.get("turns"), r["spread"][0], r["spread"][1]
+            ok = [t for t in turns or [] if t > 0]
+            if not turns or len(ok) != r["repeats"] or not all(lo - 0.01 <= t <= hi + 0.01
+                                                                for t in ok):
+                fail(f"line {n}: turns do not match repeats and spread: {line.strip()}")
+            numbers += turns
         if any(not math.isfinite(x) or x < 0 for x in numbers):
             fail(f"line {n}: a negative or non-finite number: {line.strip()}")
         seen.add((r["stack"], r["workload"], r["size"]))

@@ -55,6 +55,8 @@ enum bench_proc {
 #define BENCH_MAX_DEPTH 256u
 #define BENCH_MAX_CONNS 64u
 #define BENCH_MAX_THREADS 64u
+/* --repeat: runs of each point at most. */
+#define BENCH_MAX_REPEAT 15u
 
 enum bench_stack { STACK_OURS, STACK_RAW, STACK_TIRPC, STACK_COUNT };
 
@@ -131,6 +133,10 @@ struct bench_result {
 	 * spread from spread_lo to spread_hi. */
 	unsigned int repeats;
 	double spread_lo, spread_hi;
+	/* Each turn's headline figure in order (0: the run failed), so that
+	 * stacks can be compared turn by turn (bench/summarize.py). */
+	double turns[BENCH_MAX_REPEAT];
+	unsigned int nturns;
 	/* Work per side over the measured interval (ours and raw). */
 	struct bench_work work[2]; /* [0] client, [1] server */
 };

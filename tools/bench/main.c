@@ -24,7 +24,6 @@
 #include "bench.h"
 
 #define MAX_LIST 32
-#define MAX_REPEAT 15
 
 struct list {
 	uint32_t v[MAX_LIST];
@@ -285,7 +284,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return -EINVAL;
 	if (o->conns < 1 || o->conns > BENCH_MAX_CONNS || o->threads < 1 ||
 	    o->threads > BENCH_MAX_THREADS || o->duration <= 0 || o->duration > 600 ||
-	    o->warmup < 0 || o->warmup > 60 || o->repeat < 1 || o->repeat > MAX_REPEAT)
+	    o->warmup < 0 || o->warmup > 60 || o->repeat < 1 || o->repeat > BENCH_MAX_REPEAT)
 		return -EINVAL;
 	for (unsigned int i = 0; i < o->depths.n; i++)
 		if (o->depths.v[i] < 1 || o->depths.v[i] > BENCH_MAX_DEPTH)
@@ -381,9 +380,11 @@ static int cmp_headline(const void *a, const void *b)
 static int measure_point(const struct options *o, const struct bench_params *base,
 			 int *failures)
 {
-	static struct bench_result runs[STACK_COUNT][MAX_REPEAT];
+	static struct bench_result runs[STACK_COUNT][BENCH_MAX_REPEAT];
 	unsigned int ok[STACK_COUNT] = {0, 0, 0};
 	struct bench_result shown[STACK_COUNT];
+
+	double turns[STACK_COUNT][BENCH_MAX_REPEAT] = {{0}};
 
 	memset(shown, 0, sizeof(shown));
 	for (unsigned int rep = 0; rep < o->repeat; rep++) {
@@ -402,6 +403,7 @@ static int measure_point(const struct options *o, const struct bench_params *bas
 				shown[s] = r;
 				continue;
 			}
+			turns[s][rep] = headline(&r);
 			runs[s][ok[s]++] = r;
 		}
 	}
@@ -414,6 +416,8 @@ static int measure_point(const struct options *o, const struct bench_params *bas
 			shown[s].repeats = ok[s];
 			shown[s].spread_lo = headline(&runs[s][0]);
 			shown[s].spread_hi = headline(&runs[s][ok[s] - 1]);
+			memcpy(shown[s].turns, turns[s], sizeof(turns[s]));
+			shown[s].nturns = o->repeat;
 			if (ok[s] < o->repeat)
 				(*failures)++;
 		} else if (!shown[s].note) {

@@ -155,9 +155,13 @@ int bench_json_result(const char *path, const struct bench_config *cfg,
 		"\"gbytes_per_s\":%.4f,",
 		(unsigned long long)r->calls, r->seconds,
 		r->seconds > 0 ? (double)r->calls / r->seconds : 0.0, gbytes_per_s(r));
-	if (r->repeats > 1)
-		fprintf(f, "\"repeats\":%u,\"spread\":[%.2f,%.2f],", r->repeats, r->spread_lo,
-			r->spread_hi);
+	if (r->repeats > 1) {
+		fprintf(f, "\"repeats\":%u,\"spread\":[%.2f,%.2f],\"turns\":[", r->repeats,
+			r->spread_lo, r->spread_hi);
+		for (unsigned int i = 0; i < r->nturns && i < BENCH_MAX_REPEAT; i++)
+			fprintf(f, "%s%.2f", i ? "," : "", r->turns[i]);
+		fprintf(f, "],");
+	}
 	if (r->has_lat)
 		fprintf(f,
 			"\"lat_us\":{\"min\":%.2f,\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
