@@ -1522,8 +1522,7 @@ static int ofi_post_send(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov
 	ssize_t ret;
 
 	(void)inv_handle;
-	if (flags &
-	    ~(unsigned int)(RPCRDMA_PSEND_INVALIDATE | RPCRDMA_PSEND_INLINE | RPCRDMA_PSEND_LAZY))
+	if (flags & ~(unsigned int)(RPCRDMA_PSEND_INVALIDATE | RPCRDMA_PSEND_INLINE))
 		return -EINVAL;
 	if (flags & RPCRDMA_PSEND_INVALIDATE)
 		return -EOPNOTSUPP; /* tcp has no Send With Invalidate */

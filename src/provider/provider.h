@@ -164,16 +164,6 @@ struct rpcrdma_prov_conn_attr {
 	 * report the agreed value in conn->attr when ESTABLISHED arrives; on
 	 * ofi/tcp it is informational: nothing limits Reads on the wire. */
 	uint32_t read_depth;
-	uint32_t flags; /* enum rpcrdma_prov_conn_flag */
-};
-
-enum rpcrdma_prov_conn_flag {
-	/* Sends posted with RPCRDMA_PSEND_LAZY may complete late: a provider
-	 * that can (verbs) does not wake its owner for their completions,
-	 * which it reports when it next looks at the connection: a receive,
-	 * another completion, a full send queue.  For a requester, whose
-	 * Sends are answered by receives. */
-	RPCRDMA_PCONN_LAZY_SENDS = 1u << 0,
 };
 
 struct rpcrdma_prov_open_attr {
@@ -266,10 +256,6 @@ enum rpcrdma_prov_send_flag {
 	/* The payload (at most caps.max_inline bytes) is copied at post time:
 	 * entries may use mr == NULL and may be reused on return. */
 	RPCRDMA_PSEND_INLINE = 1u << 1,
-	/* Nothing waits for this Send's completion until a receive arrives
-	 * (RPCRDMA_PCONN_LAZY_SENDS; ignored on other connections and by
-	 * providers that complete Sends without waking their owner). */
-	RPCRDMA_PSEND_LAZY = 1u << 2,
 };
 
 enum rpcrdma_prov_event_type {
@@ -444,10 +430,6 @@ struct rpcrdma_provider_ops {
 	 */
 	int (*conn_handoff)(struct rpcrdma_prov_conn *c, struct rpcrdma_provider *to, void *ctx);
 	int (*reject)(struct rpcrdma_prov_conn *c, const void *pdata, size_t pdlen);
-	/* Optional: the owner now waits for the completion of a Send posted
-	 * on @c with RPCRDMA_PSEND_LAZY (a timed-out call's Send that reads
-	 * the caller's memory, say): report it without waiting for a receive. */
-	void (*await_sends)(struct rpcrdma_prov_conn *c);
 	int (*disconnect)(struct rpcrdma_prov_conn *c);
 	void (*conn_destroy)(struct rpcrdma_prov_conn *c);
 
@@ -981,12 +963,6 @@ static inline int rpcrdma__provider_post_send(struct rpcrdma_prov_conn *c,
                                               unsigned int flags, uint32_t inv_handle, void *ctx)
 {
 	return c->prov->ops->post_send(c, sgl, nsge, flags, inv_handle, ctx);
-}
-
-static inline void rpcrdma__provider_await_sends(struct rpcrdma_prov_conn *c)
-{
-	if (c && c->prov->ops->await_sends)
-		c->prov->ops->await_sends(c);
 }
 
 /* Remote segments -> local scatter list; the lengths must add up equal. */

@@ -161,25 +161,15 @@ void rpcrdma__vb_copy_private(struct rpcrdma_prov_event *ev, const uint8_t *data
 /*
  * Slots.
  */
-static void hot_add(struct vb_conn *c);
-
 struct vb_op *rpcrdma__vb_op_get(struct vb_conn *c, enum vb_pool pool)
 {
 	struct vb_op *o = c->free[pool];
 
-	if (!o) {
-		/* The poster retries on a completion: make sure one wakes
-		 * us, lazy Sends included (sq_wanted). */
-		if (pool != VB_POOL_RECV) {
-			c->slot_wait = true;
-			hot_add(c);
-		}
+	if (!o)
 		return NULL;
-	}
 	c->free[pool] = o->next;
 	o->next = NULL;
 	o->in_use = true;
-	o->sq = VB_SQ_NONE;
 	o->pending = 0;
 	o->status = RPCRDMA_PST_SUCCESS;
 	o->error = 0;
@@ -197,66 +187,12 @@ void rpcrdma__vb_op_put(struct vb_conn *c, struct vb_op *o)
 	c->free[o->pool] = o;
 }
 
-/* @o went onto the send queue.  An eager operation must be able to wake
- * us: if scq is not armed, the connection is polled (and armed when idle). */
-void rpcrdma__vb_sq_posted(struct vb_conn *c, struct vb_op *o, bool lazy)
-{
-	lazy = lazy && c->scq != c->rcq;
-	o->sq = lazy ? VB_SQ_LAZY : VB_SQ_EAGER;
-	if (lazy) {
-		c->sq_lazy++;
-		return;
-	}
-	c->sq_eager++;
-	if (!c->s_armed)
-		hot_add(c);
-}
-
-static void sq_done(struct vb_conn *c, struct vb_op *o)
-{
-	if (o->sq == VB_SQ_LAZY && c->sq_lazy)
-		c->sq_lazy--;
-	else if (o->sq == VB_SQ_EAGER && c->sq_eager)
-		c->sq_eager--;
-	if (o->sq != VB_SQ_NONE && o->pool == VB_POOL_SEND)
-		c->slot_wait = false;
-	o->sq = VB_SQ_NONE;
-	if (!c->sq_lazy)
-		c->recv_since_lazy = c->lazy_awaited = false;
-}
-
-/*
- * Whether scq must wake us: an eager operation is out, or lazy Sends are
- * and something waits for them (a receive came, which may be the reply
- * whose call waits for its Send; the owner said so, vb_await_sends; a post
- * found no slot; half the send slots are taken, before the owner's own
- * count of them runs out).
- */
-static bool sq_wanted(const struct vb_conn *c)
-{
-	if (c->sq_eager)
-		return true;
-	return c->sq_lazy && (c->recv_since_lazy || c->lazy_awaited || c->slot_wait ||
-			      c->sq_lazy * 2 >= c->base.attr.send_depth);
-}
-
-static void vb_await_sends(struct rpcrdma_prov_conn *bc)
-{
-	struct vb_conn *c = conn_of(bc);
-
-	if (c->sq_lazy && !c->lazy_awaited) {
-		c->lazy_awaited = true;
-		hot_add(c); /* polled, and scq armed once idle */
-	}
-}
-
 /* The slot's last work request completed. */
 static void op_finish(struct vb_conn *c, struct vb_op *o)
 {
 	struct vb_prov *p = c->p;
 	struct rpcrdma_prov_event ev;
 
-	sq_done(c, o);
 	if (o->op == VB_OP_BIND) {
 		if (o->status != RPCRDMA_PST_SUCCESS && o->status != RPCRDMA_PST_FLUSHED)
 			p->st.errors++;
@@ -314,8 +250,6 @@ static void wc_handle(struct vb_conn *c, const struct ibv_wc *wc)
 			c->fail_err = errno_of(wc->status);
 		}
 	} else if (o->op == RPCRDMA_POP_RECV) {
-		if (c->sq_lazy)
-			c->recv_since_lazy = true;
 		o->byte_len = wc->byte_len;
 		if ((wc->wc_flags & IBV_WC_WITH_INV) ||
 		    (c->p->inv_as_csum && (wc->wc_flags & IBV_WC_IP_CSUM_OK))) {
@@ -328,12 +262,13 @@ static void wc_handle(struct vb_conn *c, const struct ibv_wc *wc)
 		op_finish(c, o);
 }
 
-static int cq_drain_one(struct vb_conn *c, struct ibv_cq *cq)
+/* Reads @c's CQ until it is empty.  Returns the entries handled. */
+static int cq_drain(struct vb_conn *c)
 {
 	struct ibv_wc wc[VB_CQ_BATCH];
 	int n, total = 0;
 
-	while (cq && (n = ibv_poll_cq(cq, VB_CQ_BATCH, wc)) > 0) {
+	while (c->cq && (n = ibv_poll_cq(c->cq, VB_CQ_BATCH, wc)) > 0) {
 		for (int i = 0; i < n; i++)
 			wc_handle(c, &wc[i]);
 		total += n;
@@ -341,19 +276,9 @@ static int cq_drain_one(struct vb_conn *c, struct ibv_cq *cq)
 	return total;
 }
 
-/* Reads @c's CQs until they are empty.  Returns the entries handled. */
-static int cq_drain(struct vb_conn *c)
-{
-	int total = cq_drain_one(c, c->rcq);
-
-	if (c->scq != c->rcq)
-		total += cq_drain_one(c, c->scq);
-	return total;
-}
-
 static void hot_add(struct vb_conn *c)
 {
-	if (!c->hot && c->rcq) {
+	if (!c->hot && c->cq) {
 		rpcrdma__list_add_tail(&c->p->hot, &c->hot_node);
 		c->hot = true;
 	}
@@ -394,12 +319,11 @@ void rpcrdma__vb_conn_retire(struct vb_conn *c)
 		o->pending = 0;
 		op_finish(c, o);
 	}
-	if (c->scq && c->scq != c->rcq && ibv_destroy_cq(c->scq))
-		c->p->st.errors++;
-	c->scq = NULL;
-	if (c->rcq && ibv_destroy_cq(c->rcq))
-		c->p->st.errors++;
-	c->rcq = NULL;
+	if (c->cq) {
+		if (ibv_destroy_cq(c->cq))
+			c->p->st.errors++;
+		c->cq = NULL;
+	}
 	c->base.state = RPCRDMA_PCONN_CLOSED;
 }
 
@@ -457,7 +381,7 @@ static void conn_fail(struct vb_conn *c, int err)
 		rpcrdma__vb_conn_end(c, RPCRDMA_PEV_DISCONNECTED, err, NULL, 0);
 }
 
-/* Reports what @c's CQs hold now (only once ESTABLISHED is out). */
+/* Reports what @c's CQ holds now (only once ESTABLISHED is out). */
 void rpcrdma__vb_reap(struct vb_conn *c)
 {
 	if (c->base.state != RPCRDMA_PCONN_ESTABLISHED || c->closing)
@@ -544,27 +468,17 @@ int rpcrdma__vb_qp_create(struct vb_conn *c)
 	struct ibv_qp_attr a;
 	int mask = 0, ret;
 
-	if (c->base.attr.flags & RPCRDMA_PCONN_LAZY_SENDS) {
-		c->rcq = ibv_create_cq(p->ctx, (int)c->base.attr.recv_depth, c, p->cch, 0);
-		if (!c->rcq)
-			return errno_neg();
-		c->scq = ibv_create_cq(p->ctx, (int)swr, c, p->cch, 0);
-	} else {
-		c->rcq = c->scq =
-		    ibv_create_cq(p->ctx, (int)(swr + c->base.attr.recv_depth), c, p->cch, 0);
-	}
-	if (!c->scq)
+	c->cq = ibv_create_cq(p->ctx, (int)(swr + c->base.attr.recv_depth), c, p->cch, 0);
+	if (!c->cq)
 		return errno_neg();
-	/* scq (when apart) is armed when a completion there is wanted. */
-	ret = ibv_req_notify_cq(c->rcq, 0);
+	ret = ibv_req_notify_cq(c->cq, 0);
 	if (ret)
 		return ret_neg(ret);
-	c->r_armed = true;
-	c->s_armed = c->scq == c->rcq;
+	c->armed = true;
 	memset(&ia, 0, sizeof(ia));
 	ia.qp_context = c;
-	ia.send_cq = c->scq;
-	ia.recv_cq = c->rcq;
+	ia.send_cq = c->cq;
+	ia.recv_cq = c->cq;
 	ia.qp_type = IBV_QPT_RC;
 	ia.cap.max_send_wr = swr;
 	ia.cap.max_recv_wr = c->base.attr.recv_depth;
@@ -639,7 +553,7 @@ void rpcrdma__vb_conn_free(struct vb_conn *c)
 	default:
 		break;
 	}
-	if (c->base.state != RPCRDMA_PCONN_CLOSED || c->qp || c->rcq)
+	if (c->base.state != RPCRDMA_PCONN_CLOSED || c->qp || c->cq)
 		rpcrdma__vb_conn_retire(c);
 	if (c->id)
 		(void)rdma_destroy_id(c->id);
@@ -692,10 +606,7 @@ static int cq_events_read(struct vb_prov *p, int max)
 		c = cctx;
 		if (!c)
 			continue;
-		if (cq == c->rcq)
-			c->r_armed = false;
-		if (cq == c->scq)
-			c->s_armed = false;
+		c->armed = false;
 		/* Before ESTABLISHED the CQ waits; on_established looks. */
 		if (c->base.state == RPCRDMA_PCONN_ESTABLISHED)
 			hot_add(c);
@@ -705,52 +616,24 @@ static int cq_events_read(struct vb_prov *p, int max)
 	return n;
 }
 
-/* Arms @cq for its next completion. */
-static int arm(struct vb_prov *p, struct ibv_cq *cq, bool *armed)
-{
-	int ret = ibv_req_notify_cq(cq, 0);
-
-	if (ret) {
-		rpcrdma__vb_fail(p, ret_neg(ret));
-		return -1;
-	}
-	*armed = true;
-	return 0;
-}
-
-static int poll_into(struct vb_prov *p, struct vb_conn *c, struct ibv_cq *cq)
-{
-	struct ibv_wc wc[VB_CQ_BATCH];
-	int n = ibv_poll_cq(cq, VB_CQ_BATCH, wc);
-
-	if (n < 0) {
-		rpcrdma__vb_fail(p, -EIO);
-		return -1;
-	}
-	for (int i = 0; i < n; i++)
-		wc_handle(c, &wc[i]);
-	return n;
-}
-
-/* Polls the first hot connection's CQs once.  Returns 1 if that did
- * anything. */
+/* Polls the first hot CQ once.  Returns 1 if that did anything. */
 static int hot_poll_one(struct vb_prov *p)
 {
+	struct ibv_wc wc[VB_CQ_BATCH];
 	struct vb_conn *c;
-	bool armed_now = false;
-	int n, m = 0;
+	int n;
 
 	if (rpcrdma__list_empty(&p->hot))
 		return 0;
 	c = rpcrdma__container_of(p->hot.next, struct vb_conn, hot_node);
-	n = poll_into(p, c, c->rcq);
-	if (n < 0)
+	n = ibv_poll_cq(c->cq, VB_CQ_BATCH, wc);
+	if (n < 0) {
+		rpcrdma__vb_fail(p, -EIO);
 		return 0;
-	/* Receives first: one that came in this batch is what makes a lazy
-	 * Send's completion wanted. */
-	if (c->scq != c->rcq && (m = poll_into(p, c, c->scq)) < 0)
-		return 0;
-	if (n > 0 || m > 0) {
+	}
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			wc_handle(c, &wc[i]);
 		/* Round robin between busy connections. */
 		rpcrdma__list_del(&c->hot_node);
 		rpcrdma__list_add_tail(&p->hot, &c->hot_node);
@@ -758,21 +641,19 @@ static int hot_poll_one(struct vb_prov *p)
 			conn_fail(c, c->fail_err);
 		return 1;
 	}
-	/* ORDER: arm, then poll again (the next round) before trusting the
-	 * CQs to be empty. */
-	if (!c->r_armed) {
-		if (arm(p, c->rcq, &c->r_armed))
+	if (!c->armed) {
+		/* ORDER: arm, then poll again (the next round) before
+		 * trusting the CQ to be empty. */
+		int ret = ibv_req_notify_cq(c->cq, 0);
+
+		if (ret) {
+			rpcrdma__vb_fail(p, ret_neg(ret));
 			return 0;
-		c->s_armed |= c->scq == c->rcq;
-		armed_now = true;
+		}
+		c->armed = true;
+		return 1;
 	}
-	if (c->scq != c->rcq && !c->s_armed && sq_wanted(c)) {
-		if (arm(p, c->scq, &c->s_armed))
-			return 0;
-		armed_now = true;
-	}
-	if (!armed_now)
-		hot_del(c);
+	hot_del(c);
 	return 1;
 }
 
@@ -1026,8 +907,7 @@ static int vb_post_send(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_
 	int64_t total;
 	int ret;
 
-	if (flags &
-	    ~(unsigned int)(RPCRDMA_PSEND_INVALIDATE | RPCRDMA_PSEND_INLINE | RPCRDMA_PSEND_LAZY))
+	if (flags & ~(unsigned int)(RPCRDMA_PSEND_INVALIDATE | RPCRDMA_PSEND_INLINE))
 		return -EINVAL;
 	if ((flags & RPCRDMA_PSEND_INVALIDATE) && !(caps->flags & RPCRDMA_PCAP_SEND_INVALIDATE))
 		return -EOPNOTSUPP;
@@ -1063,7 +943,6 @@ static int vb_post_send(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_
 	o->ctx = ctx;
 	o->pending = 1;
 	o->byte_len = (uint32_t)total;
-	rpcrdma__vb_sq_posted(c, o, flags & RPCRDMA_PSEND_LAZY);
 	c->p->st.sends++;
 	c->p->st.work_requests++;
 	return 0;
@@ -1135,7 +1014,6 @@ static int post_rma(struct rpcrdma_prov_conn *bc, const struct rpcrdma_prov_sge 
 		o->error = ret_neg(ret);
 	}
 	o->pending = posted;
-	rpcrdma__vb_sq_posted(c, o, false);
 	if (write)
 		p->st.writes++;
 	else
@@ -1430,7 +1308,6 @@ const struct rpcrdma_provider_ops rpcrdma__provider_verbs_ops = {
     .conn_destroy = vb_conn_destroy,
     .post_recv = vb_post_recv,
     .post_send = vb_post_send,
-    .await_sends = vb_await_sends,
     .post_read = vb_post_read,
     .post_write = vb_post_write,
 };

@@ -107,10 +107,6 @@ struct vb_listener {
 
 enum vb_pool { VB_POOL_SEND, VB_POOL_RECV, VB_POOL_MEM, VB_NPOOLS };
 
-/* A send-queue operation's completion: wanted at once (it wakes the owner),
- * or lazy (a plain Send on a RPCRDMA_PCONN_LAZY_SENDS connection). */
-enum vb_sq { VB_SQ_NONE, VB_SQ_EAGER, VB_SQ_LAZY };
-
 struct vb_conn;
 
 struct vb_op {
@@ -122,7 +118,6 @@ struct vb_op {
 	unsigned int op;   /* enum rpcrdma_prov_op, or VB_OP_BIND */
 	enum vb_pool pool;
 	bool in_use;
-	uint8_t sq;           /* enum vb_sq: what it counts for on the send queue */
 	unsigned int pending; /* work requests not completed */
 	enum rpcrdma_prov_status status;
 	int error;
@@ -136,22 +131,11 @@ struct vb_conn {
 	struct rpcrdma__list node, hot_node;
 	struct rpcrdma__list grants; /* window grants bound on this QP */
 	struct rdma_cm_id *id;
-	/*
-	 * Receives complete on rcq, the send queue on scq.  They are one CQ
-	 * unless the connection has lazy Sends: then scq is armed only when a
-	 * completion there is wanted (sq_wanted), so that the Send of a call
-	 * does not wake the loop once for its acknowledgement and again for
-	 * the reply; the reply's wake-up reaps both.
-	 */
-	struct ibv_cq *rcq, *scq;
+	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct vb_listener *listener; /* REQUESTED: where it arrived */
 	bool passive, announced, destroyed, closing, was_up;
-	bool r_armed, s_armed, hot, qp_failed;
-	unsigned int sq_eager, sq_lazy; /* send-queue operations outstanding */
-	bool recv_since_lazy;           /* a receive came while sq_lazy */
-	bool slot_wait;                 /* a post found no send slot */
-	bool lazy_awaited;              /* the owner waits for a lazy Send */
+	bool armed, hot, qp_failed;
 	int fail_err;
 	uint8_t peer_ird, peer_ord; /* the REQ's, for accept */
 	/* Active: what the REQ carries.  Passive: what it carried (handoff). */
@@ -235,7 +219,6 @@ void rpcrdma__vb_emit(struct vb_prov *p, const struct rpcrdma_prov_event *ev);
 void rpcrdma__vb_copy_private(struct rpcrdma_prov_event *ev, const uint8_t *data, size_t len);
 struct vb_op *rpcrdma__vb_op_get(struct vb_conn *c, enum vb_pool pool);
 void rpcrdma__vb_op_put(struct vb_conn *c, struct vb_op *o);
-void rpcrdma__vb_sq_posted(struct vb_conn *c, struct vb_op *o, bool lazy);
 void rpcrdma__vb_conn_retire(struct vb_conn *c);
 void rpcrdma__vb_conn_end(struct vb_conn *c, enum rpcrdma_prov_event_type type, int error,
 			  const uint8_t *data, size_t len);

@@ -413,10 +413,6 @@ static int grant_mw(struct vb_conn *c, struct vb_grant *g, void *addr, uint32_t 
 	mw->rkey = rkey;
 	o->op = VB_OP_BIND;
 	o->pending = 1;
-	/* Nothing waits for a bind: the Send behind it on the queue, and
-	 * the peer's access, come after it in any case (a failed one fails
-	 * the QP, which the receives' flush reports). */
-	rpcrdma__vb_sq_posted(c, o, true);
 	g->mw = mw;
 	g->conn = c;
 	g->base.handle = rkey;
@@ -539,7 +535,6 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 		o->mw = g->mw;
 		o->mr = g->own;
 		o->pending = 1;
-		rpcrdma__vb_sq_posted(c, o, false);
 		g->mw = NULL;
 		g->own = NULL;
 		p->st.work_requests++;

@@ -207,7 +207,6 @@ static void req_fenced(struct rpcrdma__xfence *f)
 		/* ORDER: the Send still reads the caller's memory; the call
 		 * ends when it completes (rpcrdma__xclnt_send_released). */
 		x->fence_after_send = true;
-		rpcrdma__provider_await_sends(t->conn.pc);
 		return;
 	}
 	x->fence_after_send = false;
@@ -329,8 +328,6 @@ static int abort_wait(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, struct 
 		return 0;
 	x->abort_creq = creq;
 	t->st.abort_waits++;
-	if (x->lent && x->send_busy)
-		rpcrdma__provider_await_sends(t->conn.pc);
 	return 1;
 }
 

@@ -278,8 +278,6 @@ static int op_connect(struct rpcrdma__clnt_transport *tt)
 	 * reverse calls (RFC 8167 4.3.1) and the callback responder's sends. */
 	attr.send_depth = t->credits + 8 + (t->bc_host ? RPCRDMA__BC_SQ_SHARE : 0);
 	attr.recv_depth = t->credits + 2 + t->bc_credits;
-	/* A call's Send is answered by its reply: see RPCRDMA_PSEND_LAZY. */
-	attr.flags = RPCRDMA_PCONN_LAZY_SENDS;
 	/* Version Two is offered unless this peer was found to be Version
 	 * One only (on an earlier connection, by any client). */
 	rpcrdma__vneg_start(&t->vneg, t->max_vers,

@@ -659,7 +659,7 @@ int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cre
 		goto out_fail;
 
 	x->send_op.done = rpcrdma__xclnt_on_send;
-	rc = rpcrdma__provider_post_send(t->conn.pc, sge, nsge, RPCRDMA_PSEND_LAZY, 0, &x->send_op);
+	rc = rpcrdma__provider_post_send(t->conn.pc, sge, nsge, 0, 0, &x->send_op);
 	if (rc) {
 		if (rc == -ENOTCONN)
 			rc = -EAGAIN; /* the connection is going: the core waits for it */

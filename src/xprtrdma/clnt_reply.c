@@ -96,8 +96,7 @@ void rpcrdma__xclnt_resend(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 	memcpy(x->sbuf.addr + 4, &vers_be, sizeof(vers_be));
 	if (t->conn.state == RPCRDMA__XCONN_UP && t->conn.sq_used < t->conn.sq_depth) {
 		x->send_op.done = rpcrdma__xclnt_on_send;
-		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, x->nsge, RPCRDMA_PSEND_LAZY, 0,
-						 &x->send_op);
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, x->nsge, 0, 0, &x->send_op);
 	}
 	if (rc) {
 		x->state = XREQ_FAILED;

@@ -56,12 +56,10 @@ void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xr
 		}
 		/* ORDER: the Send buffer is ours again only once the first
 		 * Send completed. */
-		if (x->send_busy) {
+		if (x->send_busy)
 			x->resend_pending = true;
-			rpcrdma__provider_await_sends(t->conn.pc);
-		} else {
+		else
 			rpcrdma__xclnt_resend(t, x);
-		}
 		return;
 	}
 	/* No version in common, or ERR_VERS for a version already agreed:
@@ -150,8 +148,7 @@ void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t)
 		x->sge[0].mr = x->sbuf.mr;
 		x->nsge = 1;
 		x->send_op.done = rpcrdma__xclnt_on_send;
-		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, 1, RPCRDMA_PSEND_LAZY, 0,
-						 &x->send_op);
+		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, 1, 0, 0, &x->send_op);
 	}
 	if (rc) {
 		x->is_props = false;

@@ -268,19 +268,18 @@ static int free_list_sound(const struct rpcrdma__xclnt *t)
 	return 0;
 }
 
-/* The Version Two probe @probe arrives at the hand-driven server, which
- * answers ERR_VERS (1..1), so the call is to go again in Version One once
- * its Send completed; that completion is held back whenever the provider
- * reports it (ofi: at the post; verbs: a call's Send completes lazily, in
- * the same look as the reply's receive or before it). */
+/* The Version Two probe @probe arrives at the hand-driven server, its
+ * Send completion held back; the server answers ERR_VERS (1..1), so the
+ * call is to go again in Version One once that Send completed. */
 static int probe_held_then_refused(struct env *e, struct raw *srv, struct lend_core *lc,
 				   struct tcall *probe)
 {
 	held_send_target(probe->req.tpriv);
 	CHECK_OK(lend_expect_call(srv, probe->req.xid, 2));
-	CHECK_OK(raw_err_vers(srv, probe->req.xid, 2, 1, 1));
-	WAIT(e, held_send.held && cstats(&lc->tc).vers_fallbacks == 1);
+	WAIT(e, held_send.held);
 	CHECK(held_send.held);
+	CHECK_OK(raw_err_vers(srv, probe->req.xid, 2, 1, 1));
+	WAIT(e, cstats(&lc->tc).vers_fallbacks == 1);
 	CHECK_RC(cstats(&lc->tc).vers_fallbacks, 1);
 	return 0;
 }
