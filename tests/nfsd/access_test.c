@@ -72,6 +72,24 @@ static void test_first_match_and_any(void **state)
 	assert_ptr_equal(find6("2001:db8::1"), &acc.c[1]);
 }
 
+/* exports(5): a single host outranks a network, which outranks "*",
+ * whatever the order they are written in; within one kind, the first. */
+static void test_host_outranks_network_outranks_any(void **state)
+{
+	(void)state;
+	reset();
+	assert_int_equal(nfsd_access_add(&acc, "*(rw,no_root_squash)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "127.0.0.0/8(rw,no_root_squash,insecure)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "127.0.0.0/16(insecure)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "127.0.0.1(ro,root_squash)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "127.0.0.1/32(rw)"), 0);
+	assert_ptr_equal(find4("127.0.0.1", 5000), &acc.c[3]);
+	assert_true(acc.c[3].flags & NFSD_RO);
+	assert_ptr_equal(find4("127.0.0.2", 5000), &acc.c[1]);
+	assert_ptr_equal(find4("127.1.0.2", 5000), &acc.c[1]);
+	assert_ptr_equal(find4("10.0.0.1", 5000), &acc.c[0]);
+}
+
 static void test_options_and_defaults(void **state)
 {
 	(void)state;
@@ -158,9 +176,13 @@ static void test_exports_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hosts_and_networks), cmocka_unit_test(test_first_match_and_any),
-	    cmocka_unit_test(test_options_and_defaults), cmocka_unit_test(test_refused_specs),
-	    cmocka_unit_test(test_bounded), cmocka_unit_test(test_exports_file),
+	    cmocka_unit_test(test_hosts_and_networks),
+	    cmocka_unit_test(test_first_match_and_any),
+	    cmocka_unit_test(test_host_outranks_network_outranks_any),
+	    cmocka_unit_test(test_options_and_defaults),
+	    cmocka_unit_test(test_refused_specs),
+	    cmocka_unit_test(test_bounded),
+	    cmocka_unit_test(test_exports_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

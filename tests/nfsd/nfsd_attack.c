@@ -15,32 +15,25 @@
  *   squash    --all-squash --anonuid 4321 --anongid 4322: every user
  *             creates as 4321:4322
  *   special   a FIFO made by MKNOD, and a FIFO, a character device and a
- *             socket made on the server (by this program, on its host): concurrent CREATEs of each name
- *             (more than the filesystem threads) answer NFS3ERR_EXIST, and
- *             READ, WRITE, COMMIT and SETATTR of the size are refused, all
- *             at once, never hanging a thread
- *   access    servers sharing one key file: a host no entry admits gets
- *             MNT3ERR_ACCES and NFS3ERR_ACCES (handle from another
- *             server); a secure entry refuses TCP from an unprivileged port
- *             and serves the same call from a port below 1024 (a raw
- *             socket), and RDMA from any port; a read-only entry answers
- *             NFS3ERR_ROFS to every change and grants no MODIFY in ACCESS;
- *             another export's handle is refused
- *   queue     more READDIRPLUS calls at once than one filesystem thread
- *             and its queue take: some get NFS3ERR_JUKEBOX, none is lost
- *   caps      on an ext4 whose free blocks are all reserved for root: a
- *             user, and root squashed, get NFS3ERR_NOSPC (the server's
- *             CAP_SYS_RESOURCE does not lend them root's blocks), while root
- *             on a no_root_squash server writes the same megabyte.  Where
- *             the test's root lacks CAP_SYS_RESOURCE (a container's
- *             default) only the identity half of that is proved; the
- *             server's own check that the set is empty covers the rest
- *   load      (for the stop test) calls until the server goes
- *   reads     (not an attack) READs of 4 KiB to 1 MiB of the file "data",
- *             24 at a time, --seconds N rounds, each checked against the
- *             file on disk; with --pause FILE, halfway through (see
- *             pause_at), so that nfsd-attack can check the server
- *             registered no memory for the second half
+ *             socket made on the server (by this program, on its host): concurrent CREATEs of each
+ * name (more than the filesystem threads) answer NFS3ERR_EXIST, and READ, WRITE, COMMIT and SETATTR
+ * of the size are refused, all at once, never hanging a thread access    servers sharing one key
+ * file: a host no entry admits gets MNT3ERR_ACCES and NFS3ERR_ACCES (handle from another server); a
+ * secure entry refuses TCP from an unprivileged port and serves the same call from a port below
+ * 1024 (a raw socket), and ofi (a TCP connection) from an unprivileged port too; a read-only entry
+ * answers NFS3ERR_ROFS to every change and grants no MODIFY in ACCESS; another export's handle is
+ * refused mounts    a bind mount inside the export of a directory outside it, on the same
+ * filesystem: LOOKUP refuses it, READDIRPLUS gives no handle for it, and ".." stops at the export's
+ * root queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
+ * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
+ * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
+ * them root's blocks), while root on a no_root_squash server writes the same megabyte.  Where the
+ * test's root lacks CAP_SYS_RESOURCE (a container's default) only the identity half of that is
+ * proved; the server's own check that the set is empty covers the rest load      (for the stop
+ * test) calls until the server goes reads     (not an attack) READs of 4 KiB to 1 MiB of the file
+ * "data", 24 at a time, --seconds N rounds, each checked against the file on disk; with --pause
+ * FILE, halfway through (see pause_at), so that nfsd-attack can check the server registered no
+ * memory for the second half
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
@@ -362,6 +355,17 @@ static void identity(void)
 	rpcrdma_client_destroy(k.c);
 	printf("ok - identity: setgid for a foreign group dropped, chown refused\n");
 	well_behaved(port, &root, "identity attacks");
+
+	/* Last, callers with groups, enough for every filesystem thread:
+	 * nfsd-attack then checks that no thread kept them. */
+	{
+		struct who grouped = {.uid = 1000, .gid = 1000, .ngids = 2, .gids = {4242, 4243}};
+
+		conn_open(&k, &grouped, port, tr);
+		for (int i = 0; i < 16; i++)
+			CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3_OK);
+		rpcrdma_client_destroy(k.c);
+	}
 }
 
 static void squash(void)
@@ -575,20 +579,20 @@ static void access_case(const char *deny, const char *secure, const char *ro, co
 	rpcrdma_client_destroy(k.c);
 	printf("ok - access: a host not in the list gets MNT3ERR_ACCES and NFS3ERR_ACCES\n");
 
-	/* secure: a privileged source port over TCP; over RDMA, any. */
+	/* secure: a privileged source port over TCP, and over software RDMA,
+	 * which is a TCP connection any local user can open (verbs, where
+	 * knfsd checks no port, is the lab's). */
 	split(secure, p, m);
 	CHECK_RC(mnt(m, export_path, &fh), RPCRDMA_NFS3ERR_ACCES);
 	conn_open(&k, &user, p, tr);
+	CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3ERR_ACCES);
 	if (tr == RPCRDMA_TRANSPORT_TCP) {
-		CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3ERR_ACCES);
-		CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3ERR_ACCES);
 		CHECK_RC(getattr_from_reserved_port(p, &root), RPCRDMA_NFS3_OK);
 		printf("ok - access: secure refuses an unprivileged TCP port, serves port < 1024\n");
 	} else {
-		CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3_OK);
-		CHECK_RC(read_fh(&k, &pub), RPCRDMA_NFS3_OK);
-		printf("ok - access: secure serves RDMA from any port (as knfsd), MOUNT over TCP "
-		       "from an unprivileged port refused\n");
+		printf("ok - access: secure refuses software RDMA (ofi) from an unprivileged "
+		       "port, and MOUNT over TCP from one\n");
 	}
 	rpcrdma_client_destroy(k.c);
 
@@ -635,6 +639,58 @@ static void access_case(const char *deny, const char *secure, const char *ro, co
 	rpcrdma_client_destroy(k.c);
 	printf("ok - access: another export refuses this export's handles\n");
 	well_behaved(port, &root, "access attacks");
+}
+
+/* Mounts inside the export: "data" is a bind mount of a directory
+ * outside it, on the same filesystem (so the same st_dev). */
+
+static void mounts(void)
+{
+	static struct rpcrdma_nfs3_entry e[64];
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, fh, sub, up;
+	struct rpcrdma_nfs3_fattr root_attr, attr;
+	struct rpcrdma_nfs3_readdir_args a;
+	struct rpcrdma_nfs3_readdir_res r;
+	bool seen = false;
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(getattr(&k, &root, &root_attr), 0);
+	CHECK_RC(lookup(&k, &root, "data", &fh), RPCRDMA_NFS3ERR_ACCES);
+	printf("ok - mounts: LOOKUP of a bind mount inside the export is refused\n");
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.dir = root;
+	a.dircount = 8192;
+	a.count = 32768;
+	r.entries = e;
+	r.max = 64;
+	CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_READDIRPLUS, &a, &r), 0);
+	CHECK_RC(r.status, 0);
+	for (uint32_t i = 0; i < r.n; i++) {
+		if (strcmp(e[i].name.s, "data") == 0) {
+			seen = true;
+			CHECK(!e[i].has_fh);
+		}
+	}
+	CHECK(seen);
+	printf("ok - mounts: READDIRPLUS lists the mount point without a handle\n");
+
+	/* ".." stops at the export's root, from a subdirectory and from the
+	 * root itself. */
+	CHECK_RC(lookup(&k, &root, "sub", &sub), 0);
+	CHECK_RC(lookup(&k, &sub, "..", &up), 0);
+	CHECK_RC(getattr(&k, &up, &attr), 0);
+	CHECK(attr.fileid == root_attr.fileid);
+	CHECK_RC(lookup(&k, &root, "..", &up), 0);
+	CHECK_RC(getattr(&k, &up, &attr), 0);
+	CHECK(attr.fileid == root_attr.fileid);
+	printf("ok - mounts: \"..\" never leaves the export's root\n");
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "mount point lookups");
 }
 
 /* Capabilities: the blocks ext4 keeps for root. */
@@ -1028,6 +1084,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "caps") == 0) {
 		CHECK(rootsrv);
 		caps(rootsrv);
+	} else if (strcmp(what, "mounts") == 0) {
+		mounts();
 	} else if (strcmp(what, "queue") == 0) {
 		queue();
 	} else if (strcmp(what, "load") == 0) {

@@ -132,6 +132,7 @@ int nfsd_access_add(struct nfsd_access *acc, const char *spec)
 		if (inet_pton(c.family, host, c.addr) != 1)
 			goto bad;
 		c.prefix = (unsigned int)bits;
+		c.network = slash != NULL;
 		if (slash) {
 			char *end;
 			unsigned long v = strtoul(slash, &end, 10);
@@ -251,6 +252,16 @@ static int peer_bytes(const struct sockaddr *sa, uint8_t out[16])
 	return -1;
 }
 
+/* The kinds of entry in the order exports(5) ranks them. */
+enum entry_kind { KIND_HOST, KIND_NETWORK, KIND_ANY };
+
+static enum entry_kind kind_of(const struct nfsd_client *c)
+{
+	if (c->any)
+		return KIND_ANY;
+	return c->network ? KIND_NETWORK : KIND_HOST;
+}
+
 static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
 {
 	unsigned int full = bits / 8, rest = bits % 8;
@@ -273,11 +284,19 @@ const struct nfsd_client *nfsd_access_find(const struct nfsd_access *acc,
 	family = peer_bytes(peer, addr);
 	if (family < 0)
 		return NULL;
-	for (size_t i = 0; i < acc->n; i++) {
-		const struct nfsd_client *c = &acc->c[i];
+	/* An entry for the host itself must not be shadowed by a broader
+	 * one written before it: "NET(rw,no_root_squash) HOST(ro)" gives
+	 * HOST ro, as from knfsd's mountd. */
+	for (enum entry_kind kind = KIND_HOST; kind <= KIND_ANY; kind++) {
+		for (size_t i = 0; i < acc->n; i++) {
+			const struct nfsd_client *c = &acc->c[i];
 
-		if (c->any || (c->family == family && prefix_match(addr, c->addr, c->prefix)))
-			return c;
+			if (kind_of(c) != kind)
+				continue;
+			if (c->any ||
+			    (c->family == family && prefix_match(addr, c->addr, c->prefix)))
+				return c;
+		}
 	}
 	return NULL;
 }

@@ -7,8 +7,9 @@
  * ids), whether it may write, and whether its TCP requests must come from
  * a privileged port.
  *
- * The first entry that matches the peer's address applies, as the order
- * of entries in an exports line; a peer no entry matches is refused.
+ * Which entry applies, as exports(5) ranks them whatever their order: a
+ * single host first, then networks, then "*"; among entries of one kind,
+ * the first that matches.  A peer no entry matches is refused.
  */
 #ifndef RPCRDMA_NFSD_ACCESS_H
 #define RPCRDMA_NFSD_ACCESS_H
@@ -27,6 +28,7 @@ enum nfsd_client_flag {
 
 struct nfsd_client {
 	bool any;        /* "*": every host */
+	bool network;    /* given with a prefix or netmask, even a full one */
 	int family;      /* AF_INET or AF_INET6 */
 	uint8_t addr[16];
 	unsigned int prefix; /* bits of addr that must match */

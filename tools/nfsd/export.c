@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -90,6 +91,32 @@ static int load_key(uint8_t key[16], const char *keyfile)
 	return rc;
 }
 
+/*
+ * A bind mount of the export's own filesystem inside the export has the
+ * same st_dev; a handle made there would, once opened on the export's
+ * mount, name a directory outside the export, and ".." from it would climb
+ * to the filesystem's root.  knfsd does not cross into such a mount
+ * without crossmnt or nohide, which this server does not offer.
+ */
+static int mount_id_of(int fd, uint64_t *id)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -ENOSYS;
+	*id = stx.stx_mnt_id;
+	return 0;
+}
+
+bool nfsd_on_export_mount(const struct nfsd_export *ex, int fd)
+{
+	uint64_t id;
+
+	return mount_id_of(fd, &id) == 0 && id == ex->mnt_id;
+}
+
 int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfile)
 {
 	char real[PATH_MAX];
@@ -111,7 +138,23 @@ int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfil
 		return -errno;
 	ex->dev = st.st_dev;
 	ex->root_ino = st.st_ino;
-	ex->switch_creds = geteuid() == 0;
+	rc = mount_id_of(ex->root_fd, &ex->mnt_id);
+	if (rc) {
+		fprintf(stderr,
+			"rpcrdma-nfsd: %s: cannot tell its mount (statx STATX_MNT_ID, "
+			"Linux 5.8 or later): %s\n",
+			real, strerror(-rc));
+		return rc;
+	}
+	/* Every request acts as its caller, as knfsd's threads do; a server
+	 * that cannot switch would act as itself for everyone, and with
+	 * CAP_DAC_READ_SEARCH (all open_by_handle_at needs) read any file
+	 * for any client. */
+	if (geteuid() != 0) {
+		fprintf(stderr, "rpcrdma-nfsd: must run as root: each request acts as its "
+				"caller's identity (setfsuid, setfsgid, setgroups)\n");
+		return -EPERM;
+	}
 	rc = load_key(ex->key, keyfile);
 	if (rc)
 		return rc;
@@ -170,6 +213,8 @@ uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_
 	u.h.handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(fd, "", &u.h, &mount_id, AT_EMPTY_PATH) < 0)
 		return nfsd_errno_stat(errno);
+	if (mount_id < 0 || (uint64_t)mount_id != ex->mnt_id)
+		return RPCRDMA_NFS3ERR_ACCES; /* see mount_id_of */
 	if (u.h.handle_bytes > FH_KERNEL_MAX)
 		return RPCRDMA_NFS3ERR_NOTSUPP;
 	type = (uint32_t)u.h.handle_type;
@@ -305,8 +350,7 @@ int nfsd_cred_enter(const struct nfsd_export *ex, const struct nfsd_cred *cred)
 	gid_t gids[16];
 	long n;
 
-	if (!ex->switch_creds)
-		return 0;
+	(void)ex;
 	if (cred->uid == 0xffffffffu || cred->gid == 0xffffffffu || cred->ngids > 16)
 		return -EPERM;
 	for (uint32_t i = 0; i < cred->ngids; i++) {
@@ -342,13 +386,17 @@ void nfsd_cred_leave(const struct nfsd_export *ex)
 {
 	struct __user_cap_data_struct caps[2];
 
-	if (!ex->switch_creds)
-		return;
+	(void)ex;
+	/* ORDER: the capabilities first: setgroups needs CAP_SETGID, which
+	 * setfsuid(0) does not bring back (only the filesystem ones). */
+	if (caps_get(caps) || caps_set_effective(caps, true) ||
+	    syscall(SYS_setgroups, (size_t)0, NULL) < 0) {
+		/* WARNING: the thread would keep the last caller's groups. */
+		fprintf(stderr, "rpcrdma-nfsd: cannot return a thread to the server's identity\n");
+		abort();
+	}
 	(void)syscall(SYS_setfsuid, 0);
 	(void)syscall(SYS_setfsgid, 0);
-	(void)syscall(SYS_setgroups, (size_t)0, NULL);
-	if (caps_get(caps) == 0)
-		(void)caps_set_effective(caps, true);
 }
 
 static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, int flags)
@@ -360,8 +408,7 @@ static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, i
 	/* The server resolves the handle it signed, whoever the caller is:
 	 * for that one call the thread gets back CAP_DAC_READ_SEARCH, which
 	 * open_by_handle_at requires, and nothing else. */
-	if (ex->switch_creds && caps_get(caps) == 0 &&
-	    !(caps[0].effective & (1u << CAP_DAC_READ_SEARCH))) {
+	if (caps_get(caps) == 0 && !(caps[0].effective & (1u << CAP_DAC_READ_SEARCH))) {
 		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
 		struct __user_cap_data_struct d[2] = {caps[0], caps[1]};
 

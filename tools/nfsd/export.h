@@ -31,8 +31,9 @@ struct nfsd_export {
 					       * takes no O_PATH descriptor */
 	dev_t dev;
 	ino_t root_ino;
+	uint64_t mnt_id; /* the root's mount: a mount inside the export, a bind
+			  * mount of the same filesystem included, is not served */
 	uint8_t key[16]; /* handle MAC key */
-	bool switch_creds; /* running as root: act as each caller */
 };
 
 /* Opens @dir; reads or creates the handle key in @keyfile (NULL: a fresh
@@ -44,11 +45,13 @@ int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfil
 void nfsd_export_close(struct nfsd_export *ex);
 
 /* The handle of the file @fd (O_PATH, inside the export).  Returns an
- * nfsstat3. */
+ * nfsstat3: NFS3ERR_ACCES for a file on another mount than the export's. */
 uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh);
 /* An O_PATH descriptor for @fh, or -1 with *@status set (BADHANDLE for a
  * handle we did not make, STALE for a file that is gone). */
 int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status);
+/* Whether @fd lies on the export's mount (not on one mounted inside it). */
+bool nfsd_on_export_mount(const struct nfsd_export *ex, int fd);
 
 /* The identity a request acts as: never (uid_t)-1 or (gid_t)-1. */
 struct nfsd_cred {

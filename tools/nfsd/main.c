@@ -64,8 +64,9 @@ static void usage(FILE *f)
 		   "                     a restart (created mode 0600 if missing; refused if\n"
 		   "                     others may read it; default: a new key each run)\n"
 		   "\n"
-		   "Who may connect (exports(5) style; the first entry matching a client\n"
-		   "applies; a client no entry matches is refused):\n"
+		   "Who may connect (exports(5) style: an entry for the client's own address\n"
+		   "applies first, then one for its network, then \"*\"; among entries of\n"
+		   "one kind, the first; a client no entry matches is refused):\n"
 		   "  --client SPEC      admit ADDRESS, ADDRESS/PREFIX, ADDRESS/NETMASK or *,\n"
 		   "                     optionally with (OPTIONS): rw, ro, root_squash,\n"
 		   "                     no_root_squash, all_squash, secure, insecure,\n"
@@ -82,9 +83,10 @@ static void usage(FILE *f)
 		   "  --all-squash       every user acts as the anonymous ids\n"
 		   "  --anonuid N        the anonymous uid (default 65534)\n"
 		   "  --anongid N        the anonymous gid (default 65534)\n"
-		   "  --insecure         over TCP, accept requests from any source port\n"
-		   "                     (default secure: from ports below 1024 only;\n"
-		   "                     RDMA requests are never held to that, as in knfsd)\n"
+		   "  --insecure         accept requests from any source port (default\n"
+		   "                     secure: over TCP and over ofi, which is TCP too,\n"
+		   "                     from ports below 1024 only; verbs requests are\n"
+		   "                     never held to that, as in knfsd)\n"
 		   "  --read-only        refuse every change (NFS3ERR_ROFS)\n"
 		   "\n"
 		   "  --no-rpcbind       do not register with rpcbind\n"
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (getrandom(verf, sizeof(verf), 0) != sizeof(verf))
 		return 1;
-	nfsd_procs_init(&ex, &acc, verf);
+	nfsd_procs_init(&ex, &acc, verf, strcmp(o.provider, "verbs") != 0);
 	nfsd_nfs3_procs(nfs_rdma, true);
 	nfsd_nfs3_procs(nfs_tcp, false);
 	nfsd_mount3_procs(mnt);

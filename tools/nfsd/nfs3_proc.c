@@ -32,6 +32,9 @@
 
 static const struct nfsd_export *ex;
 static const struct nfsd_access *acc;
+/* The RDMA provider runs over TCP sockets (ofi): its peers' source ports
+ * are real, and "secure" holds them to the TCP rule. */
+static bool rdma_source_ports;
 static uint8_t write_verf[RPCRDMA_NFS3_VERF_SIZE];
 
 static struct {
@@ -41,10 +44,11 @@ static struct {
 } counters;
 
 void nfsd_procs_init(const struct nfsd_export *export, const struct nfsd_access *access,
-		     const uint8_t verf[8])
+		     const uint8_t verf[8], bool rdma_on_sockets)
 {
 	ex = export;
 	acc = access;
+	rdma_source_ports = rdma_on_sockets;
 	memcpy(write_verf, verf, sizeof(write_verf));
 }
 
@@ -146,10 +150,13 @@ const struct nfsd_client *nfsd_admit(const struct rpcrdma_svc_req *req, bool rdm
 	 * secure: a privileged source port, which only root on the client
 	 * host can bind, as knfsd requires by default.  Over RDMA knfsd
 	 * counts every request as secure (svc_rdma sets RQ_SECURE), since
-	 * the kernel's NFS/RDMA client binds no reserved port; so do we.
+	 * the kernel's NFS/RDMA client binds no reserved port; so do we on
+	 * verbs.  Software RDMA (ofi's tcp provider) is a TCP connection that
+	 * any local user can open: held to the rule as TCP is.
 	 */
 	port = nfsd_peer_port(peer);
-	if (!rdma && !(cl->flags & NFSD_INSECURE) && (port < 0 || port >= 1024)) {
+	if ((!rdma || rdma_source_ports) && !(cl->flags & NFSD_INSECURE) &&
+	    (port < 0 || port >= 1024)) {
 		atomic_fetch_add(&counters.refused_port, 1);
 		return NULL;
 	}
@@ -280,7 +287,8 @@ static uint32_t err_stat(void)
 }
 
 /* The child @name of @dfd as an O_PATH fd, not following a symbolic link
- * and not leaving the export's filesystem. */
+ * and not leaving the export's filesystem or its mount (a mount point
+ * inside the export answers NFS3ERR_ACCES). */
 static int child_open(int dfd, const struct stat *dst, const char *name, uint32_t *status)
 {
 	struct stat st;
@@ -293,8 +301,14 @@ static int child_open(int dfd, const struct stat *dst, const char *name, uint32_
 		*status = err_stat();
 		return -1;
 	}
-	if (nfsd_stat_fd(fd, &st) || st.st_dev != ex->dev) {
+	if (nfsd_stat_fd(fd, &st)) {
+		*status = err_stat();
 		close(fd);
+		return -1;
+	}
+	if (st.st_dev != ex->dev || !nfsd_on_export_mount(ex, fd)) {
+		close(fd);
+		atomic_fetch_add(&counters.refused_mount, 1);
 		*status = RPCRDMA_NFS3ERR_ACCES;
 		return -1;
 	}

@@ -12,8 +12,10 @@
 
 /* The export the procedures serve, who may use it, and the write verifier
  * of this run. */
+/* @rdma_on_sockets: the RDMA provider is software RDMA over TCP sockets
+ * (ofi), whose source ports "secure" checks as TCP's. */
 void nfsd_procs_init(const struct nfsd_export *ex, const struct nfsd_access *acc,
-		     const uint8_t verf[8]);
+		     const uint8_t verf[8], bool rdma_on_sockets);
 /* The NFSv3 procedures for the server on RDMA (@rdma) or TCP: the rules
  * for source ports differ. */
 void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS], bool rdma);
@@ -24,11 +26,12 @@ const struct nfsd_client *nfsd_admit(const struct rpcrdma_svc_req *req, bool rdm
 /* What the server refused, each with its counter (printed on SIGUSR1 and
  * at exit). */
 #define NFSD_STATS(X)                                                                              \
-	X(refused_host)    /* a client address no entry admits (NFS3ERR_ACCES) */                 \
+	X(refused_host)    /* a client address no entry admits (NFS3ERR_ACCES) */                  \
 	X(refused_port)    /* TCP from an unprivileged port to a secure entry */                   \
 	X(refused_cred)    /* the identity switch did not come out as asked */                     \
 	X(refused_rofs)    /* a change asked of a read-only entry */                               \
-	X(refused_special) /* a FIFO, device or socket where only a file may be */
+	X(refused_special) /* a FIFO, device or socket where only a file may be */                 \
+	X(refused_mount)   /* a name that is a mount point inside the export */
 
 struct nfsd_stats {
 #define X(name) unsigned long long name;
