@@ -45,6 +45,8 @@ enum rpcrdma__svc_req_state {
 	RPCRDMA__SVC_DEFERRED, /* the procedure will answer through rpcrdma_svc_reply() */
 	RPCRDMA__SVC_PARKED,   /* a duplicate waiting for its original's reply */
 	RPCRDMA__SVC_WATCHING, /* a duplicate of a call running on another worker */
+	RPCRDMA__SVC_SPARE,    /* answered, kept for reuse: a late rpcrdma_svc_reply()
+				* on it is refused, as on any request not waiting */
 };
 
 struct rpcrdma_svc_req {

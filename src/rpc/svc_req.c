@@ -89,6 +89,10 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 #if RPCRDMA__SVC_SPARE_REQS
 	/* Requests are freed on their core's thread, as they are made. */
 	if (s->nspare_reqs < RPCRDMA__SVC_SPARE_REQS && !s->destroying) {
+		/* A second answer through a stale handle must find it not
+		 * DEFERRED: answered again, it would go onto the spares twice
+		 * and two requests would share one block. */
+		atomic_store_explicit(&r->state, RPCRDMA__SVC_SPARE, memory_order_relaxed);
 		r->spare_next = s->spare_reqs;
 		s->spare_reqs = r;
 		s->nspare_reqs++;

@@ -5,6 +5,7 @@
  * kept, however many were out at once.  In AddressSanitizer builds the
  * bound is 0 and every block is freed, so that a use after free is seen.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -81,6 +82,32 @@ static void test_server_requests(void **state)
 	assert_null(s.spare_reqs);
 }
 
+/* An application that answers a deferred request twice (the second time
+ * through a stale handle) is told -EINVAL, as the API says, while the
+ * block sits on the spares: it is not answered again, nor kept twice. */
+static void test_answered_request_refuses_a_second_answer(void **state)
+{
+	struct rpcrdma__sreq t;
+	struct rpcrdma_svc_req *r;
+	struct rpcrdma_server s;
+
+	(void)state;
+	if (!RPCRDMA__SVC_SPARE_REQS)
+		skip(); /* ASan builds free the block: the stale call would be a use after free */
+	memset(&s, 0, sizeof(s));
+	rpcrdma__svc_core_init(&s);
+	r = rpcrdma__svc_req_new(&s, &t);
+	assert_non_null(r);
+	rpcrdma__svc_req_publish(r);
+	atomic_store(&r->state, RPCRDMA__SVC_DEFERRED);
+	rpcrdma__svc_req_free(r); /* what answering it ends with */
+	assert_true(on_spares(&s, r));
+	assert_int_equal(rpcrdma_svc_reply(r, 0), -EINVAL);
+	assert_int_equal(s.nspare_reqs, 1);
+	assert_null(r->spare_next);
+	rpcrdma__svc_core_fini(&s);
+}
+
 static unsigned int done_calls;
 static int done_status;
 
@@ -129,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_server_requests),
+	    cmocka_unit_test(test_answered_request_refuses_a_second_answer),
 	    cmocka_unit_test(test_client_calls),
 	};
 
