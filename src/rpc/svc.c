@@ -346,10 +346,14 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 	}
 	case RPCRDMA__DRC_IN_PROGRESS: {
 		struct rpcrdma_svc_req *orig = *rpcrdma__drc_owner(e);
+		/* ORDER: under the lock.  An original on another worker may
+		 * be answered and freed once it is dropped; one on this
+		 * worker cannot, before we return. */
+		bool orig_here = orig && orig->srv == s;
 
 		s->dups++;
 		pthread_mutex_unlock(&root->drc_lock);
-		if (!orig || orig->srv != s) {
+		if (!orig_here) {
 			atomic_store_explicit(&r->state, RPCRDMA__SVC_WATCHING, memory_order_relaxed);
 			r->key = key;
 			r->watch_ms = WATCH_FIRST_MS;
