@@ -102,11 +102,18 @@ struct rpcrdma__xreq {
 	bool in_table;
 	bool send_busy;
 	bool in_callback; /* the core is looking at its reply: keep it all */
-	/* ERR_VERS came before the Send completed: send again from on_send. */
+	/* ERR_VERS came before the Send completed: send again from on_send.
+	 * Out of the table meanwhile, but the grants and the core's call are
+	 * still the request's: a lost connection fences and forgets it too
+	 * (rpcrdma__xclnt_start_down). */
 	bool resend_pending;
 	/* Not a call: our transport properties exchange (Version Two). */
 	bool is_props;
 	struct rpcrdma__xop send_op;
+	/* The connection (conn.gen) its last Send was posted on: a Send
+	 * completion or a resend for an earlier one must not touch the
+	 * current connection. */
+	uint64_t gen;
 	struct rpcrdma__xfence fence;
 	/* The core gave up on the call while its grants were still being
 	 * revoked: told (cb->aborted) once they are. */

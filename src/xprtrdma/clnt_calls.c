@@ -298,6 +298,7 @@ void rpcrdma__xclnt_req_fence(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
  * reply is looked up by XID from now on. */
 void rpcrdma__xclnt_req_posted(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
+	x->gen = t->conn.gen;
 	x->send_busy = true;
 	t->conn.sq_used++;
 	x->state = XREQ_SENT;
@@ -346,6 +347,13 @@ int rpcrdma__xclnt_call_abort(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cr
 		 * call keeps its table entry (and credit) until it is
 		 * answered or the connection ends. */
 		rpcrdma__xclnt_req_fence(t, x);
+		if (!x->in_table) {
+			/* Refused with ERR_VERS, waiting for its first Send to
+			 * complete (resend_pending): that answer freed its
+			 * credit, so it is no orphan, and the Send completion
+			 * lets it go. */
+			return abort_wait(t, x, creq);
+		}
 		t->norphans++;
 		/*
 		 * Credits held only by calls the core gave up on may never

@@ -42,8 +42,23 @@ void rpcrdma__xclnt_finish_down(struct rpcrdma__xclnt *t)
 	}
 }
 
+/* A call of the lost connection: the core no longer hears of it (it sends
+ * it again once told of the loss), and its grants are revoked. */
+static void forget_call(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
+{
+	if (x->creq) {
+		x->creq->tpriv = NULL;
+		x->creq = NULL;
+	}
+	x->resend_pending = false;
+	x->state = XREQ_DEAD;
+	rpcrdma__xclnt_req_fence(t, x);
+}
+
 void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err)
 {
+	struct rpcrdma__xreq *waiting = NULL, *x;
+
 	if (t->conn.state == RPCRDMA__XCONN_IDLE || t->conn.state == RPCRDMA__XCONN_DOWN)
 		return;
 	int raw = err;
@@ -79,17 +94,29 @@ void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err)
 	 * the teardown before every call was visited. */
 	t->fences_live++;
 	for (uint32_t i = 0; i <= t->mask; i++) {
-		struct rpcrdma__xreq *x;
-
 		while ((x = t->tab[i])) {
 			rpcrdma__xclnt_tab_del(t, x);
-			if (x->creq) {
-				x->creq->tpriv = NULL;
-				x->creq = NULL;
-			}
-			x->state = XREQ_DEAD;
-			rpcrdma__xclnt_req_fence(t, x);
+			forget_call(t, x);
 		}
+	}
+	/*
+	 * Calls refused with ERR_VERS whose first Send had not completed are
+	 * out of the table, waiting to go again from that completion
+	 * (clnt_vers.c), yet still hold their grants and the core's call.
+	 * Gathered first, fenced after: a fence may call the core, which may
+	 * change the list of all requests; a request with a busy Send is
+	 * never freed, so the gathered ones stay.
+	 */
+	for (x = t->all; x; x = x->all_next) {
+		if (x->resend_pending) {
+			x->hnext = waiting;
+			waiting = x;
+		}
+	}
+	while ((x = waiting)) {
+		waiting = x->hnext;
+		x->hnext = NULL;
+		forget_call(t, x);
 	}
 	t->fences_live--;
 	rpcrdma__xclnt_finish_down(t);

@@ -87,14 +87,17 @@ static int check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
 
 /* Posts @x's Send again, its header now in the connection's version
  * (RDMA_MSG and RDMA_NOMSG are laid out alike in both versions, so only
- * rdma_vers changes).  The grants of the first try still stand. */
+ * rdma_vers changes).  The grants of the first try still stand, and they
+ * were made for the connection the first Send went on: never on another
+ * (a lost connection's calls go again through the core, granted anew). */
 void rpcrdma__xclnt_resend(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
 	uint32_t vers_be = htobe32(t->conn.vers);
 	int rc = -ENOTCONN;
 
 	memcpy(x->sbuf.addr + 4, &vers_be, sizeof(vers_be));
-	if (t->conn.state == RPCRDMA__XCONN_UP && t->conn.sq_used < t->conn.sq_depth) {
+	if (t->conn.state == RPCRDMA__XCONN_UP && x->gen == t->conn.gen &&
+	    t->conn.sq_used < t->conn.sq_depth) {
 		x->send_op.done = rpcrdma__xclnt_on_send;
 		rc = rpcrdma__provider_post_send(t->conn.pc, x->sge, x->nsge, 0, 0, &x->send_op);
 	}
@@ -301,7 +304,8 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 	bool bad = ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED;
 
 	x->send_busy = false;
-	if (t->conn.sq_used)
+	/* A Send of an earlier connection held no slot of this one. */
+	if (x->gen == t->conn.gen && t->conn.sq_used)
 		t->conn.sq_used--;
 	if (x->resend_pending) {
 		x->resend_pending = false;
@@ -314,11 +318,8 @@ void rpcrdma__xclnt_on_send(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 			rpcrdma__xclnt_maybe_writable(t);
 			return;
 		} else if (!x->in_table && x->state == XREQ_SENT) {
-			/* Aborted while waiting to go again: rpcrdma__xclnt_call_abort
-			 * counted it as an orphan holding a credit, which
-			 * it no longer holds. */
-			if (t->norphans)
-				t->norphans--;
+			/* Aborted while waiting to go again (already fenced,
+			 * and holding no credit): nothing to send. */
 			x->state = XREQ_DEAD;
 			rpcrdma__xclnt_req_fence(t, x);
 			return;

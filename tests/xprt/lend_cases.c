@@ -168,6 +168,7 @@ static void lend_disconnected(void *ctx, int err)
 	lc->tc.up = false;
 	lc->tc.disconnects++;
 	lc->tc.last_err = err;
+	lc->tc.grants_live_at_disconnect = grants_live(rpcrdma__xprt_clnt_provider(lc->tc.t));
 	for (struct tcall *c = lc->tc.calls; c; c = c->next) {
 		if (c->state == TC_SENT)
 			c->state = TC_NEW;
@@ -453,6 +454,101 @@ static int test_err_vers_resend_refused(struct env *e)
 	raw_close(&srv);
 	rpcrdma__vmemo_forget(NULL, 0);
 	return 0;
+}
+
+/*
+ * ERR_VERS answers the Version Two probe while its Send is still busy, so
+ * the call waits out of the table to go again in Version One from that
+ * Send's completion; then the responder drops the connection before the
+ * completion comes.  The waiting call is fenced and forgotten like those
+ * in the table: when the core hears of the loss none of its grants (a
+ * Write chunk) is live and the core's call is let go.  The late completion
+ * then posts nothing and tells the core nothing, whether it comes while no
+ * connection is up or, with @reconnect_first, once the next one is (the
+ * old Send, and grants made for the old connection, must not go out on
+ * it).  The core sends the call again, in Version One, and it is
+ * answered.  Before the fix the lost connection fenced only the table:
+ * the Write chunk's grant outlived the connection, and the completion
+ * resent the old Send on the new connection, or failed it with
+ * cb->failed, a call the core had already taken back.
+ */
+static int err_vers_resend_conn_lost(struct env *e, bool reconnect_first)
+{
+	struct rpcrdma__xclnt *t;
+	struct rpcrdma__xreq *x;
+	struct tcall *probe;
+	struct lend_core lc;
+	struct raw srv;
+
+	CHECK_OK(lend_v2_pair(e, &srv, &lc));
+	t = xclnt_of(lc.tc.t);
+	held_send_install(rpcrdma__xprt_clnt_provider(lc.tc.t));
+	probe = tcall_new(&lc.tc, 4, 0, 0, 0, 0, 64, 0);
+	CHECK(probe);
+	CHECK_OK(tcall_send(&lc.tc, probe));
+	x = probe->req.tpriv;
+	CHECK(x);
+	CHECK(x->ngrants >= 1);
+	CHECK_OK(probe_held_then_refused(e, &srv, &lc, probe));
+	CHECK(x->resend_pending && !x->in_table && x->send_busy);
+
+	(void)rpcrdma__provider_disconnect(srv.c);
+	WAIT(e, lc.tc.disconnects == 1);
+	CHECK_RC(lc.tc.disconnects, 1);
+	CHECK_RC(lc.tc.grants_live_at_disconnect, 0);
+	CHECK(!probe->req.tpriv);
+	CHECK_RC(probe->state, TC_NEW);
+
+	if (reconnect_first) {
+		CHECK_OK(raw_server_reset(e, &srv, &lc.tc));
+		CHECK_OK(rpcrdma__rdma_clnt_ops.connect(lc.tc.t));
+		WAIT(e, lc.tc.up);
+		CHECK(lc.tc.up);
+	}
+	held_send_release();
+	WAIT(e, held_send.delivered);
+	CHECK(held_send.delivered);
+	for (int i = 0; i < 20; i++)
+		pump(e);
+	CHECK_RC(lc.tc.failed, 0);
+	CHECK_RC(srv.nmsgs, srv.taken);
+	CHECK_RC(t->conn.sq_used, 0);
+	CHECK_RC(t->fences_live, 0);
+	CHECK_OK(free_list_sound(t));
+	if (!reconnect_first) {
+		CHECK_OK(raw_server_reset(e, &srv, &lc.tc));
+		CHECK_OK(rpcrdma__rdma_clnt_ops.connect(lc.tc.t));
+		WAIT(e, lc.tc.up);
+		CHECK(lc.tc.up);
+	}
+
+	/* The peer is remembered as Version One: the call goes in One. */
+	CHECK_OK(tcall_send(&lc.tc, probe));
+	CHECK_OK(lend_expect_call(&srv, probe->req.xid, 1));
+	CHECK_OK(raw_reply_vers(&srv, probe->req.xid, 1, 8));
+	WAIT(e, probe->state == TC_DONE && t->conn.sq_used == 0);
+	CHECK_RC(probe->state, TC_DONE);
+	CHECK_OK(probe->status);
+	CHECK_RC(lc.tc.failed, 0);
+	CHECK_RC(lc.tc.bad, 0);
+	CHECK_RC(t->conn.sq_used, 0);
+	CHECK_RC(grants_live(rpcrdma__xprt_clnt_provider(lc.tc.t)), 0);
+
+	held_send_remove();
+	tclient_close(&lc.tc);
+	raw_close(&srv);
+	rpcrdma__vmemo_forget(NULL, 0);
+	return 0;
+}
+
+static int test_err_vers_resend_conn_lost(struct env *e)
+{
+	return err_vers_resend_conn_lost(e, false);
+}
+
+static int test_err_vers_resend_next_conn(struct env *e)
+{
+	return err_vers_resend_conn_lost(e, true);
 }
 
 /* The case unbinds the requester itself, before the connection goes. */

@@ -1820,6 +1820,8 @@ static const struct test_case cases[] = {
     {"lend_err_vers_abort", test_lend_err_vers_abort},
     {"err_vers_resend_refused", test_err_vers_resend_refused},
     {"partner_never_lends", test_partner_never_lends},
+    {"err_vers_resend_conn_lost", test_err_vers_resend_conn_lost},
+    {"err_vers_resend_next_conn", test_err_vers_resend_next_conn},
 };
 
 static int run(const struct test_case *tc)
