@@ -19,6 +19,10 @@ extern const struct rpcrdma__clnt_transport_ops rpcrdma__rdma_bc_clnt_ops;
  * (ms; tests shorten it). */
 extern uint32_t rpcrdma__xclnt_handshake_ms;
 
+/* How long the transport properties exchange may stay unanswered before
+ * the connection is cut (ms; tests shorten it). */
+extern uint32_t rpcrdma__xclnt_props_ms;
+
 /**
  * rpcrdma__xclnt_partner_create - a requester serving another's connections
  * @dev: the owner's provider instance (borrowed: never watched or closed)
@@ -180,9 +184,15 @@ struct rpcrdma__xclnt {
 	uint32_t max_vers;
 	struct rpcrdma__vneg vneg;
 	/* The transport properties exchange (properties.c): due once
-	 * Version Two is agreed, and how many are out (0 or 1). */
+	 * Version Two is agreed, and how many are out (0 or 1), under which
+	 * XID.  It holds a credit until answered: unanswered after
+	 * rpcrdma__xclnt_props_ms the connection is cut (props_timer), and
+	 * the peer is not asked again by this requester (props_off). */
 	bool props_due;
+	bool props_off;
 	uint32_t props_out;
+	uint32_t props_xid;
+	struct rpcrdma__timer props_timer;
 	struct rpcrdma__props peer_props;
 
 	struct rpcrdma__xconn conn;
@@ -197,7 +207,9 @@ struct rpcrdma__xclnt {
 	uint32_t mask;
 
 	unsigned int fences_live;
-	unsigned int norphans; /* aborted calls still in the table */
+	/* Aborted calls still in the table: with an unanswered properties
+	 * exchange, what holds credits nothing else will free. */
+	unsigned int norphans;
 	int down_err;
 	bool want_writable;
 	/* Inside a transport op called by the core: callbacks wait for

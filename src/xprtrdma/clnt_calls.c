@@ -356,14 +356,16 @@ int rpcrdma__xclnt_call_abort(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cr
 		}
 		t->norphans++;
 		/*
-		 * Credits held only by calls the core gave up on may never
+		 * Credits held only by calls the core gave up on, and by our
+		 * properties exchange, which no core waits for, may never
 		 * come back (a responder that never answers), and RFC 8166
 		 * 4.3.1 forbids sending past them.  Then the connection is
 		 * cut, as the Linux client does on a time-out: a new one
 		 * starts from one credit and the core sends again.
 		 */
-		if (t->norphans >= t->cr.in_flight && !rpcrdma__credits_available(&t->cr) &&
-		    t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP) {
+		if (t->norphans + t->props_out >= t->cr.in_flight &&
+		    !rpcrdma__credits_available(&t->cr) && t->conn.pc &&
+		    t->conn.state == RPCRDMA__XCONN_UP) {
 			(void)rpcrdma__provider_disconnect(t->conn.pc);
 		}
 		return abort_wait(t, x, creq); /* in the table: not freed */

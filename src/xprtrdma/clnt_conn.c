@@ -64,6 +64,7 @@ void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err)
 	int raw = err;
 
 	rpcrdma__timer_stop(&t->handshake);
+	rpcrdma__timer_stop(&t->props_timer);
 	/* A peer that took the transport's TCP connection and then dropped
 	 * it, or never answered, in the handshake is no RDMA endpoint. */
 	if (t->conn.state == RPCRDMA__XCONN_CONNECTING &&
@@ -365,6 +366,7 @@ void rpcrdma__xclnt_op_destroy(struct rpcrdma__clnt_transport *tt)
 	}
 	rpcrdma__timer_stop(&t->later);
 	rpcrdma__timer_stop(&t->handshake);
+	rpcrdma__timer_stop(&t->props_timer);
 	/* Closing the instance destroys every grant with it (the fence of
 	 * last resort), and no event follows. */
 	if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)

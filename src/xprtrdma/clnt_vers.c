@@ -84,8 +84,31 @@ void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xr
  * receive size becomes our inline send threshold on this connection.  An
  * RDMA_ERROR answer (ERR_INVAL_OPTION from a peer without the feature)
  * leaves the defaults.  It is advisory: when no credit is free it is not
- * sent.
+ * sent.  A Version Two responder answers every RDMA_OPTIONAL (draft 3.1:
+ * ERR_INVAL_OPTION when it does not know the opttype), and the credit the
+ * exchange holds comes back only with that answer.  With a small grant
+ * that credit may be the one every call waits for, and no core times the
+ * exchange out: left unanswered for rpcrdma__xclnt_props_ms, the
+ * connection is cut (a new one starts from fresh credits), and this
+ * requester does not ask that peer again.
  */
+uint32_t rpcrdma__xclnt_props_ms = 10000;
+
+static void on_props_timeout(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xclnt *t = tm->ctx;
+
+	if (!t->props_out || t->conn.state != RPCRDMA__XCONN_UP || !t->conn.pc)
+		return;
+	t->props_off = true;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CALL, RPCRDMA_TEV_TIMEOUT, t->conn.id, t->props_xid,
+		       rpcrdma__xclnt_props_ms, 0,
+		       "transport properties unanswered after %u ms: connection cut, "
+		       "not asked again",
+		       rpcrdma__xclnt_props_ms);
+	(void)rpcrdma__provider_disconnect(t->conn.pc);
+}
+
 static bool xid_in_flight(struct rpcrdma__xclnt *t, uint32_t xid)
 {
 	for (const struct rpcrdma__xreq *y = *rpcrdma__xclnt_tab_slot(t, xid); y; y = y->hnext) {
@@ -103,7 +126,7 @@ void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t)
 	uint32_t xid;
 	int n, rc;
 
-	if (t->partner || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO) {
+	if (t->partner || t->props_off || t->props_out || t->conn.vers != RPCRDMA_VERSION_TWO) {
 		t->props_due = false;
 		return;
 	}
@@ -158,6 +181,9 @@ void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t)
 	}
 	rpcrdma__xclnt_req_posted(t, x);
 	t->props_out++;
+	t->props_xid = xid;
+	rpcrdma__timer_start(t->dev.loop, &t->props_timer, rpcrdma__xclnt_props_ms,
+			     on_props_timeout, t);
 }
 
 void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
@@ -169,6 +195,7 @@ void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xre
 	t->st.credits_granted = t->cr.granted;
 	if (t->props_out)
 		t->props_out--;
+	rpcrdma__timer_stop(&t->props_timer);
 	if (h->proc == RPCRDMA_PROC_OPTIONAL && h->opttype == RPCRDMA_OPT_PROPERTIES &&
 	    !h->payload_len && !rpcrdma__props_decode(h->optinfo, h->optinfo_len, &peer)) {
 		t->peer_props = peer;

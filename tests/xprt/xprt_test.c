@@ -19,6 +19,7 @@
 #include "proto/version.h"
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/rpc_msg.h"
+#include "xprtrdma/clnt.h"
 
 #define ALIGN4(n) (((n) + 3u) & ~3u)
 
@@ -1779,6 +1780,136 @@ static int test_v2_probe(struct env *e)
 	return 0;
 }
 
+/* The next message: a Version Two header with procedure @proc; its XID in
+ * *@xid. */
+static int raw_expect_v2(struct raw *srv, uint32_t proc, uint32_t *xid)
+{
+	struct rpcrdma_hdr_fault f;
+	struct rpcrdma_hdr h;
+	struct raw_msg *m = raw_wait_msg(srv);
+
+	CHECK(m);
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 2);
+	CHECK_RC(h.proc, proc);
+	*xid = h.xid;
+	return 0;
+}
+
+/*
+ * A Version Two responder that never answers our transport properties
+ * exchange, which holds a credit until answered and which no core times
+ * out.  With a grant of 2 the exchange and one call fill the grant: when
+ * the core gives up on that call, the connection is cut at once, as when
+ * aborted calls alone hold every credit.  With a grant of 1 the exchange
+ * holds the only credit and no call can leave to be given up on: the
+ * exchange's own time limit cuts the connection, and the requester does
+ * not ask that peer again, so on the next connection calls go at once.
+ * An answer to the first connection's exchange, arriving on the second,
+ * is dropped.  Before the fix the connection stayed up with every call
+ * waiting for a credit (call_send: -EAGAIN), for ever.
+ */
+static int test_v2_props_unanswered(struct env *e)
+{
+	struct rpcrdma_client_opts co;
+	struct raw srv;
+	struct tclient tc;
+	struct tcall *c1, *c2, *c3, *c4, *c5;
+	uint8_t info[64];
+	uint32_t xid, props_xid, bad;
+	uint32_t saved_props_ms = rpcrdma__xclnt_props_ms;
+	size_t pdn = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+	int port, n;
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	memset(&co, 0, sizeof(co));
+	co.max_vers = 2;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = pdn;
+	CHECK_OK(raw_listen(&srv, &port));
+	CHECK_OK(tclient_open(e, &tc, port, &co));
+
+	/* Settled on Version Two with a grant of 2; the exchange leaves. */
+	c1 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c1);
+	CHECK_OK(tcall_send(&tc, c1));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_OK(raw_reply_vers(&srv, xid, 2, 2));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_OK(c1->status);
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_OPTIONAL, &props_xid));
+	/* A call takes the other credit; the core gives up on it. */
+	c2 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c2);
+	CHECK_OK(tcall_send(&tc, c2));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.call_abort(tc.t, &c2->req));
+	c2->state = TC_DONE;
+	WAIT(e, srv.down && tc.disconnects == 1);
+	CHECK(srv.down);
+	CHECK_RC(tc.disconnects, 1);
+
+	/* Version Two again, with a grant of 1: the exchange takes it. */
+	rpcrdma__xclnt_props_ms = 300;
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	CHECK(tc.up);
+	c3 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c3);
+	CHECK_OK(tcall_send(&tc, c3));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_OK(raw_reply_vers(&srv, xid, 2, 1));
+	WAIT(e, c3->state == TC_DONE);
+	CHECK_OK(c3->status);
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_OPTIONAL, &xid));
+	CHECK(xid != props_xid);
+	/* The first exchange's answer, late and on the wrong connection. */
+	n = rpcrdma__xprops_build(info, sizeof(info), 4096, 4096, 8);
+	CHECK(n > 0);
+	bad = (uint32_t)cstats(&tc).bad_msgs;
+	CHECK_OK(raw_optional(&srv, props_xid, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
+	WAIT(e, cstats(&tc).bad_msgs == bad + 1);
+	CHECK_RC(cstats(&tc).bad_msgs, bad + 1);
+	c4 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c4);
+	CHECK_RC(tcall_send(&tc, c4), -EAGAIN);
+	/* Nothing else would ever free the credit. */
+	WAIT(e, srv.down && tc.disconnects == 2);
+	CHECK(srv.down);
+	CHECK_RC(tc.disconnects, 2);
+
+	/* The next connection settles on Version Two and sends no exchange:
+	 * the waiting call, then the next, go at once. */
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up);
+	CHECK(tc.up);
+	CHECK_OK(tcall_send(&tc, c4));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_RC(xid, c4->req.xid);
+	CHECK_OK(raw_reply_vers(&srv, xid, 2, 1));
+	WAIT(e, c4->state == TC_DONE);
+	CHECK_OK(c4->status);
+	c5 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c5);
+	CHECK_OK(tcall_send(&tc, c5));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_RC(xid, c5->req.xid);
+	CHECK_OK(raw_reply_vers(&srv, xid, 2, 1));
+	WAIT(e, c5->state == TC_DONE);
+	CHECK_OK(c5->status);
+	CHECK_RC(tc.disconnects, 2);
+	CHECK_RC(tc.bad, 0);
+
+	rpcrdma__xclnt_props_ms = saved_props_ms;
+	rpcrdma__vmemo_forget(NULL, 0);
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
 static int test_stats_macro(struct env *e)
 {
 	size_t n = 0;
@@ -1817,6 +1948,7 @@ static const struct test_case cases[] = {
     {"bidir_hostile", test_bidir_hostile},
     {"v2_optional", test_v2_optional},
     {"v2_probe", test_v2_probe},
+    {"v2_props_unanswered", test_v2_props_unanswered},
     {"lend_err_vers_abort", test_lend_err_vers_abort},
     {"err_vers_resend_refused", test_err_vers_resend_refused},
     {"partner_never_lends", test_partner_never_lends},
