@@ -75,6 +75,9 @@ static int check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
 	{
 		uint32_t xid;
 
+		/* RFC 8166 5.2.1, RFC 8167 5.2: the reply in the chunk starts
+		 * with the XID its header carries (which found @x).  A
+		 * requester answers nothing: the call fails. */
 		memcpy(&xid, x->rbuf.addr, 4);
 		if (be32toh(xid) != x->xid)
 			return RPCRDMA_ERR_BAD_HEADER;

@@ -66,6 +66,29 @@ static void learn_version(struct rpcrdma__xsconn *sc, uint32_t vers)
 /*
  * Calls: reading and delivering.
  */
+
+/*
+ * Whether the call's RPC message, as rebuilt, starts with the transport
+ * header's XID.  RFC 8166 5.2.1: rdma_xid "MUST be the same as the XID in
+ * the RPC message"; 5.5.2 counts a mismatch among the XDR errors: "the
+ * contents of the rdma_xid field might not match the contents of the XID
+ * field in the accompanying RPC message.  If the rdma_vers field contains
+ * a recognized value, but an XDR parsing error occurs, the responder MUST
+ * reply with an RDMA_ERROR procedure and set the rdma_err value to
+ * RDMA_ERR_BADHEADER" (ERR_CHUNK).  RFC 8167 5.1 asks the same of a
+ * reverse call, "whether presented inline or as a separate chunk".  The
+ * header decoder checks an RDMA_MSG's inline payload; a Long Call's
+ * message exists only once its Position-Zero chunk is read, so every
+ * rebuilt call is checked here, whatever its form.
+ */
+static bool call_xid_matches(const struct rpcrdma__xsreq *s)
+{
+	struct rpcrdma_xdr_stream peek = s->call_xdr; /* the core gets it from its start */
+	uint32_t xid;
+
+	return !rpcrdma_xdr_decode_u32(&peek, &xid) && xid == s->hdr.xid;
+}
+
 static void deliver(struct rpcrdma__xsreq *s)
 {
 	static const uint8_t zero[4];
@@ -92,6 +115,15 @@ static void deliver(struct rpcrdma__xsreq *s)
 		}
 	}
 	if (rpcrdma_xdr_init_iov(&s->call_xdr, s->iov, n)) {
+		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return;
+	}
+	if (!call_xid_matches(s)) {
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+			       RPCRDMA_ERR_BAD_HEADER, 0,
+			       "call refused: its RPC message does not start with the header's "
+			       "XID (RFC 8166 5.5.2)");
+		v->st.bad_msgs++;
 		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return;
 	}

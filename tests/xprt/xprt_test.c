@@ -838,6 +838,68 @@ static int test_chunk_layouts(struct env *e)
 	return 0;
 }
 
+/* Sends a Long Call (RDMA_NOMSG) with header XID @hxid whose RPC message,
+ * XID @rxid, sits in @buf and is read through a Position-Zero chunk. */
+static int raw_long_call(struct raw *r, uint32_t hxid, uint32_t rxid, uint8_t *buf, size_t cap,
+			 struct rpcrdma_prov_mr **mr, struct rpcrdma_prov_grant **g)
+{
+	struct rpcrdma_segment seg;
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_hdr h;
+	uint8_t hdr[128];
+	int n;
+
+	rpcrdma_xdr_init(&x, buf, cap);
+	CHECK_OK(encode_test_call(&x, rxid, hxid * 7, 4, 100, 0, 0, 8));
+	CHECK_OK(raw_segments(r, buf, (uint32_t)rpcrdma_xdr_pos(&x), 1, RPCRDMA_PACCESS_REMOTE_READ,
+			      mr, g, &seg));
+	rpcrdma_hdr_init(&h, hxid, 1, 8, RPCRDMA_PROC_NOMSG);
+	CHECK_OK(rpcrdma_hdr_add_read(&h, 0, &seg));
+	n = rpcrdma_hdr_encode(&h, hdr, sizeof(hdr));
+	CHECK(n > 0);
+	return raw_send(r, hdr, (size_t)n);
+}
+
+/*
+ * A Long Call whose RPC message, read from its Position-Zero chunk, starts
+ * with an XID other than the transport header's: RDMA_ERROR/ERR_CHUNK with
+ * the header's XID (RFC 8166 5.2.1 and 5.5.2), and the core never sees the
+ * call.  The connection stays up: the same call with matching XIDs is
+ * served.  The header decoder checks an inline message only; before the
+ * fix such a Long Call was served, and its reply's transport header and RPC
+ * message carried different XIDs.
+ */
+static int test_long_call_xid_mismatch(struct env *e)
+{
+	struct rpcrdma_prov_mr *mr;
+	struct rpcrdma_prov_grant *g[1];
+	struct rpcrdma_hdr got;
+	struct tserver ts;
+	struct raw r;
+	uint8_t *buf = calloc(1, 4096);
+
+	CHECK(buf);
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	CHECK_OK(raw_long_call(&r, 0x7001, 0x7002, buf, 4096, &mr, g));
+	CHECK_OK(expect_error(&r, 0x7001, RPCRDMA_ERR_CHUNK, &got));
+	CHECK_RC(ts.calls, 0);
+	CHECK_RC(sstats(&ts).bad_msgs, 1);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 1);
+	raw_ungrant(&r, mr, g, 1);
+
+	CHECK_OK(raw_long_call(&r, 0x7003, 0x7003, buf, 4096, &mr, g));
+	CHECK_OK(expect_reply(&r, 0x7003));
+	CHECK_RC(ts.calls, 1);
+	CHECK_RC(ts.verify_errors, 0);
+	CHECK(r.up);
+	raw_ungrant(&r, mr, g, 1);
+
+	raw_close(&r);
+	tserver_close(&ts);
+	free(buf);
+	return 0;
+}
+
 /*
  * A raw responder against our requester.
  */
@@ -1005,6 +1067,113 @@ static int test_rdma_error_and_zero_grant(struct env *e)
 	CHECK_OK(tcall_send(&tc, c2));
 	CHECK_RC(tcall_send(&tc, c3), -EAGAIN);
 	CHECK_RC(cstats(&tc).credits_granted, 1);
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
+/* Answers tcall @c, whose header @call offered a Reply chunk, with a Long
+ * Reply: its RPC message, starting with XID @rpc_xid, written into the
+ * chunk, then RDMA_NOMSG naming what was written. */
+static int raw_long_reply(struct env *e, struct raw *srv, const struct rpcrdma_hdr *call,
+			  const struct tcall *c, uint32_t rpc_xid)
+{
+	struct rpcrdma_segment segs[16];
+	struct rpcrdma_prov_mr *mr;
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_hdr r;
+	size_t cap = 16 + ALIGN4(c->rplain_len), len, off = 0;
+	uint8_t *body = calloc(1, cap), *plain = malloc(c->rplain_len + 1), hdr[512];
+	unsigned int done = srv->rma_done;
+	int n;
+
+	CHECK(body && plain);
+	CHECK(call->has_reply && call->reply.nsegs <= 16);
+	fill(plain, c->rplain_len, c->seed ^ 5);
+	rpcrdma_xdr_init(&x, body, cap);
+	CHECK_OK(rpcrdma_xdr_encode_u32(&x, rpc_xid));
+	CHECK_OK(rpcrdma_xdr_encode_u32(&x, 0));
+	CHECK_OK(rpcrdma_xdr_encode_opaque(&x, NULL, 0)); /* the DDP result, empty */
+	CHECK_OK(rpcrdma_xdr_encode_opaque(&x, plain, c->rplain_len));
+	len = rpcrdma_xdr_pos(&x);
+	CHECK_OK(rpcrdma__provider_reg_mr(srv->p, body, cap, &mr));
+	for (uint32_t k = 0; k < call->reply.nsegs; k++) {
+		struct rpcrdma_prov_sge sge = {.addr = body + off, .mr = mr};
+		struct rpcrdma_prov_rseg rs;
+
+		segs[k] = call->segs[call->reply.first + k];
+		if (segs[k].length > len - off)
+			segs[k].length = (uint32_t)(len - off);
+		sge.length = segs[k].length;
+		rs.handle = segs[k].handle;
+		rs.length = segs[k].length;
+		rs.offset = segs[k].offset;
+		if (sge.length) {
+			CHECK_OK(
+			    rpcrdma__provider_post_write(srv->c, &sge, 1, &rs, 1, (void *)0x2000));
+			done++;
+		}
+		off += segs[k].length;
+	}
+	CHECK_RC(off, len);
+	WAIT(e, srv->rma_done == done);
+	CHECK_RC(srv->rma_done, done);
+	CHECK_RC(srv->rma_errors, 0);
+	rpcrdma_hdr_init(&r, call->xid, 1, 8, RPCRDMA_PROC_NOMSG);
+	CHECK_OK(rpcrdma_hdr_set_reply(&r, segs, call->reply.nsegs));
+	n = rpcrdma_hdr_encode(&r, hdr, sizeof(hdr));
+	CHECK(n > 0);
+	CHECK_OK(raw_send(srv, hdr, (size_t)n));
+	rpcrdma__provider_dereg_mr(mr);
+	free(plain);
+	free(body);
+	return 0;
+}
+
+/*
+ * A Long Reply (RDMA_NOMSG through our Reply chunk) whose RPC message
+ * starts with an XID other than the transport header's (RFC 8166 5.2.1):
+ * the call fails with RPCRDMA_ERR_BAD_HEADER once its grants are revoked,
+ * the message counts in bad_msgs, and nothing is answered (a requester
+ * sends no RDMA_ERROR).  The next call's Long Reply, XIDs matching,
+ * completes it.
+ */
+static int test_long_reply_xid_mismatch(struct env *e)
+{
+	struct rpcrdma_hdr_fault f;
+	struct rpcrdma_hdr h;
+	struct tclient tc;
+	struct tcall *c1, *c2;
+	struct raw_msg *m;
+	struct raw srv;
+
+	CHECK_OK(raw_server_for(e, &srv, &tc));
+	c1 = tcall_new(&tc, 4, 0, 0, 0, 12000, 0, 20000);
+	c2 = tcall_new(&tc, 4, 0, 0, 0, 12000, 0, 20000);
+	CHECK(c1 && c2);
+	CHECK_OK(tcall_send(&tc, c1));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK(h.has_reply);
+	CHECK_OK(raw_long_reply(e, &srv, &h, c1, h.xid + 1));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_RC(c1->state, TC_DONE);
+	CHECK_RC(c1->failed_err, RPCRDMA_ERR_BAD_HEADER);
+	CHECK_RC(c1->grants_live_at_done, 0);
+	CHECK_RC(cstats(&tc).bad_msgs, 1);
+
+	CHECK_OK(tcall_send(&tc, c2));
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_OK(raw_long_reply(e, &srv, &h, c2, h.xid));
+	WAIT(e, c2->state == TC_DONE);
+	CHECK_RC(c2->state, TC_DONE);
+	CHECK_OK(c2->status);
+	CHECK_RC(c2->grants_live_at_done, 0);
+	CHECK_RC(cstats(&tc).long_replies, 1);
+	/* Nothing was sent back for the refused reply. */
+	CHECK_RC(srv.nmsgs, srv.taken);
+	CHECK(srv.up && !srv.down);
 	tclient_close(&tc);
 	raw_close(&srv);
 	return 0;
@@ -1275,7 +1444,8 @@ static int test_provider_eagain(struct env *e)
  * even when it equals the client's own call's; a header whose XID the
  * payload contradicts, a truncated header and a reply to nothing are
  * dropped and counted; a Read chunk larger than any message gets
- * ERR_CHUNK; a Read chunk naming a handle that does not exist costs the
+ * ERR_CHUNK, and so does a Long Call whose chunk holds a message with
+ * another XID; a Read chunk naming a handle that does not exist costs the
  * connection, never the process; the client comes back by itself.
  */
 static int cb_null_runs;
@@ -1317,6 +1487,32 @@ static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint3
 	if (rpcrdma_rpc_encode_call(&x, rxid, &c))
 		return -EINVAL;
 	return raw_send(srv, buf, (size_t)n + rpcrdma_xdr_pos(&x));
+}
+
+/* A reverse Long Call: RDMA_NOMSG, header XID @hxid, its RPC call (XID
+ * @rxid) in @buf, read by the client through a Position-Zero chunk. */
+static int raw_reverse_long_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint32_t prog,
+				 uint8_t *buf, size_t cap, struct rpcrdma_prov_mr **mr,
+				 struct rpcrdma_prov_grant **g)
+{
+	struct rpcrdma_rpc_call c = {.prog = prog, .vers = 1, .proc = 0};
+	struct rpcrdma_segment seg;
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_hdr h;
+	uint8_t hdr[128];
+	int n;
+
+	rpcrdma_auth_none(&c.cred);
+	rpcrdma_auth_none(&c.verf);
+	rpcrdma_xdr_init(&x, buf, cap);
+	CHECK_OK(rpcrdma_rpc_encode_call(&x, rxid, &c));
+	CHECK_OK(raw_segments(srv, buf, (uint32_t)rpcrdma_xdr_pos(&x), 1,
+			      RPCRDMA_PACCESS_REMOTE_READ, mr, g, &seg));
+	rpcrdma_hdr_init(&h, hxid, 1, 4, RPCRDMA_PROC_NOMSG);
+	CHECK_OK(rpcrdma_hdr_add_read(&h, 0, &seg));
+	n = rpcrdma_hdr_encode(&h, hdr, sizeof(hdr));
+	CHECK(n > 0);
+	return raw_send(srv, hdr, (size_t)n);
 }
 
 /* The client's next message: its proc, and the RPC reply's XID. */
@@ -1413,7 +1609,28 @@ static int test_bidir_hostile(struct env *e)
 	CHECK(st.bad_msgs >= 2);
 	CHECK_RC(fwd_flag, 0);
 
-	/* 6. A Read chunk naming a handle that was never granted: the
+	/* 6. A reverse Long Call whose RPC message, in its Position-Zero
+	 * chunk, carries another XID than its header (RFC 8167 5.1):
+	 * ERR_CHUNK with the header's XID, and the callback does not run. */
+	{
+		struct rpcrdma_prov_mr *mr;
+		struct rpcrdma_prov_grant *g[1];
+		uint8_t call[256];
+
+		CHECK_OK(raw_reverse_long_call(&srv, 0x5006, 0x5007, 0x40000001u, call,
+					       sizeof(call), &mr, g));
+		CHECK(raw_next(&srv, &h, &rxid) == 0);
+		CHECK_RC(h.proc, RPCRDMA_PROC_ERROR);
+		CHECK_RC(h.err, RPCRDMA_ERR_CHUNK);
+		CHECK_RC(h.xid, 0x5006);
+		raw_ungrant(&srv, mr, g, 1);
+		CHECK_OK(rpcrdma_client_stats(clnt, &st));
+		CHECK_RC(st.rev_calls, 2);
+		CHECK_RC(st.rev_errors, 2);
+		CHECK_RC(cb_null_runs, 1);
+	}
+
+	/* 7. A Read chunk naming a handle that was never granted: the
 	 * connection goes (RFC 8166 5.5.3); the client reconnects by itself,
 	 * since it hosts callbacks, and the forward call goes again. */
 	{
@@ -1937,10 +2154,12 @@ static const struct test_case cases[] = {
     {"bad_headers", test_bad_headers},
     {"short_reply_chunk", test_short_reply_chunk},
     {"chunk_layouts", test_chunk_layouts},
+    {"long_call_xid_mismatch", test_long_call_xid_mismatch},
     {"legacy", test_legacy},
     {"read_error", test_read_error},
     {"revoked_after_reply", test_revoked_after_reply},
     {"rdma_error_zero_grant", test_rdma_error_and_zero_grant},
+    {"long_reply_xid_mismatch", test_long_reply_xid_mismatch},
     {"cut_mid_call", test_cut_mid_call},
     {"abort", test_abort},
     {"provider_eagain", test_provider_eagain},
