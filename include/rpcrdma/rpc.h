@@ -286,6 +286,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(vers_fallbacks)      /* client: connections moved to Version One (ERR_VERS, or     */ \
 			       /* the Version Two probe lost with its connection)           */ \
 	X(optional_msgs)       /* server: RDMA_OPTIONAL received (Version Two features)      */ \
+	X(inval_option_dropped) /* client: a server's RDMA_OPTIONALs of an unsupported type   */ \
+			       /* left unanswered beyond the bounds on ERR_INVAL_OPTION     */ \
+			       /* answers (docs/security.md)                              */ \
 	/* Reverse direction (RFC 8167, backchannel.h); the fields above count   */            \
 	/* the forward direction only.                                            */           \
 	X(rev_calls)           /* reverse calls sent (server) or served (client) */            \

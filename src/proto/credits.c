@@ -53,6 +53,13 @@ void rpcrdma__credits_reply(struct rpcrdma_credits *c, uint32_t credit_field)
 	c->granted = clamp_grant(credit_field, c->requested);
 }
 
+void rpcrdma__credits_returned(struct rpcrdma_credits *c)
+{
+	/* No answer carries a grant for it: the last one stays in force. */
+	if (c->in_flight)
+		c->in_flight--;
+}
+
 void rpcrdma__credits_reset(struct rpcrdma_credits *c)
 {
 	/* The lost connection's receives are gone with it; the next one

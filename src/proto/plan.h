@@ -256,6 +256,13 @@ void rpcrdma__credits_sent(struct rpcrdma_credits *c);
  */
 void rpcrdma__credits_reply(struct rpcrdma_credits *c, uint32_t credit_field);
 /**
+ * A message that takes a receive at the responder but is never answered
+ * (an RDMA_ERROR the requester sends) no longer needs its credit: one
+ * fewer in flight, the grant unchanged.  With none in flight the count
+ * stays 0.
+ */
+void rpcrdma__credits_returned(struct rpcrdma_credits *c);
+/**
  * The connection was lost: every call in flight ended without a reply and
  * the new connection starts from 1 credit (4.3.3).  @requested and
  * max_in_flight_seen are kept.

@@ -95,6 +95,36 @@ enum rpcrdma__xreq_chunks {
 
 struct rpcrdma__xclnt;
 
+/*
+ * RDMA_ERROR/ERR_INVAL_OPTION answers to the RDMA_OPTIONALs of a Version
+ * Two server whose opttype this requester does not support (draft section
+ * 3.1; clnt_vers.c).  Each takes a receive at the server, so it waits for
+ * a free credit and holds it until its Send completes.  What a server can
+ * make us hold or send is bounded: at most XCLNT_OPT_ANSWERS answers wait
+ * or travel at once (their buffers are these slots), at most
+ * XCLNT_OPT_ANSWERS_PER_CONN are sent on one connection; RDMA_OPTIONALs
+ * beyond either go unanswered (inval_option_dropped).
+ */
+#define XCLNT_OPT_ANSWERS 4u
+#define XCLNT_OPT_ANSWERS_PER_CONN 32u
+
+enum rpcrdma__xoptans_state {
+	OPTANS_FREE,
+	OPTANS_WAITING, /* for a credit (or the end of the version probe) */
+	OPTANS_SENDING, /* its Send posted, not yet completed */
+};
+
+struct rpcrdma__xoptans {
+	struct rpcrdma__xop send_op;
+	struct rpcrdma__xclnt *t;
+	enum rpcrdma__xoptans_state state;
+	uint32_t xid;              /* the RDMA_OPTIONAL's, echoed */
+	uint64_t queued;           /* arrival order among those waiting */
+	uint64_t gen;              /* the connection its Send went on */
+	struct rpcrdma__xbuf sbuf; /* registered; kept until destroy */
+	struct rpcrdma_prov_sge sge;
+};
+
 struct rpcrdma__xreq {
 	struct rpcrdma__xclnt *t;
 	struct rpcrdma__creq *creq; /* NULL once the core forgot it */
@@ -194,6 +224,13 @@ struct rpcrdma__xclnt {
 	uint32_t props_xid;
 	struct rpcrdma__timer props_timer;
 	struct rpcrdma__props peer_props;
+	/* Answers to RDMA_OPTIONALs we do not support (clnt_vers.c): how
+	 * many wait for a credit, how many this connection has taken, and
+	 * the order they came in. */
+	struct rpcrdma__xoptans optans[XCLNT_OPT_ANSWERS];
+	uint32_t optans_waiting;
+	uint32_t optans_conn;
+	uint64_t optans_seq;
 
 	struct rpcrdma__xconn conn;
 	struct rpcrdma_credits cr;
@@ -506,6 +543,39 @@ void rpcrdma__xclnt_props_start(struct rpcrdma__xclnt *t);
  */
 void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 				   const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xclnt_optional_unsupported - a server's RDMA_OPTIONAL whose opttype we do not support
+ * @t: the requester (never a partner), its connection in Version Two
+ * @h: the RDMA_OPTIONAL's header
+ *
+ * Its RDMA_ERROR/ERR_INVAL_OPTION answer (draft 3.1) goes now or once a
+ * credit is free, within the bounds of XCLNT_OPT_ANSWERS and
+ * XCLNT_OPT_ANSWERS_PER_CONN; beyond them it is counted in
+ * inval_option_dropped and left unanswered.
+ */
+void rpcrdma__xclnt_optional_unsupported(struct rpcrdma__xclnt *t, const struct rpcrdma_hdr *h);
+
+/**
+ * rpcrdma__xclnt_optans_pump - send the waiting ERR_INVAL_OPTION answers, oldest first, while a
+ * credit and a send slot are free
+ * @t: the requester
+ */
+void rpcrdma__xclnt_optans_pump(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_optans_down - the connection is lost: answers still waiting are dropped
+ * @t: the requester
+ *
+ * Answers whose Send is out end with its completion.
+ */
+void rpcrdma__xclnt_optans_down(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_optans_free - give the answers' buffers back (destroy)
+ * @t: the requester
+ */
+void rpcrdma__xclnt_optans_free(struct rpcrdma__xclnt *t);
 
 /* clnt_partner.c: the reverse-direction partner */
 /**

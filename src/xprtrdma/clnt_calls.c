@@ -170,6 +170,10 @@ bool rpcrdma__xclnt_can_send(const struct rpcrdma__xclnt *t)
 
 void rpcrdma__xclnt_maybe_writable(struct rpcrdma__xclnt *t)
 {
+	/* ORDER: what frees a credit or a send slot serves the answers the
+	 * draft requires before the core's calls. */
+	if (t->optans_waiting)
+		rpcrdma__xclnt_optans_pump(t);
 	if (t->want_writable && rpcrdma__xclnt_can_send(t)) {
 		t->want_writable = false;
 		if (t->cb->writable)

@@ -65,6 +65,7 @@ void rpcrdma__xclnt_start_down(struct rpcrdma__xclnt *t, int err)
 
 	rpcrdma__timer_stop(&t->handshake);
 	rpcrdma__timer_stop(&t->props_timer);
+	rpcrdma__xclnt_optans_down(t);
 	/* A peer that took the transport's TCP connection and then dropped
 	 * it, or never answered, in the handshake is no RDMA endpoint. */
 	if (t->conn.state == RPCRDMA__XCONN_CONNECTING &&
@@ -375,6 +376,7 @@ void rpcrdma__xclnt_op_destroy(struct rpcrdma__clnt_transport *tt)
 	if (t->conn.pc)
 		rpcrdma__provider_conn_destroy(t->conn.pc);
 	t->conn.pc = NULL;
+	rpcrdma__xclnt_optans_free(t);
 	while ((x = t->all)) {
 		x->nown = 0; /* freed with the instance's cache below */
 		rpcrdma__xclnt_req_unlink_all(t, x);

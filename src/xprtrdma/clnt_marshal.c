@@ -617,9 +617,12 @@ int rpcrdma__xclnt_call_send(struct rpcrdma__xclnt *t, struct rpcrdma__creq *cre
 		rc = -ENOTCONN;
 		goto out_fail;
 	}
-	/* ORDER: the properties exchange goes before the core's next call,
-	 * which may come from the very reply that made it due and would
-	 * otherwise take the last credit, every time. */
+	/* ORDER: the ERR_INVAL_OPTION answers the draft requires, then the
+	 * properties exchange, go before the core's next call, which may
+	 * come from the very reply that freed a credit and would otherwise
+	 * take the last one, every time. */
+	if (t->optans_waiting)
+		rpcrdma__xclnt_optans_pump(t);
 	if (t->props_due)
 		rpcrdma__xclnt_props_start(t);
 	if (!rpcrdma__xclnt_can_send(t)) {

@@ -207,7 +207,20 @@ void rpcrdma__xclnt_handle_reply(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv
 	case RPCRDMA_PROC_ERROR:
 		break;
 	case RPCRDMA_PROC_OPTIONAL:
-		/* Only as the answer to our properties exchange. */
+		/* The decoder takes it in Version Two only; an answer must
+		 * still be in the connection's version (draft 5.3), and a
+		 * server's reverse requester never receives one.  An opttype
+		 * we do not support is a message of the server's own, never
+		 * matched against our calls: draft 3.1 wants ERR_INVAL_OPTION
+		 * under its XID (clnt_vers.c). */
+		if (t->partner || h->vers != t->conn.vers)
+			goto out_bad;
+		if (h->opttype != RPCRDMA_OPT_PROPERTIES) {
+			rpcrdma__xclnt_req_repost(t, r);
+			rpcrdma__xclnt_optional_unsupported(t, h);
+			return;
+		}
+		/* Ours: only as the answer to our properties exchange. */
 		if (t->props_out)
 			break;
 		goto out_bad;
@@ -278,10 +291,10 @@ void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 		 * (4.1).  Without callbacks no server may send calls
 		 * (section 6): everything is then taken as a reply, and one
 		 * that matches no call is dropped (bad_msgs). */
-		/* RDMA_OPTIONAL tells no direction; a server sends one only
-		 * to answer our properties exchange. */
-		if (dir == RPCRDMA__DIR_UNKNOWN && t->props_out &&
-		    t->hdr.proc == RPCRDMA_PROC_OPTIONAL)
+		/* RDMA_OPTIONAL tells no direction: the requester owns it,
+		 * as the answer to its properties exchange or as a message
+		 * to answer with ERR_INVAL_OPTION (handle_reply). */
+		if (dir == RPCRDMA__DIR_UNKNOWN && t->hdr.proc == RPCRDMA_PROC_OPTIONAL)
 			dir = RPCRDMA__DIR_REPLY;
 		if (dir == RPCRDMA__DIR_CALL)
 			t->bc_host->ops->recv(t->bc_host, r->buf, r->len, ev->flags);
@@ -294,6 +307,9 @@ void rpcrdma__xclnt_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_e
 		}
 	}
 	rpcrdma__xclnt_handle_reply(t, r, ev);
+	/* ORDER: a credit the reply freed goes to the answers the draft
+	 * requires first, then to our advisory exchange, then to the core. */
+	rpcrdma__xclnt_optans_pump(t);
 	if (t->props_due)
 		rpcrdma__xclnt_props_start(t);
 	rpcrdma__xclnt_maybe_writable(t);

@@ -1,7 +1,8 @@
 /*
  * The requester's Version Two negotiation (clnt.h): an ERR_VERS answer
- * to the probe, and the transport properties exchange once Version Two is
- * agreed (properties.c; docs/rpcrdma-v2-properties.md).
+ * to the probe, the transport properties exchange once Version Two is
+ * agreed (properties.c; docs/rpcrdma-v2-properties.md), and the
+ * ERR_INVAL_OPTION answers to a server's RDMA_OPTIONALs we do not support.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -211,4 +212,177 @@ void rpcrdma__xclnt_props_answered(struct rpcrdma__xclnt *t, struct rpcrdma__xre
 	x->is_props = false;
 	x->state = XREQ_DEAD;
 	rpcrdma__xclnt_req_try_free(t, x);
+}
+
+/*
+ * RDMA_OPTIONALs a server sends us (draft 3.1): "When an implementation
+ * does not recognize or support the value contained in the rdma_opttype
+ * field, it MUST send" RDMA_ERROR/ERR_INVAL_OPTION with the same XID.  A
+ * requester is such an implementation too, so every opttype but our own
+ * properties exchange's is answered that way, in Version Two (the only
+ * version where RDMA_OPTIONAL exists).
+ *
+ * What the answer costs the server: a receive, which RFC 8166 4.3.1
+ * backs with a credit, and no answer comes to give that credit back.  So
+ * an answer waits for a free credit like a call, and holds it until its
+ * Send completes, by which time it has landed in a receive the server
+ * replaces at once (ours drops it: rdma_errors_received, or rev_bad_msgs
+ * with a backchannel bound).  Answers go before the core's next call.
+ *
+ * What a server can make us hold or send: XCLNT_OPT_ANSWERS slots with
+ * a small registered buffer each, and at most XCLNT_OPT_ANSWERS_PER_CONN
+ * answers per connection, so a server that sends an RDMA_OPTIONAL again
+ * for each error it gets cannot keep both ends trading messages.  What
+ * comes beyond either bound, or is still waiting when the connection goes
+ * or settles on Version One, is dropped and counted
+ * (inval_option_dropped).
+ */
+/* The answer: rdma_xid, rdma_vers, rdma_credit, rdma_proc, rdma_err. */
+#define OPTANS_LEN (5u * RPCRDMA_XDR_UNIT)
+
+static void optans_drop(struct rpcrdma__xclnt *t, uint32_t xid, const char *why)
+{
+	t->st.inval_option_dropped++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, t->conn.id, xid,
+		       RPCRDMA_ERR_TRANSPORT_ERROR, 0, "RDMA_OPTIONAL left unanswered: %s", why);
+}
+
+static void optans_sent(struct rpcrdma__xop *op, const struct rpcrdma_prov_event *ev)
+{
+	struct rpcrdma__xoptans *a = rpcrdma__container_of(op, struct rpcrdma__xoptans, send_op);
+	struct rpcrdma__xclnt *t = a->t;
+
+	a->state = OPTANS_FREE;
+	/* A Send of an earlier connection held nothing of this one. */
+	if (a->gen == t->conn.gen) {
+		if (t->conn.sq_used)
+			t->conn.sq_used--;
+		rpcrdma__credits_returned(&t->cr);
+	}
+	if (ev->status != RPCRDMA_PST_SUCCESS && ev->status != RPCRDMA_PST_FLUSHED && t->conn.pc &&
+	    t->conn.state == RPCRDMA__XCONN_UP)
+		(void)rpcrdma__provider_disconnect(t->conn.pc);
+	rpcrdma__xclnt_maybe_writable(t); /* the next answer, then the core */
+}
+
+/* Posts @a's answer; it then holds a credit and a send slot. */
+static int optans_send(struct rpcrdma__xclnt *t, struct rpcrdma__xoptans *a)
+{
+	struct rpcrdma_xdr_stream xdr;
+	int rc;
+
+	rc = rpcrdma__xbuf_reserve(t->dev.prov, &a->sbuf, OPTANS_LEN);
+	if (rc)
+		return rc;
+	/* Section 5.5 of RFC 8166, kept by Version Two: the failing
+	 * message's XID and version; our credit request, as in every
+	 * message we send. */
+	rpcrdma_xdr_init(&xdr, a->sbuf.addr, a->sbuf.len);
+	rc = rpcrdma_xdr_encode_u32(&xdr, a->xid);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_VERSION_TWO);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, t->credits);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_PROC_ERROR);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(&xdr, RPCRDMA_ERR_INVAL_OPTION);
+	if (rc)
+		return rc;
+	a->sge.addr = a->sbuf.addr;
+	a->sge.length = (uint32_t)rpcrdma_xdr_pos(&xdr);
+	a->sge.mr = a->sbuf.mr;
+	a->t = t;
+	a->send_op.done = optans_sent;
+	rc = rpcrdma__provider_post_send(t->conn.pc, &a->sge, 1, 0, 0, &a->send_op);
+	if (rc)
+		return rc;
+	a->gen = t->conn.gen;
+	a->state = OPTANS_SENDING;
+	t->conn.sq_used++;
+	rpcrdma__credits_sent(&t->cr);
+	t->st.rdma_errors_sent++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_ERR_SENT, t->conn.id, a->xid,
+		       RPCRDMA_ERR_INVAL_OPTION, 0,
+		       "RDMA_ERROR ERR_INVAL_OPTION sent: the server's RDMA_OPTIONAL is not "
+		       "supported here");
+	return 0;
+}
+
+static struct rpcrdma__xoptans *optans_oldest_waiting(struct rpcrdma__xclnt *t)
+{
+	struct rpcrdma__xoptans *oldest = NULL;
+
+	for (unsigned int i = 0; i < XCLNT_OPT_ANSWERS; i++) {
+		struct rpcrdma__xoptans *a = &t->optans[i];
+
+		if (a->state == OPTANS_WAITING && (!oldest || a->queued < oldest->queued))
+			oldest = a;
+	}
+	return oldest;
+}
+
+void rpcrdma__xclnt_optans_pump(struct rpcrdma__xclnt *t)
+{
+	struct rpcrdma__xoptans *a;
+
+	while (t->optans_waiting && (a = optans_oldest_waiting(t))) {
+		if (t->conn.vers != RPCRDMA_VERSION_TWO) {
+			/* Taken while probing, then ERR_VERS settled the
+			 * connection on One: no RDMA_OPTIONAL exists there. */
+			a->state = OPTANS_FREE;
+			t->optans_waiting--;
+			optans_drop(t, a->xid, "the connection settled on Version One");
+			continue;
+		}
+		/* The version probe goes first and alone (draft 5.2): the
+		 * answer waits for the version to settle. */
+		if (t->vneg.probing || !rpcrdma__xclnt_can_send(t))
+			return;
+		t->optans_waiting--;
+		if (optans_send(t, a)) {
+			a->state = OPTANS_FREE;
+			optans_drop(t, a->xid, "its Send could not be posted");
+		}
+	}
+}
+
+void rpcrdma__xclnt_optional_unsupported(struct rpcrdma__xclnt *t, const struct rpcrdma_hdr *h)
+{
+	struct rpcrdma__xoptans *a = NULL;
+
+	if (t->optans_conn >= XCLNT_OPT_ANSWERS_PER_CONN) {
+		optans_drop(t, h->xid, "this connection's answers are used up");
+		return;
+	}
+	for (unsigned int i = 0; i < XCLNT_OPT_ANSWERS && !a; i++) {
+		if (t->optans[i].state == OPTANS_FREE)
+			a = &t->optans[i];
+	}
+	if (!a) {
+		optans_drop(t, h->xid, "too many answers already waiting or in flight");
+		return;
+	}
+	a->state = OPTANS_WAITING;
+	a->xid = h->xid;
+	a->queued = ++t->optans_seq;
+	t->optans_waiting++;
+	t->optans_conn++;
+	rpcrdma__xclnt_optans_pump(t);
+}
+
+void rpcrdma__xclnt_optans_down(struct rpcrdma__xclnt *t)
+{
+	for (unsigned int i = 0; i < XCLNT_OPT_ANSWERS; i++) {
+		struct rpcrdma__xoptans *a = &t->optans[i];
+
+		if (a->state != OPTANS_WAITING)
+			continue;
+		a->state = OPTANS_FREE;
+		optans_drop(t, a->xid, "the connection was lost");
+	}
+	t->optans_waiting = 0;
+	t->optans_conn = 0;
+}
+
+void rpcrdma__xclnt_optans_free(struct rpcrdma__xclnt *t)
+{
+	for (unsigned int i = 0; i < XCLNT_OPT_ANSWERS; i++)
+		rpcrdma__xbuf_free(&t->optans[i].sbuf);
 }

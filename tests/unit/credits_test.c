@@ -1,9 +1,10 @@
 /*
  * Credit accounting tests: the initial single credit, grants clamped to
  * 1..requested, calls in flight against min(requested, granted), reset on
- * connection loss, the responder's grant, independent directions (RFC 8167
- * section 4), and a seeded random exchange with a hostile grantor in which
- * the requester must never exceed what it was granted or asked for.
+ * connection loss, a credit given back by an unanswered message, the
+ * responder's grant, independent directions (RFC 8167 section 4), and a
+ * seeded random exchange with a hostile grantor in which the requester
+ * must never exceed what it was granted or asked for.
  *
  * RPCRDMA_TEST_SEED overrides the seed of the random test.
  */
@@ -167,6 +168,28 @@ static void test_reset(void **state)
 	assert_int_equal(send_all(&c), 64);
 }
 
+/* An unanswered message (an RDMA_ERROR the requester sends) holds a
+ * credit while it travels and gives it back without touching the grant;
+ * it never wraps the count. */
+static void test_returned_keeps_grant(void **state)
+{
+	struct rpcrdma_credits c;
+
+	(void)state;
+	rpcrdma__credits_init(&c, 8);
+	rpcrdma__credits_sent(&c);
+	rpcrdma__credits_reply(&c, 4);
+	assert_int_equal(send_all(&c), 4);
+	rpcrdma__credits_returned(&c);
+	assert_int_equal(c.in_flight, 3);
+	assert_int_equal(c.granted, 4);
+	assert_int_equal(send_all(&c), 1);
+	rpcrdma__credits_reset(&c);
+	rpcrdma__credits_returned(&c);
+	assert_int_equal(c.in_flight, 0);
+	assert_int_equal(c.granted, 1);
+}
+
 static void test_responder_grant(void **state)
 {
 	(void)state;
@@ -266,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_requested_zero),
 		cmocka_unit_test(test_in_flight_accounting),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_returned_keeps_grant),
 		cmocka_unit_test(test_responder_grant),
 		cmocka_unit_test(test_directions_independent),
 		cmocka_unit_test(test_random_exchange),

@@ -2127,6 +2127,215 @@ static int test_v2_props_unanswered(struct env *e)
 	return 0;
 }
 
+/* A raw responder's RDMA_ERROR with code @err (no ERR_VERS range). */
+static int raw_error(struct raw *srv, uint32_t xid, uint32_t vers, uint32_t credit, uint32_t err)
+{
+	struct rpcrdma_hdr r;
+	uint8_t buf[64];
+	int n;
+
+	rpcrdma_hdr_init(&r, xid, vers, credit, RPCRDMA_PROC_ERROR);
+	r.err = err;
+	n = rpcrdma_hdr_encode(&r, buf, sizeof(buf));
+	return n < 0 ? n : raw_send(srv, buf, (size_t)n);
+}
+
+/* The next message: our requester's ERR_INVAL_OPTION answer to @xid. */
+static int expect_inval_option(struct raw *srv, uint32_t xid, uint32_t credits)
+{
+	struct rpcrdma_hdr got;
+
+	CHECK_OK(raw_expect(srv, xid, &got));
+	CHECK_RC(got.vers, 2);
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_INVAL_OPTION);
+	CHECK_RC(got.credit, credits);
+	return 0;
+}
+
+/* A call that goes now, whose Send the raw responder sees, answered. */
+static int call_through(struct env *e, struct tclient *tc, struct raw *srv, uint32_t vers)
+{
+	struct tcall *c = tcall_new(tc, 4, 0, 0, 0, 0, 0, 0);
+	struct rpcrdma_hdr_fault f;
+	struct rpcrdma_hdr h;
+	struct raw_msg *m;
+
+	CHECK(c);
+	CHECK_OK(tcall_send(tc, c));
+	CHECK((m = raw_wait_msg(srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(h.xid, c->req.xid);
+	CHECK_RC(h.vers, vers);
+	CHECK_OK(raw_reply_vers(srv, h.xid, vers, 2));
+	WAIT(e, c->state == TC_DONE);
+	CHECK_OK(c->status);
+	return 0;
+}
+
+/*
+ * A Version Two server's RDMA_OPTIONALs at our requester (draft 3.1): an
+ * opttype we do not support gets RDMA_ERROR/ERR_INVAL_OPTION with its XID,
+ * in Version Two, even when that XID is one of our calls (which it leaves
+ * alone).  An answer takes a credit until its Send completes, so without
+ * one free it waits, before the core's calls; at most XCLNT_OPT_ANSWERS
+ * wait at once and XCLNT_OPT_ANSWERS_PER_CONN go per connection, the rest
+ * counted in inval_option_dropped.  While the version probe is out an
+ * answer waits; it goes once Version Two is settled, and is dropped when
+ * ERR_VERS settles the connection on One.  A properties answer nobody
+ * asked for is dropped as before.  On a Version One connection nothing is answered:
+ * RDMA_OPTIONAL does not exist there (RFC 8166 lets a requester drop
+ * what it cannot decode).  Before the fix every RDMA_OPTIONAL was dropped
+ * (bad_msgs) and the server waited for an answer for ever.
+ */
+static int test_v2_inval_option_answered(struct env *e)
+{
+	struct rpcrdma_client_opts co;
+	struct raw srv;
+	struct tclient tc;
+	struct tcall *c1, *c2;
+	struct rpcrdma_hdr_fault f;
+	struct rpcrdma_hdr h;
+	struct raw_msg *m;
+	uint8_t info[64];
+	uint32_t xid, xid2, props_xid, bad;
+	size_t pdn = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+	int port, n;
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	memset(&co, 0, sizeof(co));
+	co.max_vers = 2;
+	co.credits = 8;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = pdn;
+	CHECK_OK(raw_listen(&srv, &port));
+	CHECK_OK(tclient_open(e, &tc, port, &co));
+
+	/* Settled on Version Two with a grant of 2; our exchange holds one. */
+	c1 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c1);
+	CHECK_OK(tcall_send(&tc, c1));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_OK(raw_reply_vers(&srv, xid, 2, 2));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_OK(c1->status);
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_OPTIONAL, &props_xid));
+
+	/* 1. A credit is free: answered at once. */
+	CHECK_OK(raw_optional(&srv, 0x7001, 2, 0x12345678u, "abcd", 4, 0));
+	CHECK_OK(expect_inval_option(&srv, 0x7001, 8));
+	CHECK_RC(cstats(&tc).rdma_errors_sent, 1);
+
+	/* 2. A call takes the last credit.  An RDMA_OPTIONAL with its XID,
+	 * and five more: four answers wait, two are dropped. */
+	c2 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c2);
+	CHECK_OK(tcall_send(&tc, c2));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid2));
+	CHECK_OK(raw_optional(&srv, xid2, 2, 0x12345678u, "abcd", 4, 0));
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK_OK(raw_optional(&srv, 0x7010 + i, 2, 0x12345678u, NULL, 0, 8));
+	WAIT(e, cstats(&tc).inval_option_dropped == 2);
+	CHECK_RC(cstats(&tc).inval_option_dropped, 2);
+	CHECK_RC(cstats(&tc).rdma_errors_sent, 1);
+	CHECK(c2->state != TC_DONE);
+	/* Our exchange is refused (a server without the feature): the freed
+	 * credit carries the answers, one at a time, oldest first. */
+	CHECK_OK(raw_error(&srv, props_xid, 2, 2, RPCRDMA_ERR_INVAL_OPTION));
+	CHECK_OK(expect_inval_option(&srv, xid2, 8));
+	for (uint32_t i = 0; i < 3; i++)
+		CHECK_OK(expect_inval_option(&srv, 0x7010 + i, 8));
+	CHECK(c2->state != TC_DONE); /* the RDMA_OPTIONAL did not answer it */
+	CHECK_OK(raw_reply_vers(&srv, xid2, 2, 2));
+	WAIT(e, c2->state == TC_DONE);
+	CHECK_OK(c2->status);
+
+	/* 3. Transport properties with no exchange of ours out: dropped, and
+	 * the next message is a call. */
+	n = rpcrdma__xprops_build(info, sizeof(info), 4096, 4096, 8);
+	CHECK(n > 0);
+	bad = (uint32_t)cstats(&tc).bad_msgs;
+	CHECK_OK(raw_optional(&srv, 0x7100, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
+	WAIT(e, cstats(&tc).bad_msgs == bad + 1);
+	CHECK_RC(cstats(&tc).bad_msgs, bad + 1);
+	CHECK_OK(call_through(e, &tc, &srv, 2));
+
+	/* 4. The connection's answers run out: five taken so far. */
+	for (uint32_t i = 5; i < XCLNT_OPT_ANSWERS_PER_CONN; i++) {
+		CHECK_OK(raw_optional(&srv, 0x7200 + i, 2, 0x12345678u, NULL, 0, 0));
+		CHECK_OK(expect_inval_option(&srv, 0x7200 + i, 8));
+	}
+	CHECK_OK(raw_optional(&srv, 0x7300, 2, 0x12345678u, NULL, 0, 0));
+	WAIT(e, cstats(&tc).inval_option_dropped == 3);
+	CHECK_RC(cstats(&tc).inval_option_dropped, 3);
+	CHECK_OK(call_through(e, &tc, &srv, 2));
+	CHECK_RC(cstats(&tc).rdma_errors_sent, XCLNT_OPT_ANSWERS_PER_CONN);
+	CHECK(srv.up);
+
+	/* 5. A new connection answers again, once its version is settled:
+	 * an RDMA_OPTIONAL before the probe waits for the probe's answer,
+	 * then goes before our properties exchange. */
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up && srv.up);
+	CHECK(tc.up);
+	CHECK_OK(raw_optional(&srv, 0x7400, 2, 0x12345678u, NULL, 0, 0));
+	for (int i = 0; i < 50; i++)
+		pump(e);
+	CHECK_OK(call_through(e, &tc, &srv, 2));
+	CHECK_OK(expect_inval_option(&srv, 0x7400, 8));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_OPTIONAL, &props_xid));
+	CHECK_OK(raw_optional(&srv, 0x7401, 2, 0x12345678u, NULL, 0, 0));
+	CHECK_OK(expect_inval_option(&srv, 0x7401, 8));
+
+	/* An answer waiting for the probe, which ERR_VERS settles on One:
+	 * dropped, and the call goes again in One. */
+	rpcrdma__rdma_clnt_ops.disconnect(tc.t);
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	CHECK_OK(rpcrdma__rdma_clnt_ops.connect(tc.t));
+	WAIT(e, tc.up && srv.up);
+	CHECK_OK(raw_optional(&srv, 0x7402, 2, 0x12345678u, NULL, 0, 0));
+	c1 = tcall_new(&tc, 4, 0, 0, 0, 0, 0, 0);
+	CHECK(c1);
+	CHECK_OK(tcall_send(&tc, c1));
+	CHECK_OK(raw_expect_v2(&srv, RPCRDMA_PROC_MSG, &xid));
+	CHECK_OK(raw_err_vers(&srv, xid, 2, 1, 1));
+	WAIT(e, cstats(&tc).inval_option_dropped == 4);
+	CHECK_RC(cstats(&tc).inval_option_dropped, 4);
+	CHECK((m = raw_wait_msg(&srv)));
+	CHECK_OK(rpcrdma_hdr_decode(m->data, m->len, NULL, &h, &f));
+	CHECK_RC(h.vers, 1);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(h.xid, xid);
+	CHECK_OK(raw_reply_vers(&srv, xid, 1, 2));
+	WAIT(e, c1->state == TC_DONE);
+	CHECK_OK(c1->status);
+	tclient_close(&tc);
+	tc.up = false; /* destroyed: no callback says so */
+
+	/* 6. Version One: an RDMA_OPTIONAL in Version Two, and procedure 5
+	 * in a Version One header, are dropped and never answered. */
+	CHECK_OK(raw_server_reset(e, &srv, &tc));
+	co.max_vers = 1;
+	CHECK_OK(tclient_open(e, &tc, port, &co));
+	CHECK_OK(call_through(e, &tc, &srv, 1));
+	CHECK_OK(raw_optional(&srv, 0x7500, 2, 0x12345678u, NULL, 0, 0));
+	CHECK_OK(raw_optional(&srv, 0x7501, 1, 0x12345678u, NULL, 0, 0));
+	WAIT(e, cstats(&tc).bad_msgs == 2);
+	CHECK_RC(cstats(&tc).bad_msgs, 2);
+	CHECK_OK(call_through(e, &tc, &srv, 1));
+	CHECK_RC(cstats(&tc).rdma_errors_sent, 0);
+	CHECK_RC(cstats(&tc).inval_option_dropped, 0);
+
+	rpcrdma__vmemo_forget(NULL, 0);
+	tclient_close(&tc);
+	raw_close(&srv);
+	return 0;
+}
+
 static int test_stats_macro(struct env *e)
 {
 	size_t n = 0;
@@ -2168,6 +2377,7 @@ static const struct test_case cases[] = {
     {"v2_optional", test_v2_optional},
     {"v2_probe", test_v2_probe},
     {"v2_props_unanswered", test_v2_props_unanswered},
+    {"v2_inval_option_answered", test_v2_inval_option_answered},
     {"lend_err_vers_abort", test_lend_err_vers_abort},
     {"err_vers_resend_refused", test_err_vers_resend_refused},
     {"partner_never_lends", test_partner_never_lends},
