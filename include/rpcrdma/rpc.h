@@ -303,6 +303,8 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(rev_retransmits)     /* server: reverse calls sent again after a reconnect */        \
 	X(rev_dropped)         /* reverse-direction messages with no one to take them */       \
 	X(rev_bad_msgs)        /* reverse-direction headers refused or unmatched */           \
+	X(rev_record_timeouts) /* client: connections closed because the server left a       */ \
+			       /* reverse call's Read chunks unread for 30 s (security.md) */ \
 	/* Resource bounds (server; rpcrdma_server_opts, docs/security.md).      */           \
 	X(conns_refused)       /* connections refused beyond max_conns */                      \
 	X(idle_closes)         /* connections closed after idle_timeout_ms */                  \

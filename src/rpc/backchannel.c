@@ -177,6 +177,7 @@ static void add_reverse(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xpr
 	acc->rev_retransmits += one->rev_retransmits;
 	acc->rev_dropped += one->rev_dropped;
 	acc->rev_bad_msgs += one->rev_bad_msgs;
+	acc->rev_record_timeouts += one->rev_record_timeouts;
 	if (one->rev_credits_granted > acc->rev_credits_granted)
 		acc->rev_credits_granted = one->rev_credits_granted;
 	if (one->rev_credits_in_use_max > acc->rev_credits_in_use_max)

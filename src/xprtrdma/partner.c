@@ -43,6 +43,9 @@ void rpcrdma__bc_fold_stats(struct rpcrdma_xprt_stats *out, const struct rpcrdma
 	out->rev_retransmits += p->retransmits;
 	out->rev_dropped += p->rev_dropped;
 	out->rev_bad_msgs += p->bad_msgs;
+	/* A responder partner (client) closes the connection when the
+	 * server leaves a reverse call's Read chunks unread. */
+	out->rev_record_timeouts += p->record_timeouts;
 }
 
 void rpcrdma__xdev_bury(struct rpcrdma__xdev *dev, struct rpcrdma__xpartner *p)

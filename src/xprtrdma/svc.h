@@ -32,6 +32,12 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 				 const struct rpcrdma__svc_cb *cb, void *cb_ctx,
 				 struct rpcrdma__svc_transport **out);
 
+/* How long a callback responder lets the server leave a reverse call's
+ * Read chunks unread before it closes the connection (ms; the forward
+ * server's record_timeout_ms default; tests shorten it).  Read when the
+ * responder is made. */
+extern uint32_t rpcrdma__xsvc_partner_record_ms;
+
 /**
  * rpcrdma__xsvc_partner - what an owner sees of a callback responder
  * @t: a transport made by rpcrdma__xsvc_partner_create()
@@ -435,5 +441,16 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
  * @sc: the connection
  */
 void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_reads_overdue - whether a call's Read chunks have gone unread past record_ms
+ * @sc: the connection
+ * @now: the loop's time (ms)
+ *
+ * The oldest call whose RDMA Reads are out decides: the requester has not
+ * let us read its chunks for record_timeout_ms.  An RDMA Read cannot be
+ * taken back, so the caller closes the connection.
+ */
+bool rpcrdma__xsvc_reads_overdue(const struct rpcrdma__xsconn *sc, uint64_t now);
 
 #endif /* RPCRDMA_XPRT_SVC_H */

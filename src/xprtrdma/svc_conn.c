@@ -56,6 +56,13 @@ void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc)
 	rpcrdma__xsvc_conn_try_free(sc);
 }
 
+bool rpcrdma__xsvc_reads_overdue(const struct rpcrdma__xsconn *sc, uint64_t now)
+{
+	const struct rpcrdma__xsreq *rd = sc->rl_head; /* the oldest reading */
+
+	return rd && now - rd->rd_start >= sc->svc->b.record_ms;
+}
+
 /*
  * The time-outs of one connection, looked at every tick: replies the
  * requester does not let finish (drain), Read chunks it does not let us
@@ -87,7 +94,7 @@ static void conn_tick(struct rpcrdma__timer *tm)
 		rpcrdma__xsvc_conn_close(sc);
 		return;
 	}
-	if (rd && now - rd->rd_start >= v->b.record_ms) {
+	if (rpcrdma__xsvc_reads_overdue(sc, now)) {
 		v->st.record_timeouts++;
 		rpcrdma__xsvc_conn_close(sc);
 		return;

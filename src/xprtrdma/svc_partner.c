@@ -17,9 +17,41 @@
  * Its connection object lives from the owner's ESTABLISHED to the owner's
  * teardown (attach, detach); the provider connection stays the owner's.
  * Calls beyond the credits we grant are bounded by the pool's limit: a
- * server that ignores them loses the excess, not our memory.
+ * server that ignores them loses the excess, not our memory.  A reverse
+ * call's Read chunks are bounded in time as the forward server bounds a
+ * call's (partner_tick).
  */
 static const struct rpcrdma__xpartner_ops partner_ops;
+
+uint32_t rpcrdma__xsvc_partner_record_ms = RPCRDMA__SVC_RECORD_MS_DEFAULT;
+
+/*
+ * The forward server's record time limit (svc_conn.c, conn_tick), for
+ * reverse calls.  Reverse calls may carry Read chunks (unless
+ * refuse_chunks), up to max_call each and conn_read_budget at once; a
+ * server that sends one and never lets us read it (on a software provider
+ * it need only stop running its progress) would pin that landing buffer
+ * and a callback slot for as long as the connection lives.  An RDMA Read
+ * cannot be taken back, so the connection is closed: the owner's, which
+ * then reconnects (a client hosting callbacks always does), as the
+ * forward server closes its own.  Idle and drain time-outs are not ours
+ * to apply: the connection is the owner's, and the core's call time-outs
+ * bound what waits on it.
+ */
+static void partner_tick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsconn *sc = tm->ctx;
+	struct rpcrdma__xsvc *v = sc->svc;
+
+	if (sc->c.state != RPCRDMA__XCONN_UP)
+		return;
+	if (rpcrdma__xsvc_reads_overdue(sc, rpcrdma_loop_now(v->dev.loop))) {
+		v->st.record_timeouts++;
+		rpcrdma__xsvc_conn_close(sc);
+		return;
+	}
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, partner_tick, sc);
+}
 
 int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send,
 				 uint32_t inline_recv, uint32_t credits, bool refuse_chunks,
@@ -63,6 +95,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 		struct rpcrdma_server_opts dflt;
 
 		memset(&dflt, 0, sizeof(dflt));
+		dflt.record_timeout_ms = rpcrdma__xsvc_partner_record_ms;
 		rpcrdma__svc_bounds_of(&dflt, &v->b);
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;
 		v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
@@ -110,6 +143,8 @@ static void partner_attach(struct rpcrdma__xpartner *p, const struct rpcrdma__xc
 		v->conns->prev = sc;
 	v->conns = sc;
 	v->partner_sc = sc;
+	/* Stopped when the connection goes (rpcrdma__xsvc_conn_down). */
+	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, partner_tick, sc);
 }
 
 static void partner_update(struct rpcrdma__xpartner *p, const struct rpcrdma__xconn *owner)

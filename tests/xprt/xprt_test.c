@@ -20,6 +20,7 @@
 #include "rpcrdma/backchannel.h"
 #include "rpcrdma/rpc_msg.h"
 #include "xprtrdma/clnt.h"
+#include "xprtrdma/svc.h"
 
 #define ALIGN4(n) (((n) + 3u) & ~3u)
 
@@ -1648,6 +1649,109 @@ static int test_bidir_hostile(struct env *e)
 	return 0;
 }
 
+static uint64_t rev_record_timeouts_of(struct rpcrdma_client *clnt)
+{
+	struct rpcrdma_xprt_stats st;
+
+	return rpcrdma_client_stats(clnt, &st) ? UINT64_MAX : st.rev_record_timeouts;
+}
+
+/*
+ * A server that sends a reverse call with a Read chunk and never lets the
+ * client read it (it stops running its provider, so the RDMA Read is never
+ * served): the client's callback responder closes the connection once the
+ * Read has been out for its record time limit, as the forward server does
+ * with a call whose chunks go unread, and counts it in
+ * rev_record_timeouts; the callback never runs, and nothing fires before
+ * the limit.  Before the fix the Read stayed out, holding its landing
+ * buffer and a callback slot for as long as the connection lived.  On
+ * software providers only: an RDMA device serves the Read by itself.
+ */
+static int test_bidir_read_unread(struct env *e)
+{
+	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
+	uint32_t saved_record_ms = rpcrdma__xsvc_partner_record_ms;
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_client *clnt;
+	struct rpcrdma_prov_mr *mr;
+	struct rpcrdma_prov_grant *g[1];
+	struct rpcrdma_segment seg;
+	struct rpcrdma_call fwd;
+	struct rpcrdma_hdr h;
+	struct raw srv;
+	uint32_t rxid;
+	int64_t stalled_at;
+	int port, fwd_flag = 0;
+	char service[16];
+	uint8_t *arg = calloc(1, 64u << 10);
+	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+
+	CHECK(arg);
+	if (strcmp(test_provider, "verbs") == 0) {
+		/* The peer's RDMA device serves an RDMA Read without its
+		 * software, so a server cannot leave one unserved by not
+		 * running: the stall this case needs cannot be staged (the
+		 * bound is the same code on every provider). */
+		fprintf(stderr, "bidir_read_unread: no stalled Read on verbs\n");
+		free(arg);
+		return 0;
+	}
+	cb_null_runs = 0;
+	rpcrdma__xsvc_partner_record_ms = 300;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = n;
+	CHECK_OK(raw_listen(&srv, &port));
+	snprintf(service, sizeof(service), "%d", port);
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.credits = 4;
+	co.timeout_ms = 60000;
+	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
+	rpcrdma_callback_opts_default(&cbo);
+	cbo.credits = 4;
+	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.done = fwd_done;
+	fwd.ctx = &fwd_flag;
+	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+
+	/* A reverse call whose 64 KiB argument is a Read chunk after its
+	 * 40-byte RPC header; then the server stops running its provider. */
+	CHECK_OK(raw_segments(&srv, arg, 64u << 10, 1, RPCRDMA_PACCESS_REMOTE_READ, &mr, g, &seg));
+	CHECK_OK(raw_reverse_call(&srv, 0x6001, 0x6001, 0x40000001u, &seg, 40));
+	raw_poll(&srv);
+	e->raws[0] = NULL;
+	stalled_at = now_ms();
+	WAIT(e, rev_record_timeouts_of(clnt) == 1);
+	CHECK_RC(rev_record_timeouts_of(clnt), 1);
+	CHECK(now_ms() - stalled_at >= 250);
+	CHECK_RC(cb_null_runs, 0);
+	{
+		struct rpcrdma_xprt_stats st;
+
+		/* Taken, its Read posted, not a byte read. */
+		CHECK_OK(rpcrdma_client_stats(clnt, &st));
+		CHECK_RC(st.rev_chunk_msgs, 1);
+		CHECK_RC(st.rev_rdma_bytes, 0);
+	}
+
+	/* The server runs again: its connection is gone. */
+	e->raws[0] = &srv;
+	WAIT(e, srv.down);
+	CHECK(srv.down);
+	CHECK_RC(cb_null_runs, 0);
+	raw_ungrant(&srv, mr, g, 1);
+	rpcrdma_client_destroy(clnt);
+	CHECK_RC(fwd_flag, 1);
+	raw_close(&srv);
+	free(arg);
+	rpcrdma__xsvc_partner_record_ms = saved_record_ms;
+	return 0;
+}
+
 /* The X-macro lists every counter. */
 /*
  * RPC-over-RDMA Version Two (draft-cel-nfsv4-rpcrdma-version-two-00).
@@ -2374,6 +2478,7 @@ static const struct test_case cases[] = {
     {"provider_eagain", test_provider_eagain},
     {"stats_macro", test_stats_macro},
     {"bidir_hostile", test_bidir_hostile},
+    {"bidir_read_unread", test_bidir_read_unread},
     {"v2_optional", test_v2_optional},
     {"v2_probe", test_v2_probe},
     {"v2_props_unanswered", test_v2_props_unanswered},
