@@ -35,7 +35,14 @@ extern "C" {
 /** XDR's basic block: every item occupies a multiple of four bytes. */
 #define RPCRDMA_XDR_UNIT 4u
 
-/** Bytes an item of @n bytes takes on the wire, with its padding. */
+/**
+ * Bytes an item of @n bytes takes on the wire, with its padding.
+ *
+ * WARNING: wraps to a small number for @n above SIZE_MAX - 3, which a
+ * uint32_t length from the wire reaches where size_t has 32 bits.  Compare
+ * such a length with the room left before aligning it (the decoders here
+ * do).
+ */
 static inline size_t rpcrdma_xdr_align(size_t n)
 {
 	return (n + (RPCRDMA_XDR_UNIT - 1)) & ~(size_t)(RPCRDMA_XDR_UNIT - 1);

@@ -18,6 +18,7 @@
 #include "common/list.h"
 #include "rpc/args_hash.h"
 #include "rpc/drc.h"
+#include "xdr/xdr_len.h"
 
 enum entry_state {
 	E_FREE,
@@ -292,7 +293,7 @@ bool rpcrdma__drc_ddp_valid(const void *reply, size_t len, const struct rpcrdma_
 	const uint8_t *w;
 
 	if (d->off % RPCRDMA_XDR_UNIT || d->off < *end + RPCRDMA_XDR_UNIT || d->off > len ||
-	    rpcrdma_xdr_align(d->len) > len - d->off)
+	    !rpcrdma__xdr_fits_padded(d->len, len - d->off))
 		return false;
 	w = (const uint8_t *)reply + d->off - RPCRDMA_XDR_UNIT;
 	if (((uint32_t)w[0] << 24 | (uint32_t)w[1] << 16 | (uint32_t)w[2] << 8 | w[3]) != d->len)

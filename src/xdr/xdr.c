@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rpcrdma/xdr.h"
+#include "xdr/xdr_len.h"
 #include "xdr/xdr_room.h"
 #include "xdr/xdr_word.h"
 
@@ -278,7 +279,8 @@ int rpcrdma_xdr_decode_opaque_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, 
 		rc = RPCRDMA_ERR_TOO_LONG;
 		goto out_restore;
 	}
-	if (rpcrdma_xdr_align(len) > rpcrdma_xdr_remaining(xdr)) {
+	/* Not rpcrdma_xdr_align(len) > remaining: see xdr_len.h. */
+	if (!rpcrdma__xdr_fits_padded(len, rpcrdma_xdr_remaining(xdr))) {
 		rc = RPCRDMA_ERR_TRUNCATED;
 		goto out_restore;
 	}
@@ -293,13 +295,20 @@ out_restore:
 int rpcrdma_xdr_decode_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, uint32_t max,
 			      uint32_t *lenp)
 {
+	struct rpcrdma_xdr_stream save = *xdr;
 	uint32_t len;
 	int rc = rpcrdma_xdr_decode_opaque_len(xdr, max, &len);
 
 	if (rc)
 		return rc;
-	/* Cannot fail: decode_opaque_len checked the padded body is present. */
-	rpcrdma_xdr_decode_fixed_opaque(xdr, dst, len);
+	/* decode_opaque_len found the padded body present, so this should
+	 * not fail; if it ever does, say so rather than report a body that
+	 * was never copied. */
+	rc = rpcrdma_xdr_decode_fixed_opaque(xdr, dst, len);
+	if (rc) {
+		*xdr = save;
+		return rc;
+	}
 	*lenp = len;
 	return 0;
 }
@@ -437,9 +446,11 @@ int rpcrdma_xdr_encode_fixed_opaque(struct rpcrdma_xdr_stream *xdr, const void *
 
 int rpcrdma_xdr_encode_opaque(struct rpcrdma_xdr_stream *xdr, const void *src, uint32_t len)
 {
-	size_t need = 4 + rpcrdma_xdr_align(len);
+	size_t room = rpcrdma_xdr_remaining(xdr);
 
-	if (need > rpcrdma_xdr_remaining(xdr))
+	/* Checked whole before the length word goes out, so that a failure
+	 * leaves the stream as it was (4 + aligned len wraps: xdr_len.h). */
+	if (room < 4 || !rpcrdma__xdr_fits_padded(len, room - 4))
 		return RPCRDMA_ERR_NOSPACE;
 	if (len && !src)
 		return -EINVAL;

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "xdr/xdr_len.h"
 #include "xdr/xdr_room.h"
 #include "xprtrdma/ddp.h"
 
@@ -175,7 +176,8 @@ static int lend_inline(struct rpcrdma__ddp_resp *d, size_t pos, const void *data
 	uint8_t *tail;
 
 	if (!d->zero_copy || !d->xdr || len < RPCRDMA__XPRT_LEND_MIN || d->nlent >= d->lend_max ||
-	    rpcrdma_xdr_pos(d->xdr) != pos || rpcrdma_xdr_remaining(d->xdr) < (size_t)len + pad)
+	    rpcrdma_xdr_pos(d->xdr) != pos ||
+	    !rpcrdma__xdr_fits_padded(len, rpcrdma_xdr_remaining(d->xdr)))
 		return 0;
 	if (!(d->prov->caps.flags & RPCRDMA_PCAP_SEND_UNREGISTERED) &&
 	    rpcrdma__regcache_find(d->prov, data, len, &own))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "rpcrdma/xdr.h"
+#include "xdr/xdr_len.h"
 
 static void test_integers_big_endian(void **state)
 {
@@ -136,6 +137,55 @@ static void test_opaque_bounds(void **state)
 	assert_int_equal(rpcrdma_xdr_decode_opaque_ref(&x, 5, &ref, &len), 0);
 	assert_ptr_equal(ref, five + 4);
 	assert_int_equal(rpcrdma_xdr_pos(&x), 12);
+}
+
+/*
+ * A length near the top of size_t plus its padding wraps if aligned
+ * first.  Where size_t has 32 bits a length from the wire gets there; on
+ * 64 bits the same arithmetic is checked with lengths near SIZE_MAX.
+ */
+static void test_padded_length_never_wraps(void **state)
+{
+	static const uint8_t small[] = {1, 2, 3, 4, 5, 6, 7, 8};
+
+	(void)state;
+	for (size_t len = SIZE_MAX - 3; len != 0; len++) {
+		assert_false(rpcrdma__xdr_fits_padded(len, 0));
+		assert_false(rpcrdma__xdr_fits_padded(len, 8));
+		assert_false(rpcrdma__xdr_fits_padded(len, SIZE_MAX - 4));
+	}
+	assert_true(rpcrdma__xdr_fits_padded(SIZE_MAX - 3, SIZE_MAX - 3));
+	assert_false(rpcrdma__xdr_fits_padded(SIZE_MAX - 4, SIZE_MAX - 4)); /* 3 of pad missing */
+	for (uint32_t len = UINT32_MAX - 2; len != 0; len++)
+		assert_false(rpcrdma__xdr_fits_padded(len, sizeof(small)));
+	assert_true(rpcrdma__xdr_fits_padded(0, 0));
+	assert_true(rpcrdma__xdr_fits_padded(5, 8));
+	assert_false(rpcrdma__xdr_fits_padded(5, 7));
+	assert_true(rpcrdma__xdr_fits_padded(8, 8));
+	assert_false(rpcrdma__xdr_fits_padded(9, 8));
+
+	/* Through the decoders: each such length is refused, stream untouched. */
+	for (uint32_t len = UINT32_MAX - 2; len != 0; len++) {
+		uint8_t msg[4 + sizeof(small)], out[sizeof(small)];
+		struct rpcrdma_xdr_stream x;
+		const void *ref;
+		uint32_t got = 0;
+
+		msg[0] = (uint8_t)(len >> 24);
+		msg[1] = (uint8_t)(len >> 16);
+		msg[2] = (uint8_t)(len >> 8);
+		msg[3] = (uint8_t)len;
+		memcpy(msg + 4, small, sizeof(small));
+		rpcrdma_xdr_init_const(&x, msg, sizeof(msg));
+		assert_int_equal(rpcrdma_xdr_decode_opaque_len(&x, UINT32_MAX, &got),
+				 RPCRDMA_ERR_TRUNCATED);
+		assert_int_equal(rpcrdma_xdr_decode_opaque(&x, out, UINT32_MAX, &got),
+				 RPCRDMA_ERR_TRUNCATED);
+		assert_int_equal(rpcrdma_xdr_decode_opaque_ref(&x, UINT32_MAX, &ref, &got),
+				 RPCRDMA_ERR_TRUNCATED);
+		assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+		assert_int_equal(got, 0);
+	}
 }
 
 static void test_string_rejects_nul(void **state)
@@ -440,19 +490,20 @@ static void test_strerror(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_integers_big_endian),
-		cmocka_unit_test(test_bool_rejects_other_values),
-		cmocka_unit_test(test_opaque_padding),
-		cmocka_unit_test(test_ddp_ref),
-		cmocka_unit_test(test_opaque_bounds),
-		cmocka_unit_test(test_string_rejects_nul),
-		cmocka_unit_test(test_array_len_bounds),
-		cmocka_unit_test(test_encoder_all_or_nothing),
-		cmocka_unit_test(test_scatter_list_every_split),
-		cmocka_unit_test(test_inline_and_ref_across_elements),
-		cmocka_unit_test(test_init_iov_overflow),
-		cmocka_unit_test(test_ddp_items),
-		cmocka_unit_test(test_strerror),
+	    cmocka_unit_test(test_integers_big_endian),
+	    cmocka_unit_test(test_bool_rejects_other_values),
+	    cmocka_unit_test(test_opaque_padding),
+	    cmocka_unit_test(test_ddp_ref),
+	    cmocka_unit_test(test_opaque_bounds),
+	    cmocka_unit_test(test_padded_length_never_wraps),
+	    cmocka_unit_test(test_string_rejects_nul),
+	    cmocka_unit_test(test_array_len_bounds),
+	    cmocka_unit_test(test_encoder_all_or_nothing),
+	    cmocka_unit_test(test_scatter_list_every_split),
+	    cmocka_unit_test(test_inline_and_ref_across_elements),
+	    cmocka_unit_test(test_init_iov_overflow),
+	    cmocka_unit_test(test_ddp_items),
+	    cmocka_unit_test(test_strerror),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
