@@ -358,7 +358,8 @@ struct rpcrdma_nfs4_compound {
 
 	/* Results. */
 	uint32_t status; /* the COMPOUND's nfsstat4: that of the last op evaluated */
-	uint32_t nres;   /* operations the server evaluated (results decoded) */
+	uint32_t nres;   /* operations the server evaluated (results decoded);
+			    nops whenever status is NFS4_OK */
 };
 
 /** Empty @c with write_chunks = -1. */
@@ -410,7 +411,12 @@ RPCRDMA_EXTERN size_t rpcrdma_nfs4_compound_max_reply(const struct rpcrdma_nfs4_
  * and COMPOUND4res.  The result decoder checks each result's operation
  * against the request's and decodes READ data and READLINK text into the
  * op's buf through rpcrdma_xdr_decode_ddp(); the result encoder (for
- * servers and tests) sends them through rpcrdma_xdr_encode_ddp().
+ * servers and tests) sends them through rpcrdma_xdr_encode_ddp().  A reply
+ * whose status is NFS4_OK with fewer results than operations is
+ * RPCRDMA_ERR_BAD_VALUE (RFC 8881 16.2.3): after a successful decode, each
+ * of the nres first operations has its result, and nres is nops when the
+ * status is NFS4_OK.  The encoder sends what it is given, so that tests
+ * can play a server that breaks the rule.
  */
 RPCRDMA_EXTERN int rpcrdma_nfs4_compound_args_enc(struct rpcrdma_xdr_stream *x, void *c);
 RPCRDMA_EXTERN int rpcrdma_nfs4_compound_args_dec(struct rpcrdma_xdr_stream *x, void *c);
@@ -511,7 +517,8 @@ struct rpcrdma_nfs41_cb_compound {
 	uint32_t count;        /* the operations the call said it had */
 	bool stopped;          /* ops[nops - 1] is one the codec cannot frame */
 	struct rpcrdma_nfs41_cb_op ops[RPCRDMA_NFS41_CB_MAX_OPS];
-	/* Results: status (that of the last result), and nres results. */
+	/* Results: status (that of the last result), and nres results (nops
+	 * of them when status is NFS4_OK: the decoder refuses fewer). */
 	uint32_t status;
 	uint32_t nres;
 };

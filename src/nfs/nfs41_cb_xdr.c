@@ -135,7 +135,11 @@ static int x_res(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 			return RPCRDMA_ERR_TOO_LONG;
 		TRY(rpcrdma_xdr_encode_array_len(n->x, count));
 	} else {
+		/* At most a result per operation sent, and one for each when
+		 * the CB_COMPOUND succeeded (RFC 8881 16.2.3, 20.1). */
 		TRY(rpcrdma_xdr_decode_array_len(n->x, c->nops, 8, &count));
+		if (c->status == RPCRDMA_NFS4_OK && count != c->nops)
+			return RPCRDMA_ERR_BAD_VALUE;
 		c->nres = count;
 	}
 	for (uint32_t i = 0; i < count; i++) {

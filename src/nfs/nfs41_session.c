@@ -525,6 +525,13 @@ int rpcrdma_nfs41_compound_call(struct rpcrdma_nfs41_session *s, struct rpcrdma_
 	return call_sync(s, c, true);
 }
 
+/*
+ * solo() and seq_call() return 0 only for NFS4_OK, which the decoder
+ * accepts only with a result for every operation (RFC 8881 16.2.3): their
+ * callers read the results of all the operations they added without
+ * counting them.
+ */
+
 /* A sole operation without SEQUENCE (EXCHANGE_ID, CREATE_SESSION, ...). */
 static int solo(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs4_compound *c)
 {

@@ -7,8 +7,9 @@
  * n-th of them in the reply is the n-th Write chunk of the call.
  *
  * Decoders bound every count by the structure's room and give up at the
- * first fault; a result whose operation differs from the request's, or a
- * reply with more results than the request had operations, is refused.
+ * first fault; a result whose operation differs from the request's, a
+ * reply with more results than the request had operations, or one that
+ * says NFS4_OK with fewer, is refused.
  */
 #include <errno.h>
 #include <string.h>
@@ -205,8 +206,13 @@ static int x_res(struct nx *n, struct rpcrdma_nfs4_compound *c)
 			return RPCRDMA_ERR_TOO_LONG;
 		TRY(rpcrdma_xdr_encode_array_len(n->x, count));
 	} else {
-		/* A server evaluates at most what was sent (RFC 7530 15.2). */
+		/* A server evaluates at most what was sent (RFC 7530 15.2),
+		 * and all of it when the COMPOUND succeeds (RFC 8881 16.2.3):
+		 * a caller that finds NFS4_OK reads every operation's result,
+		 * so fewer would hand it results that were never sent. */
 		TRY(rpcrdma_xdr_decode_array_len(n->x, c->nops, 8, &count));
+		if (c->status == RPCRDMA_NFS4_OK && count != c->nops)
+			return RPCRDMA_ERR_BAD_VALUE;
 		c->nres = count;
 	}
 	for (uint32_t i = 0; i < count; i++) {

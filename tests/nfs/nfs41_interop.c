@@ -30,6 +30,9 @@
  *   cb_errors (--self) what nfsd never sends: NOTSUPP, OP_CB_ILLEGAL,
  *             replays, misordered and bad slots, a wrong minor version, an
  *             unknown stateid
+ *   short_results (--self) a server that stops before OPEN or READ and
+ *             still says NFS4_OK: both calls fail, and no result the
+ *             server never sent reaches the caller
  *
  * Usage: nfs41_interop --server HOST --path /EXPORT --local DIR
  *                      [--provider NAME] [--port N] [--max-vers 2]
@@ -114,7 +117,16 @@ static void info(struct rpcrdma_nfs41_session_info *in)
  * 3 our directory, 10 + i file i ("f<i>").
  */
 #define SELF_SLOTS 8u
+
+/* What the responder does wrong on purpose, for the hostile cases. */
+enum self_fault {
+	SELF_FAULT_NONE,
+	SELF_FAULT_SHORT_RESULTS, /* stop before OPEN or READ, yet say NFS4_OK */
+};
+
 static struct {
+	enum self_fault fault;
+	unsigned int faults_sent;
 	struct rpcrdma_server *srv;
 	struct rpcrdma_backchannel *bc;
 	uint8_t sessionid[RPCRDMA_NFS4_SESSIONID_SIZE];
@@ -398,6 +410,12 @@ static int self_compound(struct rpcrdma_svc_req *req, void *args, void *res)
 	c->nres = 0;
 	c->status = 0;
 	for (uint32_t i = 0; i < c->nops; i++) {
+		if (sv.fault == SELF_FAULT_SHORT_RESULTS &&
+		    (c->ops[i].op == RPCRDMA_NFS4_OP_OPEN ||
+		     c->ops[i].op == RPCRDMA_NFS4_OP_READ)) {
+			sv.faults_sent++;
+			break; /* c->status is still that of the last result: NFS4_OK */
+		}
 		c->ops[i].status = self_op(req, c, i, &cur);
 		c->nres = i + 1;
 		c->status = c->ops[i].status;
@@ -864,12 +882,43 @@ static void case_cb_errors(void)
 	CHECK_RC(after.stats.cb_recall_unknown - before.stats.cb_recall_unknown, 1);
 }
 
+/*
+ * --self: NFS4_OK with fewer results than operations, which RFC 8881
+ * 16.2.3 rules out.  The reply is refused as a whole: the OPEN and the
+ * READ fail, leaving the file and the read's outputs as they were, and
+ * the session serves the next calls.
+ */
+static void case_short_results(void)
+{
+	static uint8_t buf[FILE_LEN];
+	struct rpcrdma_nfs41_file f0, f1;
+	uint32_t len = 0xaaaa;
+	bool eof = true;
+
+	CHECK(self);
+	CHECK_OK(rpcrdma_nfs41_open(sess, &dir_fh, "f0", RPCRDMA_OPEN4_SHARE_ACCESS_READ, &f0));
+	sv.fault = SELF_FAULT_SHORT_RESULTS;
+	CHECK_RC(rpcrdma_nfs41_open(sess, &dir_fh, "f1", RPCRDMA_OPEN4_SHARE_ACCESS_READ, &f1),
+		 RPCRDMA_ERR_BAD_VALUE);
+	CHECK_RC(f1.fh.len, 0);
+	CHECK_RC(f1.open_stateid.seqid, 0);
+	CHECK_RC(rpcrdma_nfs41_read(sess, &f0, 0, FILE_LEN, buf, &len, &eof),
+		 RPCRDMA_ERR_BAD_VALUE);
+	CHECK_RC(len, 0xaaaa);
+	CHECK(eof);
+	CHECK_RC(sv.faults_sent, 2);
+	sv.fault = SELF_FAULT_NONE;
+	sv.faults_sent = 0;
+	check_read(0, &f0);
+	CHECK_OK(rpcrdma_nfs41_close(sess, &f0));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
     {"session", case_session}, {"recall", case_recall},       {"many", case_many},
-    {"relink", case_relink},   {"cb_errors", case_cb_errors},
+    {"relink", case_relink},   {"cb_errors", case_cb_errors}, {"short_results", case_short_results},
 };
 
 /* PUTROOTFH, LOOKUP each component and our directory, GETFH. */
@@ -993,7 +1042,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bool run = optind == argc ? strcmp(cases[i].name, "relink") != 0 || self : false;
 
-		if (strcmp(cases[i].name, "cb_errors") == 0 && !self)
+		if ((strcmp(cases[i].name, "cb_errors") == 0 ||
+		     strcmp(cases[i].name, "short_results") == 0) &&
+		    !self)
 			run = false;
 		for (int k = optind; k < argc; k++)
 			run |= strcmp(argv[k], cases[i].name) == 0;

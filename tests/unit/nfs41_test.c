@@ -273,6 +273,68 @@ static void test_results_hostile(void **state)
 	assert_int_equal(dec(rpcrdma_nfs4_compound_res_dec, &d, buf, len), RPCRDMA_ERR_BAD_VALUE);
 }
 
+/*
+ * NFS4_OK says the server evaluated every operation (RFC 8881 16.2.3): a
+ * reply that says so with fewer results is refused, so that no caller
+ * reads a result the server never sent.  Fewer results ending in an error
+ * are the normal case and decode.
+ */
+static void test_results_fewer_than_ops(void **state)
+{
+	static const uint8_t ok_no_results[12] = {0}; /* NFS4_OK, tag "", resarray<0> */
+	static struct rpcrdma_nfs4_compound c, d;
+	static uint8_t buf[8192];
+	struct rpcrdma_nfs4_fh fh = {.len = 4};
+	size_t len;
+
+	(void)state;
+	/* What rpcrdma_nfs41_open() sends: SEQUENCE, PUTFH, OPEN, GETFH. */
+	rpcrdma_nfs4_compound_init(&c);
+	c.minorversion = 1;
+	assert_non_null(rpcrdma_nfs4_sequence(&c));
+	assert_non_null(rpcrdma_nfs4_putfh(&c, &fh));
+	assert_non_null(rpcrdma_nfs4_open(&c, 1, 1, "o", 1, "f"));
+	assert_non_null(rpcrdma_nfs4_getfh(&c));
+	d = c;
+	assert_int_equal(
+	    dec(rpcrdma_nfs4_compound_res_dec, &d, ok_no_results, sizeof(ok_no_results)),
+	    RPCRDMA_ERR_BAD_VALUE);
+
+	/* SEQUENCE and PUTFH answered, and NFS4_OK: refused. */
+	c.nres = 2;
+	c.status = RPCRDMA_NFS4_OK;
+	len = enc(rpcrdma_nfs4_compound_res_enc, &c, buf, sizeof(buf));
+	d = c;
+	assert_int_equal(dec(rpcrdma_nfs4_compound_res_dec, &d, buf, len), RPCRDMA_ERR_BAD_VALUE);
+
+	/* The same two with PUTFH failing: the server stopped there. */
+	c.ops[1].status = RPCRDMA_NFS4ERR_BADHANDLE;
+	c.status = RPCRDMA_NFS4ERR_BADHANDLE;
+	len = enc(rpcrdma_nfs4_compound_res_enc, &c, buf, sizeof(buf));
+	d = c;
+	assert_int_equal(dec(rpcrdma_nfs4_compound_res_dec, &d, buf, len), 0);
+	assert_int_equal(d.nres, 2);
+	assert_int_equal(d.status, RPCRDMA_NFS4ERR_BADHANDLE);
+
+	/* No result at all with an error (a minor version the server does
+	 * not speak): decodes. */
+	c.nres = 0;
+	c.status = RPCRDMA_NFS4ERR_MINOR_VERS_MISMATCH;
+	len = enc(rpcrdma_nfs4_compound_res_enc, &c, buf, sizeof(buf));
+	d = c;
+	assert_int_equal(dec(rpcrdma_nfs4_compound_res_dec, &d, buf, len), 0);
+	assert_int_equal(d.nres, 0);
+
+	/* Every result and NFS4_OK: decodes. */
+	c.nres = 4;
+	c.status = RPCRDMA_NFS4_OK;
+	c.ops[1].status = RPCRDMA_NFS4_OK;
+	len = enc(rpcrdma_nfs4_compound_res_enc, &c, buf, sizeof(buf));
+	d = c;
+	assert_int_equal(dec(rpcrdma_nfs4_compound_res_dec, &d, buf, len), 0);
+	assert_int_equal(d.nres, 4);
+}
+
 /* CB_COMPOUND: CB_SEQUENCE, CB_RECALL. */
 static void cb_call(struct rpcrdma_nfs41_cb_compound *c)
 {
@@ -372,6 +434,21 @@ static void test_cb_res(void **state)
 	cb_call(&d);
 	d.nops = 1;
 	assert_int_not_equal(dec(rpcrdma_nfs41_cb_res_dec, &d, buf, len), 0);
+
+	/* NFS4_OK with a result for CB_SEQUENCE only: refused (RFC 8881
+	 * 16.2.3); the same result ending in an error decodes. */
+	cb_call(&c);
+	c.nres = 1;
+	c.status = RPCRDMA_NFS4_OK;
+	len = enc(rpcrdma_nfs41_cb_res_enc, &c, buf, sizeof(buf));
+	cb_call(&d);
+	assert_int_equal(dec(rpcrdma_nfs41_cb_res_dec, &d, buf, len), RPCRDMA_ERR_BAD_VALUE);
+	c.ops[0].status = RPCRDMA_NFS4ERR_BADSESSION;
+	c.status = RPCRDMA_NFS4ERR_BADSESSION;
+	len = enc(rpcrdma_nfs41_cb_res_enc, &c, buf, sizeof(buf));
+	cb_call(&d);
+	assert_int_equal(dec(rpcrdma_nfs41_cb_res_dec, &d, buf, len), 0);
+	assert_int_equal(d.nres, 1);
 }
 
 static void test_stats_cover(void **state)
@@ -391,10 +468,11 @@ static void test_stats_cover(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_args_bytes),        cmocka_unit_test(test_session_args_round_trip),
-	    cmocka_unit_test(test_builders_refuse),   cmocka_unit_test(test_results_round_trip),
-	    cmocka_unit_test(test_results_hostile),   cmocka_unit_test(test_cb_args),
-	    cmocka_unit_test(test_cb_res),            cmocka_unit_test(test_stats_cover),
+	    cmocka_unit_test(test_args_bytes),      cmocka_unit_test(test_session_args_round_trip),
+	    cmocka_unit_test(test_builders_refuse), cmocka_unit_test(test_results_round_trip),
+	    cmocka_unit_test(test_results_hostile), cmocka_unit_test(test_results_fewer_than_ops),
+	    cmocka_unit_test(test_cb_args),         cmocka_unit_test(test_cb_res),
+	    cmocka_unit_test(test_stats_cover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

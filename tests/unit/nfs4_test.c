@@ -193,6 +193,18 @@ static void test_results_hostile(void **state)
 	build(&d);
 	rpcrdma_xdr_init_const(&x, buf, n);
 	assert_int_not_equal(rpcrdma_nfs4_compound_res_dec(&x, &d), 0);
+	/* Fewer results than operations with NFS4_OK (RFC 8881 16.2.3): the
+	 * reply is refused, whether it ends after three results or at once. */
+	w = htonl(3);
+	memcpy(buf + 8, &w, 4);
+	build(&d);
+	rpcrdma_xdr_init_const(&x, buf, n);
+	assert_int_equal(rpcrdma_nfs4_compound_res_dec(&x, &d), RPCRDMA_ERR_BAD_VALUE);
+	w = 0;
+	memcpy(buf + 8, &w, 4);
+	build(&d);
+	rpcrdma_xdr_init_const(&x, buf, 12);
+	assert_int_equal(rpcrdma_nfs4_compound_res_dec(&x, &d), RPCRDMA_ERR_BAD_VALUE);
 	w = htonl(6);
 	memcpy(buf + 8, &w, 4);
 	/* A result for another operation than asked: PUTROOTFH's resop. */
