@@ -628,8 +628,11 @@ RPCRDMA_EXTERN void rpcrdma_nfs41_compound_init(struct rpcrdma_nfs41_session *s,
  *
  * SEQUENCE's fields are filled here.  NFS4ERR_DELAY (any operation) and
  * NFS4ERR_GRACE are retried with a new sequence id for up to
- * opts.grace_wait_ms.  Returns rpcrdma_client_call()'s value; the NFS
- * status is @c->status.  Not from inside a callback.
+ * opts.grace_wait_ms.  Returns rpcrdma_client_call()'s value, or
+ * RPCRDMA_ERR_BAD_VALUE when SEQUENCE succeeded but its result names
+ * another session, slot or sequence id than were sent (RFC 8881 18.46.3;
+ * counted in seq_errors, the slot not moved on); the NFS status is
+ * @c->status.  Not from inside a callback.
  */
 RPCRDMA_EXTERN int rpcrdma_nfs41_compound_call(struct rpcrdma_nfs41_session *s,
 					       struct rpcrdma_nfs4_compound *c);

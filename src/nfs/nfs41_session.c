@@ -4,12 +4,14 @@
  *
  * Normal operation: every COMPOUND begins with SEQUENCE on a free slot
  * (below the server's target), with the slot's next sequence id; a reply
- * whose SEQUENCE succeeded moves the slot on.  Calls that find no free
- * slot wait in a queue, in order.  NFS4ERR_DELAY and NFS4ERR_GRACE are
- * retried after a pause (the slot has moved on unless SEQUENCE itself
- * said DELAY), until opts.grace_wait_ms.  OPEN, CLOSE and DELEGRETURN ask
- * the server to cache their reply (sa_cachethis), so that a retransmission
- * after a lost connection gets the answer, not a second execution.
+ * whose SEQUENCE succeeded, echoing the session, slot and sequence id
+ * sent, moves the slot on (one that echoes others fails the call).
+ * Calls that find no free slot wait in a queue, in order.  NFS4ERR_DELAY
+ * and NFS4ERR_GRACE are retried after a pause (the slot has moved on
+ * unless SEQUENCE itself said DELAY), until opts.grace_wait_ms.  OPEN,
+ * CLOSE and DELEGRETURN ask the server to cache their reply
+ * (sa_cachethis), so that a retransmission after a lost connection gets
+ * the answer, not a second execution.
  *
  * Recovery:
  *  - A call that fails without an answer leaves its slot's sequence id
@@ -191,6 +193,21 @@ static unsigned int backoff_ms(unsigned int tries)
 	return ms < RETRY_MAX_MS ? ms : RETRY_MAX_MS;
 }
 
+/*
+ * Whether SEQUENCE's result answers the arguments we sent: RFC 8881
+ * 18.46.3 has the server echo the session, sequence and slot ids.  Any
+ * other is the answer to some other call (a confused or hostile server,
+ * a reply cache gone wrong), and moving our slot on by it would take the
+ * slot out of step with the server's.
+ */
+static bool sequence_echoed(const struct rpcrdma_nfs4_op *seq)
+{
+	return memcmp(seq->res.sequence.sessionid, seq->arg.sequence.sessionid,
+		      RPCRDMA_NFS4_SESSIONID_SIZE) == 0 &&
+	       seq->res.sequence.seqid == seq->arg.sequence.seqid &&
+	       seq->res.sequence.slotid == seq->arg.sequence.slotid;
+}
+
 static void on_done(struct rpcrdma_call *call, void *ctx)
 {
 	struct s41_call *sc = ctx;
@@ -214,6 +231,8 @@ static void on_done(struct rpcrdma_call *call, void *ctx)
 	if (sc->sequenced && c->nres >= 1) {
 		struct rpcrdma_nfs4_op *seq = &c->ops[0];
 
+		if (seq->status == RPCRDMA_NFS4_OK && !sequence_echoed(seq))
+			goto out_bad_sequence;
 		if (seq->status == RPCRDMA_NFS4_OK) {
 			uint32_t flags = seq->res.sequence.status_flags;
 
@@ -245,6 +264,14 @@ static void on_done(struct rpcrdma_call *call, void *ctx)
 	kick_waiting(s);
 	if (s->need_bind && !s->binding)
 		rpcrdma__nfs41_kick(s);
+	return;
+
+out_bad_sequence:
+	/* As Linux's decode_sequence (-EIO): the call fails without a
+	 * retry, and the slot keeps the sequence id it had. */
+	s->info.stats.seq_errors++;
+	finish(sc, RPCRDMA_ERR_BAD_VALUE);
+	kick_waiting(s);
 }
 
 static int free_slot(struct rpcrdma_nfs41_session *s, bool *all_lost)

@@ -33,6 +33,9 @@
  *   short_results (--self) a server that stops before OPEN or READ and
  *             still says NFS4_OK: both calls fail, and no result the
  *             server never sent reaches the caller
+ *   foreign_sequence (--self) SEQUENCE results naming another session,
+ *             sequence id or slot than sent: each call fails, counted in
+ *             seq_errors, and the slot is not moved on
  *
  * Usage: nfs41_interop --server HOST --path /EXPORT --local DIR
  *                      [--provider NAME] [--port N] [--max-vers 2]
@@ -122,6 +125,10 @@ static void info(struct rpcrdma_nfs41_session_info *in)
 enum self_fault {
 	SELF_FAULT_NONE,
 	SELF_FAULT_SHORT_RESULTS, /* stop before OPEN or READ, yet say NFS4_OK */
+	/* SEQUENCE answers for another call (and leaves the slot alone): */
+	SELF_FAULT_OTHER_SESSION,
+	SELF_FAULT_OTHER_SEQID,
+	SELF_FAULT_OTHER_SLOT,
 };
 
 static struct {
@@ -242,13 +249,27 @@ static uint32_t self_op(struct rpcrdma_svc_req *req, struct rpcrdma_nfs4_compoun
 			return RPCRDMA_NFS4ERR_BADSLOT;
 		if (op->arg.sequence.seqid != sv.slot_seq[slot] + 1)
 			return RPCRDMA_NFS4ERR_SEQ_MISORDERED;
-		sv.slot_seq[slot]++;
 		memcpy(op->res.sequence.sessionid, sv.sessionid, 16);
 		op->res.sequence.seqid = op->arg.sequence.seqid;
 		op->res.sequence.slotid = slot;
 		op->res.sequence.highest_slotid = SELF_SLOTS - 1;
 		op->res.sequence.target_highest_slotid = SELF_SLOTS - 1;
 		op->res.sequence.status_flags = 0;
+		switch (sv.fault) {
+		case SELF_FAULT_OTHER_SESSION:
+			op->res.sequence.sessionid[15] ^= 0xff;
+			break;
+		case SELF_FAULT_OTHER_SEQID:
+			op->res.sequence.seqid++;
+			break;
+		case SELF_FAULT_OTHER_SLOT:
+			op->res.sequence.slotid = (slot + 1) % SELF_SLOTS;
+			break;
+		default:
+			sv.slot_seq[slot]++;
+			return 0;
+		}
+		sv.faults_sent++;
 		return 0;
 	}
 	case RPCRDMA_NFS4_OP_EXCHANGE_ID:
@@ -913,12 +934,57 @@ static void case_short_results(void)
 	CHECK_OK(rpcrdma_nfs41_close(sess, &f0));
 }
 
+/*
+ * --self: SEQUENCE results that answer another call than ours (RFC 8881
+ * 18.46.3 has the server echo the session, sequence and slot ids).  Each
+ * READ fails and counts in seq_errors; the responder did not move its
+ * slot either, so the READ after them is in sequence only if our slot
+ * was not moved on (SEQ_MISORDERED otherwise).
+ */
+static void case_foreign_sequence(void)
+{
+	static const enum self_fault faults[] = {
+	    SELF_FAULT_OTHER_SESSION,
+	    SELF_FAULT_OTHER_SEQID,
+	    SELF_FAULT_OTHER_SLOT,
+	};
+	static uint8_t buf[FILE_LEN];
+	struct rpcrdma_nfs41_session_info before, after;
+	struct rpcrdma_nfs41_file f0;
+
+	CHECK(self);
+	CHECK_OK(rpcrdma_nfs41_open(sess, &dir_fh, "f0", RPCRDMA_OPEN4_SHARE_ACCESS_READ, &f0));
+	info(&before);
+	for (size_t k = 0; k < sizeof(faults) / sizeof(faults[0]); k++) {
+		uint32_t len = 0xaaaa;
+
+		sv.fault = faults[k];
+		CHECK_RC(rpcrdma_nfs41_read(sess, &f0, 0, FILE_LEN, buf, &len, NULL),
+			 RPCRDMA_ERR_BAD_VALUE);
+		CHECK_RC(len, 0xaaaa);
+	}
+	sv.fault = SELF_FAULT_NONE;
+	CHECK_RC(sv.faults_sent, 3);
+	sv.faults_sent = 0;
+	info(&after);
+	CHECK_RC(after.stats.seq_errors - before.stats.seq_errors, 3);
+	CHECK_RC(after.stats.slots_lost, before.stats.slots_lost);
+	CHECK_RC(after.stats.retries, before.stats.retries);
+	check_read(0, &f0);
+	CHECK_OK(rpcrdma_nfs41_close(sess, &f0));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } cases[] = {
-    {"session", case_session}, {"recall", case_recall},       {"many", case_many},
-    {"relink", case_relink},   {"cb_errors", case_cb_errors}, {"short_results", case_short_results},
+    {"session", case_session},
+    {"recall", case_recall},
+    {"many", case_many},
+    {"relink", case_relink},
+    {"cb_errors", case_cb_errors},
+    {"short_results", case_short_results},
+    {"foreign_sequence", case_foreign_sequence},
 };
 
 /* PUTROOTFH, LOOKUP each component and our directory, GETFH. */
@@ -1043,7 +1109,8 @@ int main(int argc, char **argv)
 		bool run = optind == argc ? strcmp(cases[i].name, "relink") != 0 || self : false;
 
 		if ((strcmp(cases[i].name, "cb_errors") == 0 ||
-		     strcmp(cases[i].name, "short_results") == 0) &&
+		     strcmp(cases[i].name, "short_results") == 0 ||
+		     strcmp(cases[i].name, "foreign_sequence") == 0) &&
 		    !self)
 			run = false;
 		for (int k = optind; k < argc; k++)
