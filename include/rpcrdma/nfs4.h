@@ -779,7 +779,8 @@ struct rpcrdma_nfs4_fattr {
  * variable or unknown size ends the walk.  Returns 0 when every attribute
  * in the mask was decoded, -ENOTSUP when the walk ended early (the fields
  * decoded before it are set), or an XDR error for values that do not
- * parse.
+ * parse: RPCRDMA_ERR_BAD_VALUE among others when the values are longer
+ * than the mask describes (bytes left after the last attribute).
  */
 RPCRDMA_EXTERN int rpcrdma_nfs4_fattr_decode(const struct rpcrdma_nfs4_op *op,
 					     struct rpcrdma_nfs4_fattr *out);

@@ -330,6 +330,12 @@ int rpcrdma_nfs4_fattr_decode(const struct rpcrdma_nfs4_op *op, struct rpcrdma_n
 		}
 		fattr_set(out, attr);
 	}
+	/* fattr4's attr_vals holds the mask's attributes in order and
+	 * nothing else (RFC 7530 section 5; Linux's verify_attr_len): bytes
+	 * left over mean the server encodes some attribute otherwise than
+	 * we read it, so the values after it are not what they seem. */
+	if (rpcrdma_xdr_remaining(&x))
+		return RPCRDMA_ERR_BAD_VALUE;
 	return 0;
 }
 

@@ -282,6 +282,15 @@ static void test_fattr_walk(void **state)
 	op.res.getattr.len -= 4;
 	assert_int_not_equal(rpcrdma_nfs4_fattr_decode(&op, &fa), 0);
 	op.res.getattr.len += 4;
+	/* Longer: a word, or two, after the last attribute the mask names. */
+	assert_int_equal(rpcrdma_xdr_encode_u32(&v, 0), 0);
+	op.res.getattr.len = (uint32_t)rpcrdma_xdr_pos(&v);
+	assert_int_equal(rpcrdma_nfs4_fattr_decode(&op, &fa), RPCRDMA_ERR_BAD_VALUE);
+	assert_int_equal(rpcrdma_xdr_encode_u32(&v, 0), 0);
+	op.res.getattr.len = (uint32_t)rpcrdma_xdr_pos(&v);
+	assert_int_equal(rpcrdma_nfs4_fattr_decode(&op, &fa), RPCRDMA_ERR_BAD_VALUE);
+	op.res.getattr.len -= 8;
+	assert_int_equal(rpcrdma_nfs4_fattr_decode(&op, &fa), 0);
 	/* owner (36) is of variable size: the walk stops there. */
 	op.res.getattr.mask.w[1] |= 1u << (36 - 32);
 	assert_int_equal(rpcrdma_nfs4_fattr_decode(&op, &fa), -ENOTSUP);
