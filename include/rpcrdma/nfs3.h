@@ -413,7 +413,13 @@ struct rpcrdma_nfs3_commit_res {
 	uint8_t verf[RPCRDMA_NFS3_VERF_SIZE];
 };
 
-/* MOUNT v3: MNT's result (fhstatus3); EXPORT lists one directory. */
+/*
+ * MOUNT v3: MNT's result (fhstatus3); EXPORT lists one directory.  The
+ * server's list of flavors may be of any length: the decoder keeps its
+ * first RPCRDMA_MOUNT3_MAX_FLAVORS, in the server's order, and skips the
+ * rest (nflavors counts those kept, not those sent); the encoder refuses
+ * more than RPCRDMA_MOUNT3_MAX_FLAVORS.
+ */
 #define RPCRDMA_MOUNT3_MAX_FLAVORS 4u
 struct rpcrdma_mount3_mnt_res {
 	uint32_t status; /* mountstat3: the NFS3 values for the errors it has */

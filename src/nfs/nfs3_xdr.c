@@ -762,22 +762,33 @@ int rpcrdma_mount3_xdr_path_dec(struct rpcrdma_xdr_stream *x, void *path)
 	return x_path(&n, path);
 }
 
+/*
+ * mountres3_ok's auth_flavors<> has no bound in RFC 1813, and an export
+ * with more sec= flavors than the structure keeps must still mount: the
+ * decoder keeps the first RPCRDMA_MOUNT3_MAX_FLAVORS and skips the rest,
+ * whose count decode_array_len has checked against the reply's length.
+ */
 static int mnt_res(struct nx *n, struct rpcrdma_mount3_mnt_res *r)
 {
+	uint32_t count = r->nflavors;
+
 	TRY(x_u32(n, &r->status));
 	if (r->status != RPCRDMA_NFS3_OK)
 		return 0;
 	TRY(x_fh(n, &r->fh));
 	if (n->enc) {
-		if (r->nflavors > RPCRDMA_MOUNT3_MAX_FLAVORS)
+		if (count > RPCRDMA_MOUNT3_MAX_FLAVORS)
 			return RPCRDMA_ERR_TOO_LONG;
-		TRY(rpcrdma_xdr_encode_array_len(n->x, r->nflavors));
+		TRY(rpcrdma_xdr_encode_array_len(n->x, count));
 	} else {
-		TRY(rpcrdma_xdr_decode_array_len(n->x, RPCRDMA_MOUNT3_MAX_FLAVORS, 4,
-						 &r->nflavors));
+		TRY(rpcrdma_xdr_decode_array_len(n->x, UINT32_MAX, 4, &count));
+		r->nflavors =
+		    count < RPCRDMA_MOUNT3_MAX_FLAVORS ? count : RPCRDMA_MOUNT3_MAX_FLAVORS;
 	}
 	for (uint32_t i = 0; i < r->nflavors; i++)
 		TRY(x_u32(n, &r->flavors[i]));
+	if (!n->enc && count > r->nflavors)
+		return rpcrdma_xdr_skip(n->x, (size_t)(count - r->nflavors) * 4);
 	return 0;
 }
 
