@@ -14,44 +14,20 @@
 
 #include "rpcrdma/nfs4.h"
 
+#include "nfs4_requests.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* SEQUENCE EXCHANGE_ID CREATE_SESSION BIND_CONN PUTFH OPEN GETFH READ CLOSE
- * DELEGRETURN RECLAIM_COMPLETE DESTROY_SESSION DESTROY_CLIENTID */
-static uint8_t bulk[2][4096];
+static uint8_t bulk[2][FUZZ_BULK];
 
 static void request(struct rpcrdma_nfs4_compound *c, int k)
 {
-	static const uint8_t sid[RPCRDMA_NFS4_SESSIONID_SIZE], verf[8];
-	struct rpcrdma_nfs41_chan_attrs a = {0, 4096, 4096, 0, 8, 1, 0, 0};
-	struct rpcrdma_nfs4_stateid st = {0, {0}};
-	struct rpcrdma_nfs4_fh fh = {.len = 8};
-
-	rpcrdma_nfs4_compound_init(c);
-	c->minorversion = 1;
-	(void)rpcrdma_nfs4_sequence(c);
-	(void)rpcrdma_nfs4_exchange_id(c, verf, "o", 1, 0);
-	(void)rpcrdma_nfs4_create_session(c, 1, 1, 2, &a, &a, 0x40000000);
-	(void)rpcrdma_nfs4_bind_conn_to_session(c, sid, 3, false);
-	(void)rpcrdma_nfs4_putfh(c, &fh);
-	(void)rpcrdma_nfs4_open(c, 0x101, 1, "o", 1, "f");
-	(void)rpcrdma_nfs4_getfh(c);
-	(void)rpcrdma_nfs4_read(c, &st, 0, 4096, bulk[k], 4096);
-	(void)rpcrdma_nfs4_close(c, &st);
-	(void)rpcrdma_nfs4_delegreturn(c, &st);
-	(void)rpcrdma_nfs4_reclaim_complete(c, false);
-	(void)rpcrdma_nfs4_destroy_session(c, sid);
-	(void)rpcrdma_nfs4_destroy_clientid(c, 1);
+	fuzz_nfs41_request(c, bulk[k]);
 }
 
 static void cb_request(struct rpcrdma_nfs41_cb_compound *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->minorversion = 1;
-	c->nops = c->count = 3;
-	c->ops[0].op = RPCRDMA_NFS4_OP_CB_SEQUENCE;
-	c->ops[1].op = RPCRDMA_NFS4_OP_CB_RECALL;
-	c->ops[2].op = 99;
+	fuzz_cb_request(c);
 }
 
 static int fore(const uint8_t *data, size_t size, bool res)

@@ -11,26 +11,15 @@
 
 #include "rpcrdma/nfs4.h"
 
+#include "nfs4_requests.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint8_t bulk[2][3][4096];
+static uint8_t bulk[2][3][FUZZ_BULK];
 
-/* PUTROOTFH LOOKUP GETFH GETATTR READ PUTFH READLINK READ */
 static void request(struct rpcrdma_nfs4_compound *c, int k)
 {
-	static const uint32_t attrs[] = {RPCRDMA_NFS4_ATTR_TYPE, RPCRDMA_NFS4_ATTR_SIZE,
-					 RPCRDMA_NFS4_ATTR_TIME_MODIFY};
-	struct rpcrdma_nfs4_fh fh = {.len = 8};
-
-	rpcrdma_nfs4_compound_init(c);
-	(void)rpcrdma_nfs4_putrootfh(c);
-	(void)rpcrdma_nfs4_lookup(c, "export");
-	(void)rpcrdma_nfs4_getfh(c);
-	(void)rpcrdma_nfs4_getattr(c, attrs, 3);
-	(void)rpcrdma_nfs4_read(c, NULL, 0, 4096, bulk[k][0], 4096);
-	(void)rpcrdma_nfs4_putfh(c, &fh);
-	(void)rpcrdma_nfs4_readlink(c, bulk[k][1], 4096);
-	(void)rpcrdma_nfs4_read(c, NULL, 0, 100, bulk[k][2], 4096);
+	fuzz_nfs40_request(c, bulk[k]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
