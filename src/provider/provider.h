@@ -802,8 +802,12 @@ static inline int rpcrdma__provider_poll(struct rpcrdma_provider *p, struct rpcr
 	return p->ops->poll(p, ev, max);
 }
 
+/* The owner is about to sleep: on its thread, once per loop iteration,
+ * the cached registrations of memory freed meanwhile that no call uses
+ * are deregistered (regcache.c), so an idle owner pins none of it. */
 static inline int rpcrdma__provider_trywait(struct rpcrdma_provider *p)
 {
+	rpcrdma__regcache_reap(p);
 	return p->ops->trywait(p);
 }
 

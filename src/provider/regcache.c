@@ -16,7 +16,12 @@
  * whatever thread frees or unmaps memory, before the memory goes (and for
  * page operations again after): every overlapping entry leaves the list at
  * once, so no later get can hit it, and is deregistered on the instance's
- * thread once no call uses it.  Most frees touch no entry: they skip the
+ * thread once no call uses it: at its next get or put, or, when it has
+ * none (a client gone idle, or making inline calls only), at the next
+ * iteration of its loop (rpcrdma__regcache_reap, from the before-sleep
+ * trywait), so that freed memory does not stay pinned until the instance
+ * closes.  The hook only raises reap_due under the lock it already holds;
+ * it never calls the provider.  Most frees touch no entry: they skip the
  * lock when they fall outside the hull of pinning entries or in 64 KiB
  * granules no pinning entry touches (granule_refs).  A registration that
  * was being made while a page operation ran (page_gen moved) is used once
@@ -59,8 +64,8 @@ struct rpcrdma__regent {
 	enum re_state state;
 	const struct rpcrdma_mem_region *region; /* LIVE on decl: the one it covers */
 	/* On exactly one list of rc: lru or decl (LIVE), dead (DEAD, no
-	 * reference: deregistered at the next get or put) or held (DEAD,
-	 * referenced). */
+	 * reference: deregistered at the next get, put or reap) or held
+	 * (DEAD, referenced). */
 	struct rpcrdma__regent *prev, *next;
 };
 
@@ -84,6 +89,11 @@ struct rpcrdma__regcache {
 	 * [a, b) starts in (a - max_len, b), found by binary search rather
 	 * than by scanning every entry, in lookups and in free(). */
 	struct rpcrdma__regent *by_start[RPCRDMA__REGCACHE_MAX_ENTRIES];
+	/* An entry went to dead from another thread (the hooks, or
+	 * rpcrdma_mem_deregister): the instance's thread deregisters it at
+	 * its next reap.  Written under rc_lock; read without it by the reap,
+	 * which then looks under the lock. */
+	atomic_bool reap_due;
 	size_t max_len;
 	/* Ranges whose registration the hooks dropped, newest over oldest. */
 	struct {
@@ -259,12 +269,24 @@ static void leave_lru_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regen
 		granules_add(e->start, e->end, -1);
 }
 
+/* Caller holds rc_lock.  @e, now DEAD and on no list, waits on held for
+ * its last put or, unreferenced, on dead for the instance's thread. */
+static void to_dead_or_held_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
+{
+	if (e->refs) {
+		list_push(&rc->held, e);
+		return;
+	}
+	list_push(&rc->dead, e);
+	atomic_store_explicit(&rc->reap_due, true, memory_order_relaxed);
+}
+
 /* Caller holds rc_lock.  @e leaves lru for dead or held. */
 static void kill_locked(struct rpcrdma__regcache *rc, struct rpcrdma__regent *e)
 {
 	leave_lru_locked(rc, e);
 	e->state = RE_DEAD;
-	list_push(e->refs ? &rc->held : &rc->dead, e);
+	to_dead_or_held_locked(rc, e);
 }
 
 /* Caller holds rc_lock: the dead list, to deregister without the lock. */
@@ -273,6 +295,7 @@ static struct rpcrdma__regent *take_dead_locked(struct rpcrdma__regcache *rc)
 	struct rpcrdma__regent *d = rc->dead.head;
 
 	rc->dead.head = rc->dead.tail = NULL;
+	atomic_store_explicit(&rc->reap_due, false, memory_order_relaxed);
 	return d;
 }
 
@@ -579,6 +602,22 @@ void rpcrdma__regcache_put(struct rpcrdma__regent *e)
 	free_chain(drop);
 }
 
+void rpcrdma__regcache_reap(struct rpcrdma_provider *p)
+{
+	struct rpcrdma__regcache *rc = p->regcache;
+	struct rpcrdma__regent *drop;
+
+	/* Every loop iteration comes here: one load when nothing is due. */
+	if (!rc || !atomic_load_explicit(&rc->reap_due, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&rc_lock);
+	drop = take_dead_locked(rc);
+	for (const struct rpcrdma__regent *e = drop; e; e = e->next)
+		rc->st.dead_reaped++;
+	pthread_mutex_unlock(&rc_lock);
+	free_chain(drop);
+}
+
 void rpcrdma__regcache_stats(struct rpcrdma_provider *p, struct rpcrdma__regcache_stats *out)
 {
 	struct rpcrdma__regcache *rc = p->regcache;
@@ -588,6 +627,8 @@ void rpcrdma__regcache_stats(struct rpcrdma_provider *p, struct rpcrdma__regcach
 		return;
 	pthread_mutex_lock(&rc_lock);
 	*out = rc->st;
+	for (const struct rpcrdma__regent *e = rc->dead.head; e; e = e->next)
+		out->dead_now++;
 	pthread_mutex_unlock(&rc_lock);
 }
 
@@ -743,7 +784,8 @@ int rpcrdma_mem_deregister(struct rpcrdma_mem_region *region)
 	*pp = region->next;
 	nregions--;
 	/* Each instance's registration of it goes once no call uses it, on
-	 * that instance's thread (dead is reaped at its next get or put). */
+	 * that instance's thread (dead is reaped at its next get, put or loop
+	 * iteration). */
 	for (struct rpcrdma__regcache *rc = caches; rc; rc = rc->gnext) {
 		struct rpcrdma__regent *e = rc->decl.head;
 
@@ -754,7 +796,7 @@ int rpcrdma_mem_deregister(struct rpcrdma_mem_region *region)
 				list_unlink(&rc->decl, e);
 				e->region = NULL;
 				e->state = RE_DEAD;
-				list_push(e->refs ? &rc->held : &rc->dead, e);
+				to_dead_or_held_locked(rc, e);
 			}
 			e = n;
 		}

@@ -27,6 +27,13 @@ struct rpcrdma__regcache_stats {
 	uint64_t evictions;     /* dropped for the bounds */
 	uint64_t invalidations; /* dropped because the memory was freed or unmapped */
 	uint64_t decl_failures; /* declared regions this instance could not register */
+	/* Unreferenced registrations dropped (freed memory, a declared region
+	 * gone) and not yet deregistered, now: a level.  On a pinning provider
+	 * each still pins its pages until the instance's thread next runs. */
+	uint64_t dead_now;
+	/* Of the deregistrations of dropped entries, those made by
+	 * rpcrdma__regcache_reap(): between calls, not by a get or put. */
+	uint64_t dead_reaped;
 };
 
 /**
@@ -77,6 +84,17 @@ void rpcrdma__regcache_put(struct rpcrdma__regent *e);
  * negative code saying which check failed
  */
 int rpcrdma__regcache_selfcheck(struct rpcrdma_provider *p, const void *addr, size_t len);
+/**
+ * rpcrdma__regcache_reap - deregister the entries other threads dropped
+ * @p: the provider instance
+ *
+ * Caller is the instance's thread, once per loop iteration (the provider's
+ * trywait does it): memory the application freed while no call used its
+ * registration stops being pinned then, not at the next call that
+ * registers or at the instance's close.  Costs one atomic load when
+ * nothing was dropped.
+ */
+void rpcrdma__regcache_reap(struct rpcrdma_provider *p);
 /** rpcrdma__regcache_stats - the instance's counters (zeros without a cache) */
 void rpcrdma__regcache_stats(struct rpcrdma_provider *p, struct rpcrdma__regcache_stats *out);
 /**
