@@ -62,8 +62,16 @@ static void fake_dereg_mr(struct rpcrdma_prov_mr *mr)
 	free(mr);
 }
 
+/* Nothing ever waits: the owner's loop may always sleep. */
+static int fake_trywait(struct rpcrdma_provider *p)
+{
+	(void)p;
+	return 0;
+}
+
 static const struct rpcrdma_provider_ops fake_ops = {
     .name = "fake",
+    .trywait = fake_trywait,
     .reg_mr = fake_reg_mr,
     .dereg_mr = fake_dereg_mr,
 };
@@ -288,6 +296,48 @@ static uint64_t invalidations(struct rpcrdma_provider *p)
 	return st.invalidations;
 }
 
+/* One call with a large buffer, then the application frees it and makes
+ * no call that registers: the registration (pinning the freed pages) goes
+ * at the owner's next loop iteration, which asks trywait before sleeping,
+ * not at the instance's close.  One still in use stays until its put. */
+static void test_freed_memory_deregistered_when_idle(void **state)
+{
+	struct rpcrdma_provider *p = *state;
+	const size_t len = 1u << 20;
+	struct rpcrdma__regcache_stats st;
+	struct rpcrdma__regent *in_use;
+	uint8_t *buf, *busy;
+
+	need_kept_entries(); /* before the buffers, which a skip would leak */
+	buf = malloc(len);
+	busy = malloc(len);
+	assert_non_null(buf);
+	assert_non_null(busy);
+	get_put(p, buf, len, false, 0);
+	assert_int_equal(rpcrdma__regcache_get(p, busy, len, &in_use), 0);
+	assert_int_equal(regs, 2);
+	free(buf);
+	free(busy);
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.invalidations, 2);
+	assert_int_equal(st.dead_now, 1); /* the other is still in use */
+	assert_int_equal(deregs, 0);      /* the hooks call no provider */
+
+	assert_int_equal(rpcrdma__provider_trywait(p), 0);
+	assert_int_equal(deregs, 1);
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.dead_now, 0);
+	assert_int_equal(st.dead_reaped, 1);
+	assert_int_equal(rpcrdma__provider_trywait(p), 0);
+	assert_int_equal(deregs, 1);
+
+	rpcrdma__regcache_put(in_use); /* its last use: deregistered now */
+	assert_int_equal(deregs, 2);
+	rpcrdma__regcache_stats(p, &st);
+	assert_int_equal(st.dead_reaped, 1);
+	assert_int_equal(rpcrdma__regcache_selfcheck(p, NULL, 0), 0);
+}
+
 /* Memory released through syscall(2) rather than munmap(): seen all the
  * same, before the pages go; syscall(SYS_brk, 0) drops nothing. */
 static void test_munmap_by_syscall(void **state)
@@ -468,6 +518,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_churn_record_is_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_declared_region_refused_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_without_hooks_every_get_registers, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_freed_memory_deregistered_when_idle, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_munmap_by_syscall, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_unseen_release_caught_at_reuse, setup, teardown),
