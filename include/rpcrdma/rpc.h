@@ -341,7 +341,11 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(inline_zero_copy_bytes) /* DDP items of inline calls (client) or results of     */ \
 			       /* inline replies (server) sent from the application's     */ \
 			       /* memory, not copied into the Send (when that needs no    */ \
-			       /* registration: ofi, or memory registered before)         */
+			       /* registration: ofi, or memory registered before)         */ \
+	X(prov_regcache_dead_now) /* kept registrations of memory freed or unmapped, no   */ \
+			       /* longer used, not yet deregistered, now: a level (each */ \
+			       /* pins its pages on verbs until the loop next runs)     */ \
+	X(prov_regcache_dead_reaped) /* of them, deregistered by the loop between calls */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

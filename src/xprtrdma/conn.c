@@ -209,6 +209,8 @@ void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xpr
 	out->prov_regcache_uncached += rs.uncached;
 	out->prov_regcache_evictions += rs.evictions;
 	out->prov_regcache_invalidations += rs.invalidations;
+	out->prov_regcache_dead_now += rs.dead_now;
+	out->prov_regcache_dead_reaped += rs.dead_reaped;
 }
 
 void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
