@@ -323,7 +323,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* each holding a buffer of the inline receive size       */ \
 	X(prov_reads)          /* RDMA Reads posted */                                         \
 	X(prov_writes)         /* RDMA Writes posted */                                        \
-	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key (ofi) */ \
+	X(prov_grants)         /* remote access granted: a window bound (verbs) or a key   */ \
+			       /* registered for exactly the chunk (ofi; not counted in   */ \
+			       /* prov_reg_mrs: it pins nothing)                          */ \
 	X(prov_revokes)        /* grants this side withdrew (not those the peer invalidated) */ \
 	X(prov_reg_mrs)        /* memory registrations (pinning, on verbs) */                  \
 	X(prov_dereg_mrs)      /* deregistrations */                                          \

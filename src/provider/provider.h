@@ -352,7 +352,10 @@ struct rpcrdma_prov_event {
 	X(key_redraws)                                                                             \
 	X(reg_mrs)                                                                                 \
 	X(dereg_mrs)                                                                               \
-	X(grant_regs) /* of reg_mrs: made by a grant for itself (verbs: rxe, no windows) */        \
+	/* Of reg_mrs: made by a grant for itself (verbs: rxe, no windows).  An */                 \
+	/* ofi grant's key registration is counted in grants only (it pins   */                    \
+	/* nothing: bench/README.md, "Work per RPC"). */                                           \
+	X(grant_regs)                                                                              \
 	X(sends)                                                                                   \
 	X(recvs)                                                                                   \
 	X(reads)                                                                                   \
