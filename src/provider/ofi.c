@@ -1097,8 +1097,11 @@ static int ofi_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 	struct rpcrdma_prov_event ev;
 	int ret;
 
-	/* Closing the registration is the fence: once fi_close returns, tcp
-	 * refuses the key (and kills the connection that tries it). */
+	/* Closing the registration fences new access: once fi_close returns,
+	 * tcp refuses the key (and kills the connection that tries it).
+	 * WARNING: not an RDMA Read or Write the peer already started; the
+	 * requester closes the connection for those (no
+	 * RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT). */
 	ret = fi_close(&g->mr->fid);
 	if (ret)
 		return errmap(ret);
@@ -1893,6 +1896,10 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 	p->split =
 	    (unsigned int)((RPCRDMA_PROV_MAX_RSEGS + p->rma_iov_limit - 1) / p->rma_iov_limit);
 	caps = &p->base.caps;
+	/* Not RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT: tcp checks a key once, as
+	 * an RDMA request arrives, and a transfer under way outlives the
+	 * fi_close of its registration (ofi_revoke); only fi_close of the
+	 * endpoint stops it. */
 	caps->flags = RPCRDMA_PCAP_PER_OP_REVOKE | RPCRDMA_PCAP_EXACT_PRIVATE_LEN |
 		      RPCRDMA_PCAP_REG_BY_ADDRESS | RPCRDMA_PCAP_CPU_PLACEMENT;
 	if (!(mm & FI_MR_LOCAL))

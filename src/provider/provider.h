@@ -137,6 +137,15 @@ enum rpcrdma_prov_cap_flag {
 	 * (ofi/tcp: libfabric asks no FI_MR_LOCAL).  The memory must stay
 	 * as it is until the Send completes, as with any entry. */
 	RPCRDMA_PCAP_SEND_UNREGISTERED = 1u << 8,
+	/* revoke's completion also fences the peer's RDMA Reads and Writes
+	 * already under way on the grant (verbs: invalidation and
+	 * deregistration stop the device's access mid-transfer).  Without
+	 * it (ofi/tcp checks a key once, when an RDMA request arrives, and
+	 * moves its data over many progress calls) only closing the
+	 * connection's endpoint stops a transfer in progress: a call that
+	 * ends with no answer while the peer may still be using its grants
+	 * (time-out, cancel) completes only after that (clnt_calls.c). */
+	RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT = 1u << 9,
 };
 
 struct rpcrdma_prov_caps {

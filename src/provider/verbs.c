@@ -1116,7 +1116,8 @@ static int set_caps(struct vb_prov *p, const struct ibv_device_attr *da,
 
 	if (!sge || wr <= mem + VB_WR_PER_OP)
 		return -EOPNOTSUPP;
-	caps->flags = RPCRDMA_PCAP_PER_OP_REVOKE | RPCRDMA_PCAP_WRITE_ERRORS_REPORTED;
+	caps->flags = RPCRDMA_PCAP_PER_OP_REVOKE | RPCRDMA_PCAP_WRITE_ERRORS_REPORTED |
+		      RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT;
 	/* Send With Invalidate needs grants the peer can invalidate:
 	 * windows, not plain registrations. */
 	if (p->use_mw && (da->device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS))

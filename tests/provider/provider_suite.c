@@ -630,6 +630,9 @@ static int test_open_caps(struct env *e)
 		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_INVALIDATE));
 		CHECK(caps->flags & RPCRDMA_PCAP_PER_OP_REVOKE);
 		CHECK(!(caps->flags & RPCRDMA_PCAP_CONN_SCOPED_HANDLES));
+		/* tcp checks a key once per RDMA request: revoking stops no
+		 * transfer under way. */
+		CHECK(!(caps->flags & RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT));
 		/* libfabric's tcp asks no FI_MR_LOCAL. */
 		CHECK(caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED);
 	}
@@ -639,6 +642,7 @@ static int test_open_caps(struct env *e)
 		CHECK(caps->flags & RPCRDMA_PCAP_WRITE_ERRORS_REPORTED);
 		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_UNREGISTERED));
 		CHECK(caps->flags & RPCRDMA_PCAP_PER_OP_REVOKE);
+		CHECK(caps->flags & RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT);
 		/* Memory windows give both, per-RPC registrations neither. */
 		CHECK(!(caps->flags & RPCRDMA_PCAP_SEND_INVALIDATE) ==
 		      !(caps->flags & RPCRDMA_PCAP_CONN_SCOPED_HANDLES));
