@@ -153,6 +153,16 @@ struct rpcrdma__xreq {
 	 * revoked: told (cb->aborted) once they are. */
 	struct rpcrdma__creq *abort_creq;
 	uint64_t fence_t0; /* tracing CHUNK: when its fence started */
+	/* The call ended with no answer (aborted while out) or a
+	 * revocation refused, so the responder may still be moving data
+	 * through its grants, which revoking does not stop on this provider
+	 * (no RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT) or could not do: it
+	 * completes only once the connection it was sent on (gen) is
+	 * closed. */
+	bool close_fence;
+	/* Fenced, and on t->closing until that connection is closed. */
+	bool awaiting_close;
+	struct rpcrdma__xreq *close_next;
 
 	struct rpcrdma__xbuf msg;  /* the call as the core encodes it */
 	struct rpcrdma__xbuf sbuf; /* the Send: transport header, maybe the message */
@@ -244,6 +254,9 @@ struct rpcrdma__xclnt {
 	uint32_t mask;
 
 	unsigned int fences_live;
+	/* Calls whose end waits for the connection's endpoint to close
+	 * (close_fence): completed by rpcrdma__xclnt_finish_down. */
+	struct rpcrdma__xreq *closing;
 	/* Aborted calls still in the table: with an unanswered properties
 	 * exchange, what holds credits nothing else will free. */
 	unsigned int norphans;
@@ -412,6 +425,13 @@ int rpcrdma__xclnt_op_call_abort(struct rpcrdma__clnt_transport *tt, struct rpcr
  * @t: the requester
  */
 void rpcrdma__xclnt_finish_down(struct rpcrdma__xclnt *t);
+
+/**
+ * rpcrdma__xclnt_complete_closed - complete the calls that waited for their
+ * connection's endpoint to close (close_fence), now that it is
+ * @t: the requester
+ */
+void rpcrdma__xclnt_complete_closed(struct rpcrdma__xclnt *t);
 
 /**
  * rpcrdma__xclnt_start_down - the connection is lost: fence every call in flight

@@ -130,7 +130,8 @@ void rpcrdma__xclnt_req_repost(struct rpcrdma__xclnt *t, struct rpcrdma__xrecv *
 /* Returns @x to the free list once nothing refers to it any more. */
 void rpcrdma__xclnt_req_try_free(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
-	if (x->creq || x->send_busy || x->in_table || x->fence.pending || x->in_callback)
+	if (x->creq || x->send_busy || x->in_table || x->fence.pending || x->in_callback ||
+	    x->awaiting_close)
 		return;
 	if (x->rep) {
 		rpcrdma__xclnt_req_repost(t, x->rep);
@@ -140,6 +141,8 @@ void rpcrdma__xclnt_req_try_free(struct rpcrdma__xclnt *t, struct rpcrdma__xreq 
 	x->ngrants = 0;
 	x->lent = 0;
 	x->fence_after_send = false;
+	x->fence.refused = 0;
+	x->close_fence = false;
 	x->is_props = false;
 	x->state = XREQ_IDLE;
 	if (t->nfree >= XREQ_FREE_MAX) {
@@ -200,12 +203,21 @@ static void kick_later(struct rpcrdma__xclnt *t)
 	rpcrdma__xclnt_maybe_writable(t);
 }
 
+/* Whether the connection @x was sent on still has its endpoint: on a
+ * provider whose revocation does not stop transfers under way, the
+ * responder may still be reading or writing @x's memory through it. */
+static bool call_conn_open(const struct rpcrdma__xclnt *t, const struct rpcrdma__xreq *x)
+{
+	return t->conn.pc && x->gen == t->conn.gen;
+}
+
+static void req_complete(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x);
+
 static void req_fenced(struct rpcrdma__xfence *f)
 {
 	struct rpcrdma__xreq *x =
 	    (struct rpcrdma__xreq *)((char *)f - offsetof(struct rpcrdma__xreq, fence));
 	struct rpcrdma__xclnt *t = x->t;
-	struct rpcrdma__creq *creq = x->creq;
 
 	if (x->lent && x->send_busy) {
 		/* ORDER: the Send still reads the caller's memory; the call
@@ -222,8 +234,34 @@ static void req_fenced(struct rpcrdma__xfence *f)
 			       (unsigned long long)(rpcrdma__trace_now_ns() - x->fence_t0) / 1000);
 		x->fence_t0 = 0;
 	}
-	/* ORDER: every grant of the call is revoked; the responder can no
-	 * longer reach the caller's memory, so it may be handed back. */
+	if (x->fence.refused)
+		x->close_fence = true; /* and the provider keeps it unreachable */
+	if (x->close_fence && call_conn_open(t, x)) {
+		/* ORDER: revoked (or refused), yet an RDMA Read or Write the
+		 * responder started may still be moving the caller's bytes:
+		 * the call ends once the endpoint is closed (finish_down). */
+		if (t->conn.state != RPCRDMA__XCONN_DOWN)
+			(void)rpcrdma__provider_disconnect(t->conn.pc);
+		if (!x->awaiting_close) {
+			x->awaiting_close = true;
+			x->close_next = t->closing;
+			t->closing = x;
+		}
+		kick_later(t);
+		return;
+	}
+	req_complete(t, x);
+}
+
+/* The end of a fenced call: the core hears of it, and @x is let go.
+ * WARNING: @x may be freed on return. */
+static void req_complete(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
+{
+	struct rpcrdma__creq *creq = x->creq;
+
+	/* ORDER: every grant of the call is revoked and nothing the
+	 * responder started can still move; the responder can no longer
+	 * reach the caller's memory, so it may be handed back. */
 	rpcrdma__xclnt_req_drop_own(x);
 	if (creq && (x->state == XREQ_REPLIED || x->state == XREQ_FAILED)) {
 		x->creq = NULL;
@@ -270,6 +308,29 @@ static void req_fenced(struct rpcrdma__xfence *f)
 	kick_later(t);
 }
 
+void rpcrdma__xclnt_complete_closed(struct rpcrdma__xclnt *t)
+{
+	struct rpcrdma__xreq *x, *ready = NULL;
+
+	/* Gathered first, completed after: a completion may call the core,
+	 * which may fence (and park) other calls meanwhile. */
+	for (struct rpcrdma__xreq **pp = &t->closing; (x = *pp);) {
+		if (call_conn_open(t, x)) {
+			pp = &x->close_next;
+			continue;
+		}
+		*pp = x->close_next;
+		x->close_next = ready;
+		ready = x;
+	}
+	while ((x = ready)) {
+		ready = x->close_next;
+		x->close_next = NULL;
+		x->awaiting_close = false;
+		req_complete(t, x); /* WARNING: may free @x */
+	}
+}
+
 void rpcrdma__xclnt_send_released(struct rpcrdma__xreq *x)
 {
 	if (x->fence_after_send && !x->send_busy) {
@@ -282,20 +343,29 @@ void rpcrdma__xclnt_send_released(struct rpcrdma__xreq *x)
  * WARNING: @x may be freed on return. */
 void rpcrdma__xclnt_req_fence(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x)
 {
-	unsigned int failed = 0;
-
 	/* A fence waiting for its Send (req_fenced) is still live. */
 	if (!x->fence.pending && !x->fence_after_send)
 		t->fences_live++;
 	if (!x->fence.pending && x->ngrants && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK))
 		x->fence_t0 = rpcrdma__trace_now_ns();
-	rpcrdma__xfence_start(&x->fence, t->conn.dev, x->grants, x->ngrants, req_fenced, &failed);
-	if (failed) {
-		/* RFC 8166 5.5.4: memory we could not fence is fenced by
-		 * closing the connection. */
-		if (t->conn.pc && t->conn.state != RPCRDMA__XCONN_DOWN)
-			(void)rpcrdma__provider_disconnect(t->conn.pc);
-	}
+	/*
+	 * A call the core gave up on while it was out (time-out, cancel)
+	 * has no word from the responder on its grants: where revoking does
+	 * not stop a transfer under way, only closing the connection does
+	 * (req_fenced).  An answer (a reply, RDMA_ERROR, even one we refuse)
+	 * comes after the responder's own Reads and Writes; one that does
+	 * not is a hostile responder's, which revoking cannot stop on such a
+	 * provider either (docs/security.md).  A Send never posted
+	 * (send_failed: DEAD) gave the responder no handle.
+	 */
+	if (!x->close_fence && x->ngrants && call_conn_open(t, x) &&
+	    !(t->dev.prov->caps.flags & RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT) &&
+	    x->state == XREQ_SENT && !x->creq)
+		x->close_fence = true;
+	/* A revocation refused (counted in the fence) is handled there too:
+	 * RFC 8166 5.5.4, memory we could not fence is fenced by closing the
+	 * connection, before the call completes. */
+	rpcrdma__xfence_start(&x->fence, t->conn.dev, x->grants, x->ngrants, req_fenced, NULL);
 }
 
 /* The call's Send is posted: it holds a credit and a send slot, and its
@@ -329,7 +399,8 @@ void rpcrdma__xclnt_send_failed(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *
  */
 static int abort_wait(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x, struct rpcrdma__creq *creq)
 {
-	if ((!x->fence.pending && !(x->lent && x->send_busy)) || !t->cb->aborted)
+	if ((!x->fence.pending && !(x->lent && x->send_busy) && !x->awaiting_close) ||
+	    !t->cb->aborted)
 		return 0;
 	x->abort_creq = creq;
 	t->st.abort_waits++;

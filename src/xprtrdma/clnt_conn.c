@@ -31,6 +31,10 @@ void rpcrdma__xclnt_finish_down(struct rpcrdma__xclnt *t)
 	t->conn.sq_used = 0;
 	t->conn.recv_posted = 0;
 	rpcrdma__credits_reset(&t->cr);
+	/* ORDER: the endpoint is closed, so nothing the responder started
+	 * can move any more: the calls that waited for that end, before the
+	 * core hears of the loss (it would send a failed call again). */
+	rpcrdma__xclnt_complete_closed(t);
 	err = t->down_err ? t->down_err : -ECONNRESET;
 	t->down_err = 0;
 	t->cb->disconnected(t->cb_ctx, err);

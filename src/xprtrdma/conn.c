@@ -596,8 +596,11 @@ static unsigned int fence_pass(struct rpcrdma__xfence *f, unsigned int *started,
 			f->pending++;
 			(*started)++;
 		} else {
-			/* Only the connection's end can fence it now. */
+			/* Only the connection's end can fence it now: the
+			 * owner sees it in f->refused before the fence ends,
+			 * and the provider keeps the grant unreachable. */
 			(*refused)++;
+			f->refused++;
 		}
 		f->g[i].g = NULL;
 	}

@@ -430,6 +430,9 @@ struct rpcrdma__xfence {
 	unsigned int n;
 	bool deferred;
 	struct rpcrdma__xfence *next_deferred;
+	/* Revocations the provider refused: only the connection's end can
+	 * fence those (the owner's done callback looks). */
+	unsigned int refused;
 };
 
 /**

@@ -1292,6 +1292,18 @@ static int test_abort(struct env *e)
 	/* c0 (a Read chunk) aborted: fenced now, its credit still taken. */
 	CHECK_OK(abort_sent(e, &ts, &tc, c[0], 1));
 	CHECK_RC(grants_live(rpcrdma__xprt_clnt_provider(tc.t)), 0);
+	if (!(rpcrdma__xprt_clnt_provider(tc.t)->caps.flags &
+	      RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT)) {
+		/* ofi/tcp: a Read the server may have started outlives the
+		 * revocation, so the abort closes the connection and the
+		 * call ends only then (e2e_abort_midread checks the bytes). */
+		WAIT(e, tc.disconnects == 1);
+		CHECK_RC(tc.disconnects, 1);
+		CHECK_RC(tc.grants_live_at_disconnect, 0);
+		tclient_close(&tc);
+		tserver_close(&ts);
+		return 0;
+	}
 	CHECK_OK(tcall_send(&tc, c[1]));
 	CHECK_RC(tcall_send(&tc, c[2]), -EAGAIN);
 	WAIT(e, ts.nheld == 2);
