@@ -55,7 +55,19 @@
  * automake convention; CMakeLists.txt sets ctest's SKIP_RETURN_CODE). */
 #define E2E_SKIP 77
 
-enum { P_NULL, P_ECHO, P_BLOB, P_TRIO, P_SETUP, P_READ, P_WRITE, P_PAIR, P_NPROCS };
+enum {
+	P_NULL,
+	P_ECHO,
+	P_BLOB,
+	P_TRIO,
+	P_SETUP,
+	P_READ,
+	P_WRITE,
+	P_PAIR,
+	P_BULK_READ,
+	P_BULK_WRITE,
+	P_NPROCS
+};
 
 /* ECHO: a DDP-eligible opaque each way. */
 struct echo {
@@ -296,6 +308,74 @@ static int proc_write(struct rpcrdma_svc_req *req, void *args, void *res);
 static int pair_dec(struct rpcrdma_xdr_stream *x, void *o);
 static int proc_pair(struct rpcrdma_svc_req *req, void *args, void *res);
 
+/*
+ * BULK_READ returns, and BULK_WRITE takes, BULK_LEN bytes as one
+ * DDP-eligible item: transfers long enough (many progress calls on ofi)
+ * for a call to end while the server's RDMA Write or Read is part-way.
+ */
+#define BULK_LEN (16u << 20)
+#define BULK_SRC_BYTE 0x5a
+
+struct bulk {
+	uint32_t len;
+	uint8_t *data;
+};
+
+static uint8_t *bulk_src;      /* what BULK_READ returns */
+static size_t bulk_seen_bytes; /* bytes equal to bulk_probe in the last BULK_WRITE */
+static uint8_t bulk_probe;
+
+static int bulk_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct bulk *b = o;
+
+	return rpcrdma_xdr_encode_ddp(x, b->data, b->len);
+}
+
+static int bulk_dec_into(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct bulk *b = o;
+
+	return rpcrdma_xdr_decode_ddp(x, b->data, BULK_LEN, &b->len);
+}
+
+static int bulk_dec_alloc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct bulk *b = o;
+
+	if (!b->data && !(b->data = malloc(BULK_LEN)))
+		return -ENOMEM;
+	return rpcrdma_xdr_decode_ddp(x, b->data, BULK_LEN, &b->len);
+}
+
+static int proc_bulk_read(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct bulk *b = res;
+
+	(void)req;
+	(void)args;
+	executions++;
+	b->len = BULK_LEN;
+	b->data = bulk_src;
+	return 0;
+}
+
+static int proc_bulk_write(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct bulk *b = args;
+
+	(void)req;
+	(void)res;
+	executions++;
+	bulk_seen_bytes = 0;
+	for (uint32_t k = 0; k < b->len; k++)
+		bulk_seen_bytes += b->data[k] == bulk_probe;
+	/* The arguments are ours to free (free_res is for results). */
+	free(b->data);
+	b->data = NULL;
+	return 0;
+}
+
 static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_NULL] = {proc_null, NULL, 0, NULL, 0, NULL},
     [P_ECHO] = {proc_echo, echo_dec, sizeof(struct echo), echo_enc, sizeof(struct echo), free_echo},
@@ -307,6 +387,8 @@ static const struct rpcrdma_svc_proc procs[P_NPROCS] = {
     [P_READ] = {proc_read, u32_dec, sizeof(uint32_t), echo_enc, sizeof(struct echo), NULL},
     [P_WRITE] = {proc_write, echo_dec, sizeof(struct echo), u32_enc, sizeof(uint32_t), NULL},
     [P_PAIR] = {proc_pair, pair_dec, sizeof(struct pair_args), u32_enc, sizeof(uint32_t), NULL},
+    [P_BULK_READ] = {proc_bulk_read, NULL, 0, bulk_enc, sizeof(struct bulk), NULL},
+    [P_BULK_WRITE] = {proc_bulk_write, bulk_dec_alloc, sizeof(struct bulk), NULL, 0, NULL},
 };
 
 static const char *test_provider = "ofi";
@@ -334,6 +416,7 @@ struct env {
  * the library's default (case_inline_default). */
 #define TEST_INLINE 8192u
 static uint32_t env_inline = TEST_INLINE;
+static uint32_t env_max_record; /* 0: the server's default */
 static enum rpcrdma_transport env_transport = RPCRDMA_TRANSPORT_RDMA;
 
 /* A server of @prog (its @nprocs @procs) and a client of it on one loop. */
@@ -351,6 +434,7 @@ static int env_up_prog(struct env *e, uint32_t prog, const struct rpcrdma_svc_pr
 	so.provider = test_provider;
 	so.credits = srv_credits;
 	so.inline_send = so.inline_recv = env_inline;
+	so.max_record = env_max_record;
 	CHECK_RC(rpcrdma_server_create(e->loop, test_addr, "0", &so, &e->srv), 0);
 	CHECK_RC(rpcrdma_server_register(e->srv, prog, VERS, procs_of, nprocs), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e->srv));
@@ -1141,6 +1225,164 @@ static int case_abort_lent_send(void)
 	return 0;
 }
 
+/*
+ * A call ends (time-out) while the server's RDMA Write of its Write chunk
+ * is part-way.  Revoking the grant does not stop a transfer the provider
+ * already accepted (ofi/tcp: no RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT), so
+ * the call completes only once its connection's endpoint is closed: from
+ * then on no byte of the caller's buffer changes.  The client reconnects
+ * and the same READ then succeeds in full.
+ */
+static int case_abort_midwrite(void)
+{
+	struct rpcrdma_loop *cloop;
+	struct bulk res = {0};
+	struct stalled st;
+	struct env e;
+	uint8_t *buf;
+	size_t changed = 0;
+
+	bulk_src = malloc(BULK_LEN);
+	buf = malloc(BULK_LEN);
+	CHECK(bulk_src && buf);
+	memset(bulk_src, BULK_SRC_BYTE, BULK_LEN);
+	memset(buf, 0xee, BULK_LEN);
+	CHECK_RC(stalled_up(&e, &cloop, &st, 300), 0);
+	res.data = buf;
+	call_init(&st.call, P_BULK_READ, NULL, NULL, bulk_dec_into, &res);
+	st.call.ddp_buf = buf;
+	st.call.ddp_len = BULK_LEN;
+	st.call.max_reply = 4096;
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	executions = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	/* The server takes the call and posts its Write and its reply, then
+	 * stalls with most of the Write still to move. */
+	for (int i = 0; i < 2000 && !executions; i++) {
+		CHECK(rpcrdma_loop_run_once(cloop, 0) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(executions, 1);
+	while (!st.done)
+		CHECK(rpcrdma_loop_run_once(cloop, 50) >= 0);
+	CHECK_RC(st.call.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(st.grants_at_done, 0);
+	/* The caller has its buffer back and uses it; the server wakes up. */
+	memset(buf, 0xee, BULK_LEN);
+	for (int i = 0; i < 200; i++) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	for (uint32_t k = 0; k < BULK_LEN; k++)
+		changed += buf[k] != 0xee;
+	if (changed)
+		fprintf(stderr, "%zu bytes of the caller's buffer written after the call ended\n",
+			changed);
+	CHECK_RC(changed, 0);
+
+	/* A new connection, and the same call in full. */
+	call_init(&st.call, P_BULK_READ, NULL, NULL, bulk_dec_into, &res);
+	st.call.ddp_buf = buf;
+	st.call.ddp_len = BULK_LEN;
+	st.call.max_reply = 4096;
+	st.call.timeout_ms = 30000;
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(st.call.status, 0);
+	CHECK_RC(res.len, BULK_LEN);
+	CHECK(memcmp(buf, bulk_src, BULK_LEN) == 0);
+	CHECK_RC(stalled_down(&e, cloop, &st), 0);
+	free(buf);
+	free(bulk_src);
+	bulk_src = NULL;
+	return 0;
+}
+
+/*
+ * A call ends (time-out) while the server's RDMA Read of its Read chunk
+ * is part-way.  As above, it completes only once the endpoint is closed:
+ * what the caller puts in its buffer afterwards never reaches the server.
+ * The client reconnects and the same call then carries the whole argument.
+ */
+static int case_abort_midread(void)
+{
+	struct rpcrdma_xprt_stats ss;
+	struct rpcrdma_loop *cloop;
+	struct stalled st;
+	struct bulk arg;
+	struct env e;
+	int rc = 0;
+
+	env_max_record = BULK_LEN + (1u << 20);
+	CHECK_RC(stalled_up(&e, &cloop, &st, 300), 0);
+	/* Within the server's Read-chunk budget for one call (16 MiB). */
+	arg.len = BULK_LEN - (1u << 20);
+	arg.data = malloc(BULK_LEN);
+	CHECK(arg.data);
+	memset(arg.data, 0x11, BULK_LEN);
+	call_init(&st.call, P_BULK_WRITE, bulk_enc, &arg, NULL, NULL);
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	executions = 0;
+	bulk_probe = 0x99;
+	bulk_seen_bytes = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	/* Until the server has posted its Read; then it stalls, with most of
+	 * the Read response still in the client's memory. */
+	for (int i = 0; i < 2000; i++) {
+		CHECK(rpcrdma_loop_run_once(cloop, 0) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
+		CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+		if (ss.prov_reads)
+			break;
+	}
+	CHECK(ss.prov_reads >= 1);
+	CHECK_RC(executions, 0);
+	while (!st.done)
+		CHECK(rpcrdma_loop_run_once(cloop, 50) >= 0);
+	CHECK_RC(st.call.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(st.grants_at_done, 0);
+	/* The caller has its buffer back and uses it; the server wakes up. */
+	memset(arg.data, 0x99, BULK_LEN);
+	for (int i = 0; i < 400; i++) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	if (bulk_seen_bytes)
+		fprintf(stderr, "the server read %zu bytes written after the call ended\n",
+			bulk_seen_bytes);
+	CHECK_RC(bulk_seen_bytes, 0);
+
+	/* A new connection, and the whole argument as it is now. */
+	call_init(&st.call, P_BULK_WRITE, bulk_enc, &arg, NULL, NULL);
+	st.call.timeout_ms = 30000;
+	st.call.done = stalled_done;
+	st.call.ctx = &st;
+	st.done = 0;
+	executions = 0;
+	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
+	while (!st.done) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	CHECK_RC(st.call.status, 0);
+	CHECK_RC(executions, 1);
+	CHECK_RC(bulk_seen_bytes, arg.len);
+	rc = stalled_down(&e, cloop, &st);
+	env_max_record = 0;
+	free(arg.data);
+	return rc;
+}
+
 struct test_case {
 	const char *name;
 	int (*fn)(void);
@@ -1154,6 +1396,8 @@ static const struct test_case cases[] = {
     {"e2e_reconnect", case_reconnect},
     {"e2e_abort_revoked", case_abort_revoked},
     {"e2e_abort_lent_send", case_abort_lent_send},
+    {"e2e_abort_midwrite", case_abort_midwrite},
+    {"e2e_abort_midread", case_abort_midread},
     {"e2e_workers", case_workers},
     {"e2e_wildcard", case_wildcard},
     {"e2e_write_list", case_write_list},
