@@ -1103,8 +1103,13 @@ static int ofi_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 	 * requester closes the connection for those (no
 	 * RPCRDMA_PCAP_REVOKE_FENCES_INFLIGHT). */
 	ret = fi_close(&g->mr->fid);
-	if (ret)
+	if (ret) {
+		/* The key stays valid on the domain, and tcp keys are not tied
+		 * to a connection: failing the instance makes its owner close
+		 * every endpoint (which stops all access) and open no more. */
+		fail(p, errmap(ret));
 		return errmap(ret);
+	}
 	rpcrdma__provider_key_retire(&p->keys, bg->handle);
 	rpcrdma__list_del(&g->node);
 	p->st.grants_live--;

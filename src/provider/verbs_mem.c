@@ -549,8 +549,13 @@ int rpcrdma__vb_revoke(struct rpcrdma_prov_grant *bg, void *ctx)
 		/* Deregistration is the fence (no windows: it is the grant). */
 		int ret = vb_unpin(p, g->own);
 
-		if (ret)
+		if (ret) {
+			/* Its rkey still works on the protection domain, from
+			 * any QP of it: failing the instance makes the owner
+			 * destroy every QP and connect no more. */
+			rpcrdma__vb_fail(p, ret_neg(ret));
 			return ret_neg(ret);
+		}
 		g->own = NULL;
 	}
 	if (!later)
