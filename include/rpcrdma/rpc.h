@@ -454,9 +454,10 @@ struct rpcrdma_server_opts {
 	 * (six minutes, as the Linux NFS server); idle_closes.
 	 *
 	 * record_timeout_ms: a call begun and not complete after this long
-	 * closes its connection: a TCP record whose fragments stop or trickle,
-	 * RDMA Read chunks the client never lets us finish reading; 0: 30000;
-	 * record_timeouts.
+	 * closes its connection: a TCP record whose fragments stop or trickle
+	 * (timed from its own first byte, not while the server is not
+	 * reading), RDMA Read chunks the client never lets us finish reading;
+	 * 0: 30000; record_timeouts.
 	 *
 	 * max_conn_queued: bytes of replies queued on one connection (TCP:
 	 * not yet written to the socket; RDMA: Sends and Writes posted and

@@ -205,6 +205,9 @@ static int rx_parse(struct rpcrdma__sock_conn *c, uint8_t **rec, size_t *len)
 		if (!rx->in_frag) {
 			uint32_t v;
 
+			/* A new record's first byte: its clock starts here. */
+			if (!rx->frags && !rx->mark_have && rx->st_off < rx->st_len)
+				rx->rec_began = rpcrdma_loop_now(c->loop);
 			while (rx->mark_have < 4 && rx->st_off < rx->st_len)
 				rx->mark[rx->mark_have++] = rx->stage[rx->st_off++];
 			if (rx->mark_have < 4)
@@ -385,7 +388,7 @@ int rpcrdma__sock_set_nodelay(int fd)
 	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-bool rpcrdma__sock_rx_partial(const struct rpcrdma__sock_rx *rx)
+bool rpcrdma__sock_rx_in_record(const struct rpcrdma__sock_rx *rx)
 {
-	return rx->mark_have || rx->in_frag || rx->rec_len || rx->frags || rx->st_off < rx->st_len;
+	return rx->mark_have || rx->frags;
 }

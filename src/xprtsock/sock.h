@@ -43,6 +43,12 @@ struct rpcrdma__sock_rx {
 	size_t rec_len, rec_cap;
 	uint8_t *stage;
 	size_t st_off, st_len;
+	/* When the record being reassembled had its first mark byte parsed
+	 * (rpcrdma_loop_now()); meaningful while rpcrdma__sock_rx_in_record().
+	 * Bytes are parsed as soon as they are read, except while the server
+	 * has stopped reading, so this is when the peer began the record or,
+	 * if later, when the server got to it. */
+	uint64_t rec_began;
 };
 
 /* What the client and server connections share. */
@@ -189,9 +195,12 @@ int rpcrdma__sock_flush(struct rpcrdma__sock_conn *c);
 int rpcrdma__sock_set_nodelay(int fd);
 
 /**
- * rpcrdma__sock_rx_partial - whether part of a record has arrived
+ * rpcrdma__sock_rx_in_record - whether a record is begun and not yet whole
  * @rx: the connection's reassembly state
+ *
+ * Bytes read but not parsed yet (left staged while reading is paused) do
+ * not count: no record of theirs has begun.  @rx->rec_began says since when.
  */
-bool rpcrdma__sock_rx_partial(const struct rpcrdma__sock_rx *rx);
+bool rpcrdma__sock_rx_in_record(const struct rpcrdma__sock_rx *rx);
 
 #endif

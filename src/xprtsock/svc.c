@@ -46,9 +46,10 @@ struct svc_conn {
 	bool admitted;               /* counts against max_conns (cb->conn_admit) */
 	struct rpcrdma__timer later; /* deferred close or resume */
 	int later_err;
-	/* The time-outs (rpcrdma_server_opts): last bytes received, when the
-	 * call now partly received began (0: none), and the clock's tick. */
-	uint64_t last_rx, rec_start;
+	/* The time-outs (rpcrdma_server_opts): last bytes received, since
+	 * when reading is paused, and the clock's tick.  The record time-out's
+	 * clock is the reassembly's own (c.rx.rec_began). */
+	uint64_t last_rx, paused_at;
 	struct rpcrdma__timer tick;
 };
 
@@ -115,7 +116,20 @@ static void conn_pause(struct svc_conn *sc)
 	if (sc->c.q.bytes >= sc->srv->b.max_queued)
 		sc->srv->st.queue_pauses++;
 	sc->c.paused = true;
+	sc->paused_at = rpcrdma_loop_now(sc->c.loop);
 	rpcrdma__sock_conn_update(&sc->c);
+}
+
+/*
+ * Read @sc again (the caller updates the watch).  A record it was in the
+ * middle of gets the paused time back on its clock: the server held it
+ * up, not the peer.
+ */
+static void conn_resume(struct svc_conn *sc)
+{
+	if (rpcrdma__sock_rx_in_record(&sc->c.rx))
+		sc->c.rx.rec_began += rpcrdma_loop_now(sc->c.loop) - sc->paused_at;
+	sc->c.paused = false;
 }
 
 static int deliver_call(void *arg, uint8_t *rec, size_t len)
@@ -170,7 +184,7 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			goto out;
 		}
 		if (sc->c.paused && !conn_should_pause(sc)) {
-			sc->c.paused = false;
+			conn_resume(sc);
 			rpcrdma__sock_conn_update(&sc->c);
 			/* Calls may be staged already; the socket need not fire again. */
 			resumed = true;
@@ -185,17 +199,8 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 				sc->srv->st.bad_msgs += rc == -EPROTO || rc == -EMSGSIZE;
 			sc->srv->st.records_too_large += rc == -EMSGSIZE;
 			conn_close(sc, rc);
-		} else if (!sc->dead) {
-			uint64_t now = rpcrdma_loop_now(sc->c.loop);
-
-			if (sc->srv->st.inline_recv_bytes != before)
-				sc->last_rx = now;
-			/* A record begun: its clock runs until it is whole,
-			 * however slowly its bytes trickle in. */
-			if (!rpcrdma__sock_rx_partial(&sc->c.rx))
-				sc->rec_start = 0;
-			else if (!sc->rec_start)
-				sc->rec_start = now;
+		} else if (!sc->dead && sc->srv->st.inline_recv_bytes != before) {
+			sc->last_rx = rpcrdma_loop_now(sc->c.loop);
 		}
 	}
 out:
@@ -218,14 +223,12 @@ static void conn_deferred(struct rpcrdma__timer *tm)
 		return;
 	/* Calls may be staged already: the socket need not get readable again. */
 	sc->refs++;
-	sc->c.paused = false;
+	conn_resume(sc);
 	rc = rpcrdma__sock_deliver_staged(&sc->c, deliver_call, sc);
 	if (rc < 0) {
 		sc->srv->st.bad_msgs++;
 		conn_close(sc, rc);
 	} else if (!sc->dead) {
-		if (!rpcrdma__sock_rx_partial(&sc->c.rx))
-			sc->rec_start = 0;
 		rpcrdma__sock_conn_update(&sc->c);
 	}
 	conn_put(sc);
@@ -233,8 +236,12 @@ static void conn_deferred(struct rpcrdma__timer *tm)
 
 /*
  * The time-outs, looked at every tick: replies that do not drain, a call
- * that does not arrive whole, a connection that does nothing.  While
- * reading is paused the partial call waits on us, not on the peer.
+ * that does not arrive whole, a connection that does nothing.  The record
+ * clock measures only the record now arriving, from its first byte, so a
+ * client that pipelines (each read ending inside the next record) is
+ * never blamed for the records before it.  While reading is paused the
+ * partial call waits on us, not on the peer: the clock stands still
+ * (conn_resume()).
  */
 static void conn_tick(struct rpcrdma__timer *tm)
 {
@@ -249,13 +256,14 @@ static void conn_tick(struct rpcrdma__timer *tm)
 		conn_close(sc, -ETIMEDOUT);
 		return;
 	}
-	if (!sc->c.paused && sc->rec_start && now - sc->rec_start >= srv->b.record_ms) {
+	if (!sc->c.paused && rpcrdma__sock_rx_in_record(&sc->c.rx) &&
+	    now - sc->c.rx.rec_began >= srv->b.record_ms) {
 		srv->st.record_timeouts++;
 		conn_close(sc, -ETIMEDOUT);
 		return;
 	}
 	/* Idle since the last byte either way (a long call's reply counts). */
-	if (!sc->inflight && !sc->c.q.head && !sc->rec_start &&
+	if (!sc->inflight && !sc->c.q.head && !rpcrdma__sock_rx_in_record(&sc->c.rx) &&
 	    now - (sc->last_rx > sc->c.last_tx ? sc->last_rx : sc->c.last_tx) >= srv->b.idle_ms) {
 		srv->st.idle_closes++;
 		conn_close(sc, -ETIMEDOUT);

@@ -1,11 +1,12 @@
 /*
  * Resource bounds of the server under hostile clients (rpcrdma_server_opts,
  * docs/security.md): one case per class of attack, each over TCP and over
- * RPC-over-RDMA (ofi).  Each sends the attack, checks that the server
- * refused it as specified (the counter, and what the attacker sees), then
- * that a well-behaved client is still served within a few seconds, and
- * where the attack is about memory, that the process did not grow by more
- * than the bound allows.
+ * RPC-over-RDMA (ofi), except the record clock's, which only TCP has.
+ * Each sends the attack, checks that the server refused it as specified
+ * (the counter, and what the attacker sees), then that a well-behaved
+ * client is still served within a few seconds, and where the attack is
+ * about memory, that the process did not grow by more than the bound
+ * allows.
  *
  * A peer that stops reading is a client whose loop is not run: on TCP its
  * socket fills; over ofi its provider makes no progress, so the server's
@@ -631,4 +632,122 @@ void case_bound_inflight(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(calls);
 	free(done);
+}
+
+/*
+ * record_timeout_ms measures the record now arriving, from its first byte,
+ * not the connection: a client that pipelines calls, each send ending
+ * inside the next record, is never closed however long it goes on (each
+ * record takes 40 ms; the bound is 300 ms), and every call is answered.
+ * When it then stops inside a record, that record still times out.
+ */
+void case_bound_record_pipelined(void)
+{
+	enum { N = 40, REC = 4 + 40 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	uint8_t stream[N * REC];
+	size_t sent = 0;
+	char port[16];
+	struct raw r;
+
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 300;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (uint32_t i = 0; i < N; i++) {
+		put32(stream + i * REC, 0x80000000u | 40);
+		build_call(stream + i * REC + 4, 0x7700 + i, 2, P_NULL);
+	}
+	raw_open(&r, loop, port);
+	/* Each send: the rest of record k and the first half of record k + 1. */
+	for (size_t k = 0; k < N; k++) {
+		size_t end = k + 1 < N ? (k + 1) * REC + REC / 2 : N * REC;
+
+		raw_send(&r, stream + sent, end - sent);
+		sent = end;
+		pump_ms(loop, 40);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		ssize_t n = raw_recv_record(&r, loop, WAIT_MS);
+
+		CHECK(n > 0);
+		reply_body(&r, n, 0x7700 + i, RPCRDMA_RPC_MSG_ACCEPTED);
+	}
+	CHECK_EQ(STAT(srv, record_timeouts), 0);
+	CHECK_EQ(STAT(srv, calls_received), N);
+	/* Half a record, then nothing: that one is timed out. */
+	raw_send(&r, stream, REC / 2);
+	RUN_UNTIL(loop, NULL, srv, record_timeouts, 1);
+	CHECK(raw_closed_by_server(&r, loop));
+	raw_close(&r);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * Time the server spends not reading a connection does not count against
+ * the record it stopped in.  A client sends six ECHO_LATER calls of 1 MiB
+ * and the first half of a NULL call, and reads nothing: 300 ms later the
+ * six replies exceed max_conn_queued and the server stops reading, for
+ * 2.5 s (more than twice record_timeout_ms) until the client reads them.
+ * The NULL call's record has then been arriving for about 3 s, of which
+ * only about 0.7 s was the client's: the rest of it, sent 400 ms after
+ * the replies were read, is answered, not timed out.
+ */
+void case_bound_record_paused(void)
+{
+	enum { K = 6 };
+	const size_t len = 40 + 4 + ECHO_MAX;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	uint8_t *msg = malloc(len), null_rec[4 + 40];
+	int small = 16 << 10;
+	char port[16];
+	struct raw r;
+	ssize_t n;
+
+	CHECK(msg);
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 1000;
+	so.max_conn_queued = 256u << 10;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	raw_open(&r, loop, port);
+	/* The kernel takes less of the replies the client leaves unread. */
+	CHECK_EQ(setsockopt(r.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	build_call(msg, 0, 2, P_ECHO_LATER);
+	put32(msg + 40, ECHO_MAX);
+	memset(msg + 44, 0x5a, ECHO_MAX);
+	for (uint32_t i = 0; i < K; i++) {
+		put32(msg, 0x7800 + i);
+		raw_send_record(&r, msg, len);
+	}
+	put32(null_rec, 0x80000000u | 40);
+	build_call(null_rec + 4, 0x78ff, 2, P_NULL);
+	raw_send(&r, null_rec, sizeof(null_rec) / 2);
+	while (svc.echo_execs < K)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	pump_ms(loop, 2800);
+	CHECK(STAT(srv, queue_pauses) >= 1);
+	for (uint32_t i = 0; i < K; i++) {
+		n = raw_recv_record(&r, loop, WAIT_MS);
+		CHECK_EQ(n, 24 + 4 + ECHO_MAX);
+		reply_body(&r, n, 0x7800 + i, RPCRDMA_RPC_MSG_ACCEPTED);
+	}
+	pump_ms(loop, 400);
+	raw_send(&r, null_rec + sizeof(null_rec) / 2, sizeof(null_rec) - sizeof(null_rec) / 2);
+	n = raw_recv_record(&r, loop, WAIT_MS);
+	CHECK(n > 0);
+	reply_body(&r, n, 0x78ff, RPCRDMA_RPC_MSG_ACCEPTED);
+	CHECK_EQ(STAT(srv, record_timeouts), 0);
+	raw_close(&r);
+	good_client_served(loop, port);
+	svc_forget_pending();
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(msg);
 }

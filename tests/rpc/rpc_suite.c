@@ -996,6 +996,8 @@ static const struct test_case cases[] = {
     {"bound_read_budget", case_bound_read_budget, false},
     {"bound_drc_key", case_bound_drc_key, false},
     {"bound_inflight", case_bound_inflight, false},
+    {"bound_record_pipelined", case_bound_record_pipelined, true},
+    {"bound_record_paused", case_bound_record_paused, true},
     {"connect_refused", case_connect_refused, false},
     {"hostile_fragments", case_hostile_fragments, true},
     {"hostile_lengths", case_hostile_lengths, true},

@@ -244,6 +244,8 @@ void case_bound_too_large(void);
 void case_bound_read_budget(void);
 void case_bound_drc_key(void);
 void case_bound_inflight(void);
+void case_bound_record_pipelined(void);
+void case_bound_record_paused(void);
 
 /* workers_cases.c */
 void case_workers(void);
