@@ -50,7 +50,11 @@
  * read, up to the bound the .x file gives: bound every variable-length item
  * in the .x (opaque<N>, string<N>), as with libtirpc itself.  Everything
  * else is checked by this library's streams: a short or malformed message
- * makes the routine fail (GARBAGE_ARGS, or RPC_CANTDECODERES).
+ * makes the routine fail (GARBAGE_ARGS, or RPC_CANTDECODERES), and what it
+ * allocated for the items before the failure is freed there and then
+ * (xdr_free(), which leaves the pointers NULL): rpcgen's code calls
+ * neither svc_freeargs() after a failed svc_getargs() nor clnt_freeres()
+ * after a failed clnt_call(); calling them anyway is harmless.
  *
  * Inside a dispatch, rq_cred is the credential as sent and rq_clntcred the
  * decoded struct authunix_parms for AUTH_SYS (NULL otherwise); the

@@ -56,6 +56,15 @@ static int run_xdr(struct rpcrdma_xdr_stream *s, struct txdr_obj *o, enum xdr_op
 	if ((*o->proc)(&x, o->where))
 		return 0;
 	o->err = t.err ? t.err : RPCRDMA_ERR_BAD_VALUE;
+	/*
+	 * Results that fail to decode part-way: free what the items before
+	 * the failure allocated, since a caller seeing RPC_CANTDECODERES
+	 * (rpcgen's stubs) does not call clnt_freeres().  XDR_FREE leaves the
+	 * pointers NULL, so one that does frees nothing twice.  Arguments
+	 * that fail to encode are the caller's own.
+	 */
+	if (op == XDR_DECODE)
+		xdr_free(o->proc, o->where);
 	return o->err;
 }
 

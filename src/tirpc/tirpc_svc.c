@@ -187,7 +187,17 @@ static bool_t xp_getargs(SVCXPRT *xp, xdrproc_t proc, void *where)
 
 	/* Over RDMA the transport has already pulled Read chunks inline. */
 	rpcrdma__txdr_init(&x, &t, st->args, XDR_DECODE, 0);
-	return (*proc)(&x, where);
+	if ((*proc)(&x, where))
+		return TRUE;
+	/*
+	 * What the items before the one that failed allocated is ours to
+	 * free: rpcgen's dispatch answers GARBAGE_ARGS and never calls
+	 * svc_freeargs() after a failed svc_getargs().  libtirpc's XDR_FREE
+	 * sets each pointer it frees back to NULL, so a dispatch that calls
+	 * svc_freeargs() anyway frees nothing twice.
+	 */
+	xdr_free(proc, where);
+	return FALSE;
 }
 
 static bool_t xp_freeargs(SVCXPRT *xp, xdrproc_t proc, void *where)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -196,15 +197,112 @@ static void test_encode_nospace(void **state)
 	assert_null(xdr_inline(&x, 4));
 }
 
+/*
+ * An int that decoding allocates and XDR_FREE frees, counting how many
+ * are live (the dispatch runs on the server's thread): what a failed
+ * decode leaves behind shows in the count.
+ */
+static atomic_int tracked_live;
+
+static bool_t xdr_tracked(XDR *x, int **p)
+{
+	if (x->x_op == XDR_FREE) {
+		if (*p) {
+			free(*p);
+			*p = NULL;
+			tracked_live--;
+		}
+		return TRUE;
+	}
+	if (x->x_op == XDR_DECODE && !*p) {
+		*p = malloc(sizeof(**p));
+		if (!*p)
+			return FALSE;
+		tracked_live++;
+	}
+	return xdr_int(x, *p);
+}
+
+/* Two tracked ints, then libtirpc's own allocations: a string and bytes. */
+struct tracked_args {
+	int *first, *second;
+	char *name;
+	u_int blen;
+	char *b;
+};
+
+static bool_t xdr_tracked_args(XDR *x, struct tracked_args *a)
+{
+	return xdr_tracked(x, &a->first) && xdr_tracked(x, &a->second) &&
+	       xdr_string(x, &a->name, 64) && xdr_bytes(x, &a->b, &a->blen, 1 << 20);
+}
+
+/* What a hostile client sends for tracked_args: valid leading items, then
+ * bytes whose length promises 1000 and which carry 8. */
+static bool_t xdr_truncated_args(XDR *x, void *unused)
+{
+	int v = 7;
+	char *name = "leading";
+	u_int promised = 1000;
+	char part[8] = {0};
+	(void)unused;
+
+	return xdr_int(x, &v) && xdr_int(x, &v) && xdr_string(x, &name, 64) &&
+	       xdr_u_int(x, &promised) && xdr_opaque(x, part, sizeof(part));
+}
+
+/* Three tracked ints, as a client expects results that bring two. */
+struct tracked_trio {
+	int *a, *b, *c;
+};
+
+static bool_t xdr_tracked_trio(XDR *x, struct tracked_trio *t)
+{
+	return xdr_tracked(x, &t->a) && xdr_tracked(x, &t->b) && xdr_tracked(x, &t->c);
+}
+
+static bool_t xdr_int_pair(XDR *x, int *pair)
+{
+	return xdr_int(x, &pair[0]) && xdr_int(x, &pair[1]);
+}
+
 /* The dispatch: procedure numbers pick an answer. */
-enum { P_NULL, P_ECHO, P_NOPROC, P_DECODE, P_SYSERR, P_PEER, P_NOPROG, P_SILENT };
+enum {
+	P_NULL,
+	P_ECHO,
+	P_NOPROC,
+	P_DECODE,
+	P_SYSERR,
+	P_PEER,
+	P_NOPROG,
+	P_SILENT,
+	P_TRACKED,          /* tracked_args, as rpcgen's dispatch decodes them */
+	P_TRACKED_FREEARGS, /* the same, with svc_freeargs() after a failure too */
+	P_PAIR,             /* results: two ints */
+};
 
 static void dispatch(struct svc_req *rq, SVCXPRT *xp)
 {
+	struct tracked_args ta;
 	struct msg in;
-	int port;
+	int port, pair[2] = {1, 2};
 
 	switch (rq->rq_proc) {
+	case P_TRACKED:
+	case P_TRACKED_FREEARGS:
+		memset(&ta, 0, sizeof(ta));
+		if (!svc_getargs(xp, (xdrproc_t)xdr_tracked_args, (caddr_t)&ta)) {
+			if (rq->rq_proc == P_TRACKED_FREEARGS)
+				svc_freeargs(xp, (xdrproc_t)xdr_tracked_args, (caddr_t)&ta);
+			svcerr_decode(xp);
+			return;
+		}
+		svc_sendreply(xp, (xdrproc_t)xdr_void, NULL);
+		svc_freeargs(xp, (xdrproc_t)xdr_tracked_args, (caddr_t)&ta);
+		return;
+	case P_PAIR:
+		svc_sendreply(xp, (xdrproc_t)xdr_int_pair, (caddr_t)pair);
+		return;
 	case P_NULL:
 		svc_sendreply(xp, (xdrproc_t)xdr_void, NULL);
 		return;
@@ -381,6 +479,53 @@ static void test_client_against_dispatch(void **state)
 	server_stop(&s);
 }
 
+/*
+ * Arguments or results that fail to decode part-way leave nothing
+ * allocated: a server whose client sends valid leading items and a
+ * truncated one, 200 times, holds none of them afterwards (rpcgen's
+ * dispatch never calls svc_freeargs() after a failed svc_getargs()), and
+ * one that does call it frees nothing twice; a client whose results lack
+ * their last item holds none either (and clnt_freeres() stays harmless).
+ * In the ASan build LeakSanitizer also sees libtirpc's own string.
+ */
+static void test_decode_failure_frees(void **state)
+{
+	struct timeval tv = {5, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	struct server s;
+	CLIENT *cl;
+	(void)state;
+
+	server_start(&s);
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = s.port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	for (int i = 0; i < 200; i++) {
+		rpcproc_t proc = i % 2 ? P_TRACKED_FREEARGS : P_TRACKED;
+
+		assert_int_equal(clnt_call(cl, proc, (xdrproc_t)xdr_truncated_args, NULL,
+					   (xdrproc_t)xdr_void, NULL, tv),
+				 RPC_CANTDECODEARGS);
+	}
+	assert_int_equal(tracked_live, 0);
+
+	for (int i = 0; i < 200; i++) {
+		struct tracked_trio t;
+
+		memset(&t, 0, sizeof(t));
+		assert_int_equal(clnt_call(cl, P_PAIR, (xdrproc_t)xdr_void, NULL,
+					   (xdrproc_t)xdr_tracked_trio, (caddr_t)&t, tv),
+				 RPC_CANTDECODERES);
+		assert_null(t.a);
+		assert_null(t.b);
+		assert_true(clnt_freeres(cl, (xdrproc_t)xdr_tracked_trio, (caddr_t)&t));
+	}
+	assert_int_equal(tracked_live, 0);
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 /* A listener that never answers: CLSET_TIMEOUT bounds the call. */
 static void test_timeout(void **state)
 {
@@ -431,6 +576,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_everywhere),
 	    cmocka_unit_test(test_encode_nospace),
 	    cmocka_unit_test(test_client_against_dispatch),
+	    cmocka_unit_test(test_decode_failure_frees),
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_create_errors),
 	};
