@@ -447,7 +447,8 @@ struct rpcrdma_server_opts {
 	 *
 	 * max_conns: connections at once, over all workers; 0: 1024.  Beyond
 	 * it a new connection is closed at accept (TCP) or rejected by the
-	 * connection manager (RDMA); conns_refused.
+	 * connection manager (RDMA); conns_refused.  A closed connection
+	 * still counts until every call read from it is answered or dropped.
 	 *
 	 * idle_timeout_ms: a connection with no call in progress, no reply
 	 * queued and nothing received for this long is closed; 0: 360000

@@ -199,8 +199,11 @@ struct rpcrdma__svc_cb {
 	 * conn_admit, on its loop, for each connection before it is accepted
 	 * or handed to a worker; false: refuse it (and count conns_refused).
 	 * Every admitted connection is given back exactly once with
-	 * conn_release, on the loop that served it, when it is gone (or could
-	 * not be set up).
+	 * conn_release, on the loop that served it, when it and every call
+	 * read from it are gone (or it could not be set up): calls outlive
+	 * their connection, holding what was read for them, so a client
+	 * that closes with calls in progress does not get its place back
+	 * until they are answered or dropped.
 	 */
 	bool (*conn_admit)(void *ctx);
 	void (*conn_release)(void *ctx);

@@ -9,8 +9,11 @@
  * through TCP flow control; its tick closes it when queued replies do not
  * move for drain_timeout_ms, when a call begun is not whole after
  * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A closed
- * connection stays allocated until each call read from it is answered or
- * dropped; a close found inside a core call is carried out from a timer.
+ * connection stays allocated, and keeps its place under max_conns, until
+ * each call read from it is answered or dropped: the calls hold their
+ * records, so a client that closes and comes back must not get a new
+ * place while they do.  A close found inside a core call is carried out
+ * from a timer.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -35,15 +38,15 @@
 /* One accepted connection; freed when its socket and every call read from
  * it are gone (refs). */
 struct svc_conn {
-	struct rpcrdma__list node; /* srv->conns while open */
-	struct rpcrdma__svc_transport *srv;
+	struct rpcrdma__list node;          /* srv->conns while open, then srv->closed */
+	struct rpcrdma__svc_transport *srv; /* NULL once the transport is gone */
 	struct rpcrdma__sock_conn c;
 	struct sockaddr_storage peer;
 	uint32_t id;       /* trace.h connection id */
 	unsigned int refs; /* the socket, plus one per call not yet released */
 	unsigned int inflight;
 	bool dead;
-	bool admitted;               /* counts against max_conns (cb->conn_admit) */
+	bool admitted;               /* counts against max_conns (cb->conn_admit) until freed */
 	struct rpcrdma__timer later; /* deferred close or resume */
 	int later_err;
 	/* The time-outs (rpcrdma_server_opts): last bytes received, since
@@ -71,17 +74,24 @@ struct rpcrdma__svc_transport {
 	size_t max_record;
 	struct rpcrdma__svc_bounds b;
 	struct rpcrdma__list conns;   /* open connections, newest first */
+	struct rpcrdma__list closed;  /* closed ones with calls not yet released */
 	struct rpcrdma_xprt_stats st; /* every connection's, closed ones too */
 };
 
 static void conn_put(struct svc_conn *sc)
 {
-	if (--sc->refs == 0) {
-		rpcrdma__timer_stop(&sc->later);
-		rpcrdma__timer_stop(&sc->tick);
-		rpcrdma__sock_conn_free(&sc->c);
-		free(sc);
-	}
+	struct rpcrdma__svc_transport *srv = sc->srv;
+
+	if (--sc->refs)
+		return;
+	rpcrdma__list_del(&sc->node);
+	/* Its last call is released: its place under max_conns is free. */
+	if (sc->admitted && srv && srv->cb->conn_release)
+		srv->cb->conn_release(srv->cb_ctx);
+	rpcrdma__timer_stop(&sc->later);
+	rpcrdma__timer_stop(&sc->tick);
+	rpcrdma__sock_conn_free(&sc->c);
+	free(sc);
 }
 
 static void conn_close(struct svc_conn *sc, int err)
@@ -97,10 +107,9 @@ static void conn_close(struct svc_conn *sc, int err)
 	rpcrdma__sock_conn_teardown(&sc->c);
 	rpcrdma__timer_stop(&sc->later);
 	rpcrdma__timer_stop(&sc->tick);
-	if (sc->admitted && srv->cb->conn_release)
-		srv->cb->conn_release(srv->cb_ctx);
-	sc->admitted = false;
+	/* The admission stays with the calls still held (conn_put). */
 	rpcrdma__list_del(&sc->node);
+	rpcrdma__list_add_head(&srv->closed, &sc->node);
 	srv->cb->conn_closed(srv->cb_ctx, sc);
 	conn_put(sc);
 }
@@ -425,6 +434,7 @@ static struct rpcrdma__svc_transport *svc_alloc(struct rpcrdma_loop *loop,
 	rpcrdma__svc_bounds_of(opts, &srv->b);
 	srv->fd = -1;
 	rpcrdma__list_init(&srv->conns);
+	rpcrdma__list_init(&srv->closed);
 	return srv;
 }
 
@@ -583,6 +593,22 @@ static void tcp_svc_destroy(struct rpcrdma__svc_transport *srv)
 		if (sc->c.q.head && !sc->later_err)
 			(void)rpcrdma__sock_flush(&sc->c);
 		conn_close(sc, 0);
+	}
+	/*
+	 * The core answers or drops every call before it destroys its
+	 * transport, so normally no connection is left here.  One that is
+	 * gives its place back now and forgets us: its calls may still be
+	 * released after we are gone.
+	 */
+	while (!rpcrdma__list_empty(&srv->closed)) {
+		struct svc_conn *sc =
+		    rpcrdma__container_of(rpcrdma__list_first(&srv->closed), struct svc_conn, node);
+
+		rpcrdma__list_del(&sc->node);
+		if (sc->admitted && srv->cb->conn_release)
+			srv->cb->conn_release(srv->cb_ctx);
+		sc->admitted = false;
+		sc->srv = NULL;
 	}
 	free(srv);
 }

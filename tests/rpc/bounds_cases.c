@@ -751,3 +751,84 @@ void case_bound_record_paused(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(msg);
 }
+
+/*
+ * max_conns counts a connection until every call read from it is answered
+ * or dropped, not only while it is open: a client that connects, leaves
+ * calls deferred, goes away and comes back, again and again, cannot make
+ * the server hold more than max_conns connections' worth of calls (each
+ * holding its record).  Once they are answered, the places come back and
+ * a new client is served.
+ */
+void case_bound_conns_closed_calls(void)
+{
+	enum { MAX_CONNS = 2, CALLS = 8 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct defer_call d[CALLS];
+	char port[16];
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (unsigned int cycle = 0; cycle < MAX_CONNS; cycle++) {
+		struct rpcrdma_client *c = client_for(loop, port, TEST_PROG, 1, NULL);
+
+		open_credits(c, CALLS);
+		for (int i = 0; i < CALLS; i++)
+			start_defer(c, &d[i], 600000, (uint32_t)i);
+		while (svc.defer_execs < (cycle + 1) * CALLS)
+			CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		rpcrdma_client_destroy(c); /* the server sees the connection go */
+		for (int i = 0; i < CALLS; i++)
+			CHECK_EQ(d[i].status, RPCRDMA_ERR_CANCELLED);
+		pump_ms(loop, 100);
+	}
+	/* Both places are still held by the calls: the next ones are refused. */
+	for (int round = 1; round <= 3; round++) {
+		if (transport == RPCRDMA_TRANSPORT_TCP) {
+			struct raw r;
+
+			raw_open(&r, loop, port);
+			CHECK(raw_closed_by_server(&r, loop));
+			raw_close(&r);
+		} else {
+			struct rpcrdma_client *x = client_for(loop, port, TEST_PROG, 1, NULL);
+
+			CHECK_EQ(rpcrdma_client_connect(x), -ECONNREFUSED);
+			rpcrdma_client_destroy(x);
+		}
+		RUN_UNTIL(loop, NULL, srv, conns_refused, (uint64_t)round);
+	}
+	CHECK_EQ(svc.defer_execs, MAX_CONNS * CALLS);
+	/* The calls are answered (into closed connections): the places are
+	 * free again, once the last call of each is released. */
+	svc_answer_pending();
+	{
+		uint64_t end = rpcrdma_loop_now(loop) + WAIT_MS;
+		struct rpcrdma_client_opts co;
+		int32_t sum = 0;
+		int rc;
+
+		rpcrdma_client_opts_default(&co);
+		co.timeout_ms = 1000;
+		co.retries = 1;
+		do {
+			struct rpcrdma_client *x;
+
+			pump_ms(loop, 20);
+			CHECK(rpcrdma_loop_now(loop) < end);
+			x = client_for(loop, port, TEST_PROG, 1, &co);
+			rc = rpcrdma_client_connect(x);
+			if (rc == 0)
+				rc = add(x, 20, 22, &sum);
+			rpcrdma_client_destroy(x);
+		} while (rc != 0);
+		CHECK_EQ(sum, 42);
+	}
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}

@@ -212,6 +212,15 @@ static int proc_fill(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
+/* Answer every deferred request now, not when its delay is up. */
+void svc_answer_pending(void)
+{
+	while (svc.pending) {
+		rpcrdma__timer_stop(&svc.pending->timer);
+		deferred_fire(&svc.pending->timer);
+	}
+}
+
 /* Before destroying the server: its deferred requests are answered by it. */
 void svc_forget_pending(void)
 {
