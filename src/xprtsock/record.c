@@ -16,6 +16,7 @@
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +31,14 @@
 #define IOV_BATCH 64
 /* The most one read into a large fragment's body asks for. */
 #define DIRECT_READ_MAX (1u << 20)
+/*
+ * A large fragment's record grows, once less than DIRECT_ROOM_MIN is
+ * left, to DIRECT_GROWTH times what it holds.  Each growth copies the
+ * record (realloc seldom extends it in place on a busy server): doubling
+ * copies about one record per record, four times about a third of one.
+ */
+#define DIRECT_GROWTH 4u
+#define DIRECT_ROOM_MIN 4096u
 
 size_t rpcrdma__sock_max_record(uint32_t opt)
 {
@@ -170,18 +179,12 @@ void rpcrdma__sock_conn_update(struct rpcrdma__sock_conn *c)
 		(void)rpcrdma__watch_modify(&c->watch, conn_events(c));
 }
 
-/* Make room for @need bytes of record, growing geometrically up to the limit. */
-static int rx_reserve(struct rpcrdma__sock_conn *c, size_t need)
+/* Give the record exactly @cap bytes of room (at most the limit). */
+static int rx_grow(struct rpcrdma__sock_conn *c, size_t cap)
 {
 	struct rpcrdma__sock_rx *rx = &c->rx;
-	size_t cap;
 	uint8_t *p;
 
-	if (need <= rx->rec_cap)
-		return 0;
-	cap = rx->rec_cap ? rx->rec_cap * 2 : 4096;
-	if (cap < need)
-		cap = need;
 	if (cap > c->max_record)
 		cap = c->max_record;
 	p = realloc(rx->rec, cap);
@@ -190,6 +193,49 @@ static int rx_reserve(struct rpcrdma__sock_conn *c, size_t need)
 	rx->rec = p;
 	rx->rec_cap = cap;
 	return 0;
+}
+
+/* Make room for @need bytes of record, growing geometrically: the room
+ * only ever grows to hold bytes already received, so it stays below twice
+ * what the record holds. */
+static int rx_reserve(struct rpcrdma__sock_conn *c, size_t need)
+{
+	size_t cap;
+
+	if (need <= c->rx.rec_cap)
+		return 0;
+	cap = c->rx.rec_cap ? c->rx.rec_cap * 2 : 4096;
+	return rx_grow(c, cap < need ? need : cap);
+}
+
+/*
+ * Room to read a large fragment's body straight into the record.  What
+ * the mark announced is only a promise, so the record grows with what
+ * arrived: once it is (nearly) full, to DIRECT_GROWTH times what it holds
+ * (at least STAGE_SIZE more), or by what already waits in the socket if
+ * that is more; never by more than DIRECT_READ_MAX or what the fragment
+ * still lacks.  A mark alone thus commits 64 KiB, not the megabyte it
+ * may announce; a record that trickles in holds at most DIRECT_GROWTH
+ * times its bytes plus 64 KiB; a 1 MiB one takes two steps.
+ */
+static int rx_direct_room(struct rpcrdma__sock_conn *c)
+{
+	struct rpcrdma__sock_rx *rx = &c->rx;
+	size_t more;
+	int arrived = 0;
+
+	if (rx->rec_cap - rx->rec_len >= DIRECT_ROOM_MIN)
+		return 0;
+	more = rx->rec_len * (DIRECT_GROWTH - 1);
+	if (more < STAGE_SIZE)
+		more = STAGE_SIZE;
+	if (ioctl(c->fd, FIONREAD, &arrived) == 0 && arrived > 0 && (size_t)arrived > more)
+		more = (size_t)arrived;
+	if (more > DIRECT_READ_MAX)
+		more = DIRECT_READ_MAX;
+	if (more > rx->frag_left)
+		more = rx->frag_left;
+	return rx_grow(c, rx->rec_len + more);
 }
 
 /*
@@ -290,11 +336,9 @@ int rpcrdma__sock_read(struct rpcrdma__sock_conn *c, rpcrdma__sock_deliver_fn de
 		 * straight into the record rather than through the stage.
 		 */
 		if (rx->in_frag && rx->frag_left >= STAGE_SIZE) {
-			size_t want = rx->frag_left;
+			size_t want;
 
-			if (want > DIRECT_READ_MAX)
-				want = DIRECT_READ_MAX;
-			rc = rx_reserve(c, rx->rec_len + want);
+			rc = rx_direct_room(c);
 			if (rc)
 				return rc;
 			want = rx->rec_cap - rx->rec_len;
