@@ -114,14 +114,17 @@ static int begin_and_encode(struct rpcrdma_client *c, struct rpcrdma__clnt_conn 
 
 /*
  * Hand @cc (at the head of its queue) to connection @k.  Returns 0 when it
- * left or failed (completed), -EAGAIN / -ENOTCONN when it stays queued and
- * @k takes no more for now.  With @no_finish (inside call_async, whose
- * caller must not see a done() run) a call that fails stays queued with
- * its error, which is returned: the kick's transmit then fails it from the
- * loop, without encoding it again.
+ * left or failed, -EAGAIN / -ENOTCONN when it stays queued and @k takes no
+ * more for now.  A call that fails is taken out of the client onto @failed,
+ * its error in send_err, for the caller to complete once c->flushing is
+ * clear: its done() may run the loop (a synchronous call), and a call made
+ * or a loss reported there must not find the client still flushing.  With
+ * @failed NULL (inside call_async, whose caller must not see a done() run)
+ * a call that fails stays queued with its error, which is returned: the
+ * kick's transmit then fails it from the loop, without encoding it again.
  */
 static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
-		    struct rpcrdma__client_call *cc, bool no_finish)
+		    struct rpcrdma__client_call *cc, struct rpcrdma__list *failed)
 {
 	int rc = cc->send_err;
 
@@ -134,12 +137,13 @@ static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
 		k->blocked = true;
 		return rc;
 	}
-	if (rc && no_finish) {
-		cc->send_err = rc; /* the transport keeps nothing of a failed call_send */
-		return rc;
-	}
 	if (rc) {
-		rpcrdma__clnt_fail_call(c, cc, rc);
+		cc->send_err = rc; /* the transport keeps nothing of a failed call_send */
+		if (!failed)
+			return rc;
+		/* Never sent, so nothing to revoke: out of the client, done() later. */
+		rpcrdma__clnt_forget(c, cc);
+		rpcrdma__list_add_tail(failed, &cc->node);
 		return 0;
 	}
 	rpcrdma__list_del(&cc->node);
@@ -160,10 +164,60 @@ static int transmit(struct rpcrdma_client *c, struct rpcrdma__clnt_conn *k,
 	return 0;
 }
 
+static void disconnected_later(struct rpcrdma__timer *tm);
+
+/*
+ * c->flushing is clear again: what was put off while it was set goes now.
+ * A flush asked for meanwhile gets the kick; a loss reported meanwhile gets
+ * its timer back if that timer already ran and found the client flushing.
+ */
+static void end_flush(struct rpcrdma_client *c)
+{
+	c->flushing = false;
+	if (c->destroying)
+		return;
+	for (unsigned int i = 0; i < c->nconn; i++) {
+		struct rpcrdma__clnt_conn *k = &c->conns[i];
+
+		if (k->disc_pending && !k->disc_timer.armed)
+			rpcrdma__timer_start(c->loop, &k->disc_timer, 0, disconnected_later, k);
+	}
+	if (c->flush_again) {
+		c->flush_again = false;
+		rpcrdma__clnt_kick(c);
+	}
+}
+
+/* Complete the calls transmit() failed, now that c->flushing is clear. */
+static void finish_failed(struct rpcrdma_client *c, struct rpcrdma__list *failed)
+{
+	struct rpcrdma__client_call *cc;
+	bool any = false;
+
+	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(failed)))) {
+		rpcrdma__list_del(&cc->node);
+		rpcrdma__clnt_finish(cc, cc->send_err);
+		any = true;
+	}
+	/* A done() may have queued calls without sending them (they were not
+	 * alone in the queue): they must not wait for an unrelated event. */
+	if (any && !c->destroying && !rpcrdma__list_empty(&c->queued))
+		rpcrdma__clnt_kick(c);
+}
+
+/* Caller holds a reference on @c (rpcrdma__clnt_enter): done() may destroy it. */
 static void flush_queue(struct rpcrdma_client *c)
 {
-	if (c->flushing)
+	struct rpcrdma__list failed;
+
+	if (c->flushing) {
+		/* Not reached while a done() runs (finish_failed); should a
+		 * loop iteration ever come from inside a flush, the flush it
+		 * asked for happens once that one ends. */
+		c->flush_again = true;
 		return;
+	}
+	rpcrdma__list_init(&failed);
 	c->flushing = true;
 	/* Calls pinned to a connection first: they were sent before the queue's. */
 	for (unsigned int i = 0; i < c->nconn; i++) {
@@ -171,7 +225,7 @@ static void flush_queue(struct rpcrdma_client *c)
 
 		while (!c->destroying && usable(k) && !rpcrdma__list_empty(&k->pinned))
 			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)),
-				 false);
+				 &failed);
 	}
 	/* Each refusal blocks its connection, so this ends. */
 	while (!c->destroying && !rpcrdma__list_empty(&c->queued)) {
@@ -179,9 +233,10 @@ static void flush_queue(struct rpcrdma_client *c)
 
 		if (!k)
 			break;
-		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)), false);
+		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)), &failed);
 	}
-	c->flushing = false;
+	end_flush(c);
+	finish_failed(c, &failed);
 }
 
 /* Connecting. */
@@ -259,8 +314,8 @@ void rpcrdma__clnt_send_now(struct rpcrdma_client *c, struct rpcrdma__client_cal
 		goto kick;
 	rpcrdma__clnt_enter(c);
 	c->flushing = true;
-	rc = transmit(c, k, cc, true);
-	c->flushing = false;
+	rc = transmit(c, k, cc, NULL);
+	end_flush(c);
 	rpcrdma__clnt_leave(c);
 	if (rc == 0)
 		return;
@@ -304,6 +359,10 @@ static void disconnected_later(struct rpcrdma__timer *tm)
 {
 	struct rpcrdma__clnt_conn *k = tm->ctx;
 
+	/* Still flushing (a loop iteration from inside a flush): end_flush
+	 * starts this timer again, rather than it spinning at 0 ms. */
+	if (k->clnt->flushing)
+		return;
 	k->disc_pending = false;
 	on_disconnected(k, k->disc_err);
 }
@@ -382,11 +441,13 @@ static void on_disconnected(void *ctx, int err)
 		/*
 		 * Reported from inside call_begin/call_send: transmit() still
 		 * holds the call at the head of the queue, so handle it once
-		 * that call is back in our hands.
+		 * that call is back in our hands.  The timer runs it from the
+		 * loop: inside call_async no done() may run.
 		 */
 		k->disc_pending = true;
 		k->disc_err = err;
-		rpcrdma__timer_start(c->loop, &k->disc_timer, 0, disconnected_later, k);
+		if (!k->disc_timer.armed)
+			rpcrdma__timer_start(c->loop, &k->disc_timer, 0, disconnected_later, k);
 		return;
 	}
 	rpcrdma__clnt_enter(c);

@@ -56,7 +56,7 @@ struct rpcrdma__client_call {
 	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint;       /* room the last encode needed */
 	int fence_status;  /* FENCING: what the caller gets once revoked */
-	int send_err;      /* its send failed inside call_async: failed with it from the loop */
+	int send_err;      /* its send failed: completed with it once the flush is over */
 };
 
 /* One connection of a client: a transport with its own credits, state and
@@ -98,7 +98,8 @@ struct rpcrdma_client {
 	struct rpcrdma__list fencing; /* FENCING calls, completed from on_aborted */
 	unsigned int nsent, nsent_max;
 
-	bool flushing; /* flush_queue() is on the stack */
+	bool flushing;            /* a transmit is on the stack: never while a done() runs */
+	bool flush_again;         /* a flush was asked for while flushing */
 	unsigned int conn_events; /* connected + disconnected, for client_connect */
 	int last_err;
 	struct rpcrdma__timer kick_timer;

@@ -965,6 +965,70 @@ static void case_zero_copy_results(void)
 	free(out);
 }
 
+/*
+ * A call whose arguments fail to encode is failed from the loop (never
+ * inside call_async); its done() making a synchronous call must see that
+ * call sent at once, not left queued until it times out because the
+ * failed call was completed while the queue was being flushed.
+ */
+struct nested_sync {
+	struct rpcrdma_client *clnt;
+	int failed_status;
+	int nested_status;
+	uint64_t nested_ms;
+	int32_t nested_sum;
+	bool done;
+};
+
+static void nested_sync_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct nested_sync *n = ctx;
+	struct rpcrdma_loop *loop = rpcrdma__client_loop(n->clnt);
+	struct rpcrdma_call inner;
+	int32_t sum = 0;
+	uint64_t t0;
+
+	n->failed_status = call->status;
+	call_init(&inner, P_NULL, NULL, NULL, NULL, NULL);
+	inner.timeout_ms = 5000;
+	t0 = rpcrdma_loop_now(loop);
+	n->nested_status = rpcrdma_client_call(n->clnt, &inner);
+	n->nested_ms = rpcrdma_loop_now(loop) - t0;
+	/* And one more with arguments, still from inside done(). */
+	if (n->nested_status == 0) {
+		n->nested_status = add(n->clnt, 20, 22, &sum);
+		n->nested_sum = sum;
+	}
+	n->done = true;
+}
+
+static void case_sync_call_from_failed_done(void)
+{
+	struct nested_sync n = {0};
+	struct rpcrdma_call call;
+	struct env e;
+	int32_t sum;
+
+	env_up(&e, 0);
+	CHECK_EQ(add(e.clnt, 1, 2, &sum), 0);
+	n.clnt = e.clnt;
+	call_init(&call, P_NULL, xdr_fail_enc, NULL, NULL, NULL);
+	call.done = nested_sync_done;
+	call.ctx = &n;
+	CHECK_EQ(rpcrdma_client_call_async(e.clnt, &call), 0);
+	CHECK(!n.done); /* done() never runs inside call_async */
+	while (!n.done)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_EQ(n.failed_status, RPCRDMA_ERR_BAD_VALUE);
+	CHECK_EQ(n.nested_status, 0);
+	CHECK(n.nested_ms < 2000);
+	CHECK_EQ(n.nested_sum, 42);
+	/* The client is still good outside a callback. */
+	CHECK_EQ(add(e.clnt, 1, 1, &sum), 0);
+	CHECK_EQ(sum, 2);
+	env_down(&e);
+}
+
 /* ------------------------------------------------------------ runner */
 
 struct test_case {
@@ -1021,6 +1085,7 @@ static const struct test_case cases[] = {
     {"nconnect_spread", case_nconnect_spread, false},
     {"nconnect_lost", case_nconnect_lost, false},
     {"nconnect_bound", case_nconnect_bound, false},
+    {"sync_call_from_failed_done", case_sync_call_from_failed_done, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
