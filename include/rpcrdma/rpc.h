@@ -230,7 +230,10 @@ struct rpcrdma_call {
  *
  * Returns @call->status: 0 when the results decoded, RPCRDMA_ERR_RPC_REJECTED
  * (see @call->reply), RPCRDMA_ERR_TIMEDOUT, RPCRDMA_ERR_TRANSPORT_ERROR,
- * a decode error for results that do not parse, or -errno.
+ * a decode error for results that do not parse, or -errno.  When the loop
+ * fails (rpcrdma_loop_run_once() < 0) the call fails with that error, except
+ * a call already given up on whose memory the peer may still reach: that
+ * one returns only once the access is revoked, with its own status.
  */
 RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrdma_call *call);
 

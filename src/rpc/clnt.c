@@ -577,13 +577,20 @@ int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
 	}
 	/*
 	 * Until our call completes the client exists: destroying it would
-	 * have completed the call with RPCRDMA_ERR_CANCELLED.
+	 * have completed the call with RPCRDMA_ERR_CANCELLED.  A loop that
+	 * fails gives the call up, unless it is given up on already and its
+	 * memory still being revoked (CC_FENCING): that one completes from
+	 * on_aborted only, so the loop keeps running for the revocation to
+	 * finish (the peer could otherwise still reach the caller's buffers,
+	 * and the transport would report on a call that is gone).
 	 */
 	while (!w.done) {
 		rc = rpcrdma_loop_run_once(c->loop, -1);
 		if (rc < 0 && !w.done) {
 			struct client_call *cc = call->priv[0];
 
+			if (cc->state == CC_FENCING)
+				continue;
 			enter(c);
 			fail_call(c, cc, rc);
 			leave(c);

@@ -22,7 +22,9 @@
 
 #include "provider/provider.h"
 #include "provider/regcache.h"
+#include "rpc/clnt_internal.h"
 #include "rpc/core.h"
+#include "rpc/loop_internal.h"
 #include "xprtrdma/clnt.h"
 #include "xprtrdma/svc.h"
 #include "xprtrdma/xprt.h"
@@ -1177,6 +1179,107 @@ static int case_abort_revoked(void)
 }
 
 /*
+ * The loop fails (epoll_wait) while a synchronous call that timed out is
+ * still having its grants revoked: rpcrdma_client_call must not complete
+ * it on that error, only once revocation is done (from on_aborted), with
+ * its time-out.  The loop's epoll descriptor is swapped for a pipe's
+ * (epoll_wait: EINVAL) from a timer, the first time the call is seen
+ * waiting for its fence, and put back 1 ms later (or once the call is
+ * back).  Without the fix the call returned the loop's -EINVAL while its
+ * grants were still live.
+ */
+struct loop_breaker {
+	struct rpcrdma__timer tm;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_call *call;
+	int epfd, saved_epfd, pipe_rd;
+	bool broken, restored;
+};
+
+static void restore_loop(struct rpcrdma__timer *tm)
+{
+	struct loop_breaker *b = tm->ctx;
+
+	dup2(b->saved_epfd, b->epfd);
+	b->restored = true;
+}
+
+static void break_loop_when_fencing(struct rpcrdma__timer *tm)
+{
+	struct loop_breaker *b = tm->ctx;
+	struct rpcrdma__client_call *cc = b->call->priv[0];
+
+	if (!cc || cc->state != RPCRDMA__CC_FENCING) {
+		rpcrdma__timer_start(b->loop, &b->tm, 1, break_loop_when_fencing, b);
+		return;
+	}
+	dup2(b->pipe_rd, b->epfd);
+	b->broken = true;
+	rpcrdma__timer_start(b->loop, &b->tm, 1, restore_loop, b);
+}
+
+static int case_abort_loop_error(void)
+{
+	enum { LEN = 64u << 10 };
+	struct loop_breaker b = {0};
+	struct rpcrdma_xprt_stats cs;
+	struct rpcrdma_loop *cloop;
+	struct stalled st;
+	struct env e;
+	int pipefd[2];
+
+	CHECK_RC(stalled_up(&e, &cloop, &st, 300), 0);
+	st.in.data = malloc(LEN);
+	st.out.data = malloc(BIG);
+	CHECK(st.in.data && st.out.data);
+	st.in.len = LEN;
+	for (uint32_t k = 0; k < LEN; k++)
+		st.in.data[k] = pat(6, k);
+	memset(st.out.data, 0xee, BIG);
+	call_init(&st.call, P_ECHO, echo_enc, &st.in, echo_dec, &st.out);
+	st.call.ddp_buf = st.out.data;
+	st.call.ddp_len = LEN;
+	st.call.max_reply = LEN + 128;
+	executions = 0;
+
+	CHECK(pipe(pipefd) == 0);
+	b.loop = cloop;
+	b.call = &st.call;
+	b.epfd = rpcrdma_loop_fd(cloop);
+	b.saved_epfd = dup(b.epfd);
+	b.pipe_rd = pipefd[0];
+	CHECK(b.epfd >= 0 && b.saved_epfd >= 0);
+	rpcrdma__timer_start(cloop, &b.tm, 1, break_loop_when_fencing, &b);
+	/* The server stalls: the call times out, then waits for its fence. */
+	CHECK_RC(rpcrdma_client_call(st.clnt, &st.call), RPCRDMA_ERR_TIMEDOUT);
+	/* The call may complete in the very next iteration, before the
+	 * descriptor is put back. */
+	rpcrdma__timer_stop(&b.tm);
+	if (!b.restored)
+		restore_loop(&b.tm);
+	CHECK(b.broken);
+	CHECK_RC(grants_live_of(rpcrdma__xprt_clnt_provider(rpcrdma__client_transport(st.clnt))),
+		 0);
+	CHECK_RC(rpcrdma_client_stats(st.clnt, &cs), 0);
+	CHECK_RC(cs.abort_waits, 1);
+	close(b.saved_epfd);
+	close(pipefd[0]);
+	close(pipefd[1]);
+
+	for (int i = 0; i < 200; i++) {
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+	}
+	CHECK_RC(executions, 0);
+	for (uint32_t k = 0; k < BIG; k++)
+		CHECK(st.out.data[k] == 0xee);
+	CHECK_RC(stalled_down(&e, cloop, &st), 0);
+	free(st.in.data);
+	free(st.out.data);
+	return 0;
+}
+
+/*
  * A call whose inline Send reads the caller's memory (an item lent, see
  * clnt_marshal.c) times out before that Send's completion was seen: the
  * call ends only after it (abort_waits), never while the provider may
@@ -1403,6 +1506,7 @@ static const struct test_case cases[] = {
     {"e2e_refused_at_once", case_refused_at_once},
     {"e2e_reconnect", case_reconnect},
     {"e2e_abort_revoked", case_abort_revoked},
+    {"e2e_abort_loop_error", case_abort_loop_error},
     {"e2e_abort_lent_send", case_abort_lent_send},
     {"e2e_abort_midwrite", case_abort_midwrite},
     {"e2e_abort_midread", case_abort_midread},
