@@ -281,12 +281,14 @@ struct rpcrdma__creq *rpcrdma__clnt_on_find(void *ctx, uint32_t xid)
 
 void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma_xdr_stream *msg)
 {
-	struct rpcrdma_client *c = ((struct rpcrdma__clnt_conn *)ctx)->clnt;
+	struct rpcrdma__clnt_conn *k = ctx;
+	struct rpcrdma_client *c = k->clnt;
 	struct client_call *cc = req->core;
 	struct rpcrdma_call *call = cc->call;
 	struct rpcrdma_rpc_msg m;
 	int rc;
 
+	k->answered = true; /* the server is serving: a cut now reconnects at once */
 	enter(c);
 	detach(c, cc, false);
 	rc = rpcrdma_rpc_decode_msg(msg, &m);

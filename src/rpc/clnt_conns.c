@@ -21,6 +21,11 @@
 
 #define RECONNECT_MIN_MS 100u
 #define RECONNECT_MAX_MS 3000u
+/* A connection lost sooner than this after it came up, with no reply on
+ * it, counts as a failed attempt for the back-off: a server that accepts
+ * and closes at once must not be reconnected to in a tight loop, while one
+ * that answered and then cut the connection is reconnected to at once. */
+#define STABLE_CONN_MS 1000u
 
 static struct rpcrdma__clnt_conn *conn_of(void *ctx)
 {
@@ -347,7 +352,9 @@ static void on_connected(void *ctx)
 	rpcrdma__clnt_enter(c);
 	k->state = RPCRDMA__CONN_UP;
 	k->ever_up = true;
-	k->backoff_ms = 0;
+	/* The back-off is reset only once it stayed up (on_disconnected). */
+	k->up_since_ms = rpcrdma_loop_now(c->loop);
+	k->answered = false;
 	k->blocked = false;
 	c->last_err = 0;
 	c->conn_events++;
@@ -465,8 +472,17 @@ static void on_disconnected(void *ctx, int err)
 	/* A client hosting callbacks keeps its first connection up even with
 	 * none of its own calls to send (RFC 8167 5.4). */
 	if (!c->destroying && wanted(k) && !k->reconnect_timer.armed) {
-		if (was_up) {
+		if (was_up &&
+		    (k->answered || rpcrdma_loop_now(c->loop) - k->up_since_ms >= STABLE_CONN_MS)) {
 			delay = 0;
+			k->backoff_ms = 0;
+		} else if (was_up) {
+			/* Up only briefly: at once the first time (a cut while
+			 * calls run), then backing off as after failed attempts. */
+			delay = k->backoff_ms;
+			k->backoff_ms = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS
+					: delay                      ? delay * 2
+								     : RECONNECT_MIN_MS;
 		} else {
 			delay = k->backoff_ms ? k->backoff_ms : RECONNECT_MIN_MS;
 			k->backoff_ms = delay * 2 > RECONNECT_MAX_MS ? RECONNECT_MAX_MS : delay * 2;

@@ -71,6 +71,8 @@ struct rpcrdma__clnt_conn {
 	bool disc_pending; /* a loss reported while flushing */
 	int disc_err;
 	unsigned int backoff_ms;
+	uint64_t up_since_ms; /* loop time it last came up */
+	bool answered;        /* a reply came on it since then */
 	unsigned int nsent;   /* calls out on it now */
 	uint64_t reconnects;
 	struct rpcrdma__list pinned; /* TCP: calls lost with it, to go again on it first */

@@ -1074,6 +1074,7 @@ static const struct test_case cases[] = {
     {"drc_parked", case_drc_parked, true},
     {"server_destroy_in_proc", case_server_destroy_in_proc, false},
     {"client_hostile_server", case_client_hostile_server, true},
+    {"reconnect_backoff_brief", case_reconnect_backoff_brief, true},
     {"two_threads", case_two_threads, false},
     {"external_epoll", case_external_epoll, false},
     {"destroy_outstanding", case_destroy_outstanding, false},

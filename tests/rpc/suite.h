@@ -228,6 +228,7 @@ void server_thread_stop(struct server_thread *st);
 void case_rpc_mismatch_raw(void);
 void case_auth(void);
 void case_drc_replay_raw(void);
+void case_reconnect_backoff_brief(void);
 void case_hostile_fragments(void);
 void case_hostile_lengths(void);
 void case_max_record(void);

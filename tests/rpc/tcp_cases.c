@@ -615,3 +615,55 @@ void case_conn_cut_port_churn(void)
 	env_down(&e);
 	churn_stop(&ch);
 }
+
+/*
+ * A server that accepts and closes at once: each connection was up, but
+ * only briefly, so the client backs off as after a failed attempt instead
+ * of reconnecting in a tight loop.  The call (many retries allowed) keeps
+ * the connection wanted for 1.5 s; reconnecting at 0, 0, 100, 200, 400
+ * and 800 ms is 6 connections, a tight loop thousands.
+ */
+void case_reconnect_backoff_brief(void)
+{
+	struct rpcrdma_client_opts co;
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c;
+	struct add_call a;
+	struct async_ctx ctx = {0};
+	unsigned int accepted = 0;
+	char port[16];
+	int lfd, fd;
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	CHECK_EQ(listen(lfd, 64), 0);
+	CHECK_EQ(getsockname(lfd, (struct sockaddr *)&sin, &sl), 0);
+	snprintf(port, sizeof(port), "%d", ntohs(sin.sin_port));
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 1500;
+	co.retries = 1000000;
+	c = client_for(loop, port, TEST_PROG, 1, &co);
+
+	start_adds(c, &a, 1, &ctx, 0);
+	while (!ctx.done) {
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+			close(fd);
+			accepted++;
+		}
+	}
+	CHECK_EQ(ctx.fails, 1);
+	CHECK_EQ(a.call.status, RPCRDMA_ERR_TIMEDOUT);
+	CHECK(accepted >= 2);
+	CHECK(accepted <= 10);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_run_once(loop, 0) >= 0, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	close(lfd);
+}
