@@ -54,7 +54,11 @@
  * allocated for the items before the failure is freed there and then
  * (xdr_free(), which leaves the pointers NULL): rpcgen's code calls
  * neither svc_freeargs() after a failed svc_getargs() nor clnt_freeres()
- * after a failed clnt_call(); calling them anyway is harmless.
+ * after a failed clnt_call(); calling them anyway is harmless.  So a
+ * pointer in the arguments or results given to such a routine must be NULL
+ * or point to memory free() may take: unlike libtirpc, which leaves it to
+ * the caller, a caller's own buffer (on the stack, static) preset into a
+ * result would be freed when a reply fails to decode.
  *
  * Inside a dispatch, rq_cred is the credential as sent and rq_clntcred the
  * decoded struct authunix_parms for AUTH_SYS (NULL otherwise); the
