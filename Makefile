@@ -95,7 +95,9 @@ bench: build
 	bench/run-suite $(BUILD) $(BENCH_ARGS)
 
 # The same over verbs on Soft-RoCE in the lab guest, and NFSv3: our client
-# and the kernel's against the kernel's nfsd (bench/lab-run).
+# (one connection, and nconnect) and the kernel's against the kernel's
+# nfsd, the kernel's client against rpcrdma-nfsd on both rxe devices
+# (bench/lab-run).
 bench-lab: build
 	bench/run-lab $(BUILD)
 

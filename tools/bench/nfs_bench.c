@@ -7,9 +7,13 @@
  * MOUNT over TCP gives the export's root handle; CREATE (UNCHECKED) the
  * file; then --depth threads, each with a connection of its own, WRITE
  * their share of the file in --io pieces (UNSTABLE; one COMMIT at the end,
- * inside the timed interval), and READ it back the same way.  The data
- * moves in Read chunks (WRITE) and Write chunks (READ) as RFC 8267 maps
- * them.  The READ data is checked against what was written.
+ * inside the timed interval), and READ it back the same way.  With
+ * --nconnect N instead, one thread keeps --depth calls in flight
+ * (rpcrdma_client_call_async) on one client of N connections
+ * (rpcrdma_client_opts.nconnect), as a client with NFS's nconnect does;
+ * the calls each connection carried are reported.  The data moves in Read
+ * chunks (WRITE) and Write chunks (READ) as RFC 8267 maps them.  The READ
+ * data is checked against what was written.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +29,7 @@ struct nfs_opts {
 	const char *host, *export, *port, *mount_port, *provider, *name, *json;
 	uint32_t file_size, io;
 	unsigned int depth;
+	unsigned int nconnect; /* 0: a thread and a connection per call in flight */
 };
 
 struct nfs_worker {
@@ -51,6 +56,7 @@ static int client_open(const struct nfs_opts *o, const struct rpcrdma_opaque_aut
 	co.provider = o->provider;
 	co.cred = cred;
 	co.timeout_ms = 60000;
+	co.nconnect = o->nconnect;
 	rc = rpcrdma_loop_create(loop);
 	if (!rc)
 		rc = rpcrdma_client_create(*loop, o->host, o->port, RPCRDMA_NFS_PROGRAM,
@@ -150,20 +156,185 @@ static int nfs_commit(struct rpcrdma_client *clnt, const struct rpcrdma_nfs3_fh 
 	return rc ? rc : (int)r.status;
 }
 
+/* --nconnect: the calls in flight of one thread, on one client. */
+struct nfs_stream;
+
+struct nfs_slot {
+	struct rpcrdma_call call;
+	struct nfs_stream *st;
+	uint64_t off;
+	uint8_t *buf;
+	union {
+		struct rpcrdma_nfs3_read_args read;
+		struct rpcrdma_nfs3_write_args write;
+	} args;
+	union {
+		struct rpcrdma_nfs3_read_res read;
+		struct rpcrdma_nfs3_write_res write;
+	} res;
+};
+
+struct nfs_stream {
+	const struct nfs_opts *o;
+	const struct rpcrdma_nfs3_fh *fh;
+	struct rpcrdma_client *clnt;
+	bool reading;
+	uint64_t next; /* the offset of the next piece to start */
+	uint64_t calls;
+	unsigned int inflight;
+	int rc;
+};
+
+static void slot_done(struct rpcrdma_call *call, void *ctx);
+
+/* Start the next piece on @s, if any is left and nothing failed. */
+static void slot_start(struct nfs_slot *s)
+{
+	struct nfs_stream *st = s->st;
+	uint32_t n;
+	int rc;
+
+	if (st->rc || st->next >= st->o->file_size)
+		return;
+	s->off = st->next;
+	n = st->o->file_size - s->off < st->o->io ? (uint32_t)(st->o->file_size - s->off)
+						  : st->o->io;
+	st->next += n;
+	memset(&s->call, 0, sizeof(s->call));
+	memset(&s->args, 0, sizeof(s->args));
+	memset(&s->res, 0, sizeof(s->res));
+	s->call.done = slot_done;
+	s->call.ctx = s;
+	if (st->reading) {
+		s->args.read.file = *st->fh;
+		s->args.read.offset = s->off;
+		s->args.read.count = n;
+		s->res.read.data = s->buf;
+		s->res.read.data_max = n;
+		s->call.proc = RPCRDMA_NFS3_READ;
+		s->call.args = &s->args.read;
+		s->call.res = &s->res.read;
+		/* As rpcrdma_nfs3_call() offers it: the data straight into buf. */
+		s->call.ddp_buf = s->buf;
+		s->call.ddp_len = n;
+	} else {
+		for (uint32_t i = 0; i < n; i += 4096)
+			s->buf[i] = file_byte(s->off + i);
+		s->args.write.file = *st->fh;
+		s->args.write.offset = s->off;
+		s->args.write.count = s->args.write.len = n;
+		s->args.write.stable = RPCRDMA_UNSTABLE;
+		s->args.write.data = s->buf;
+		s->call.proc = RPCRDMA_NFS3_WRITE;
+		s->call.args = &s->args.write;
+		s->call.res = &s->res.write;
+	}
+	s->call.encode_args = rpcrdma_nfs3_encode_args(s->call.proc);
+	s->call.decode_res = rpcrdma_nfs3_decode_res(s->call.proc);
+	s->call.max_reply = rpcrdma_nfs3_max_reply(s->call.proc, st->reading ? n : 0);
+	rc = rpcrdma_client_call_async(st->clnt, &s->call);
+	if (rc)
+		st->rc = rc;
+	else
+		st->inflight++;
+}
+
+static void slot_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct nfs_slot *s = ctx;
+	struct nfs_stream *st = s->st;
+	uint32_t status = st->reading ? s->res.read.status : s->res.write.status;
+	uint32_t done = st->reading ? s->res.read.count : s->res.write.count;
+	uint32_t want = st->reading ? s->args.read.count : s->args.write.count;
+	int rc = call->status ? call->status : (int)status;
+
+	st->inflight--;
+	/* Sequential pieces: a short one would leave a hole the bench does not refill. */
+	if (!rc && done != want)
+		rc = -EIO;
+	for (uint32_t i = 0; !rc && st->reading && i < done; i += 4096)
+		if (s->buf[i] != file_byte(s->off + i))
+			rc = -EBADMSG;
+	if (rc && !st->rc)
+		st->rc = rc;
+	if (!rc)
+		st->calls++;
+	slot_start(s);
+}
+
+/* One pass of --depth calls in flight on @clnt's connections, from this thread. */
+static int stream_pass(const struct nfs_opts *o, const struct rpcrdma_nfs3_fh *fh,
+		       struct rpcrdma_client *clnt, struct rpcrdma_loop *loop, bool reading,
+		       uint64_t *calls)
+{
+	struct nfs_stream st = {.o = o, .fh = fh, .clnt = clnt, .reading = reading};
+	struct nfs_slot *slots = calloc(o->depth, sizeof(*slots));
+	int rc;
+
+	if (!slots)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < o->depth; i++) {
+		slots[i].st = &st;
+		slots[i].buf = bench_alloc(o->io);
+		if (!slots[i].buf) {
+			fprintf(stderr, "rpcrdma-bench nfs: out of memory\n");
+			exit(1);
+		}
+	}
+	for (unsigned int i = 0; i < o->depth; i++)
+		slot_start(&slots[i]);
+	while (st.inflight) {
+		rc = rpcrdma_loop_run_once(loop, 1000);
+		if (rc < 0 && !st.rc)
+			st.rc = rc;
+		if (rc < 0)
+			break; /* the completions cannot come: leave the slots to the exit */
+	}
+	rc = st.rc;
+	*calls = st.calls;
+	if (!st.inflight)
+		for (unsigned int i = 0; i < o->depth; i++)
+			free(slots[i].buf);
+	if (!st.inflight)
+		free(slots);
+	return rc;
+}
+
 /* One timed pass (WRITE + COMMIT, or READ) over the whole file. */
 static int pass(const struct nfs_opts *o, const struct rpcrdma_opaque_auth *cred,
-		const struct rpcrdma_nfs3_fh *fh, struct rpcrdma_client *ctl, bool reading)
+		const struct rpcrdma_nfs3_fh *fh, struct rpcrdma_client *ctl,
+		struct rpcrdma_loop *loop, bool reading)
 {
 	struct nfs_worker *w = calloc(o->depth, sizeof(*w));
+	uint64_t calls = 0, conn_calls[RPCRDMA_NCONNECT_MAX] = {0};
 	double t0, secs, cpu = 0;
-	uint64_t calls = 0;
+	char spread[RPCRDMA_NCONNECT_MAX * 22] = "";
 	int rc = 0;
 	FILE *f;
 
 	if (!w)
 		return -ENOMEM;
 	t0 = bench_now();
-	for (unsigned int i = 0; i < o->depth; i++) {
+	if (o->nconnect) {
+		struct rpcrdma_xprt_stats xs;
+		double cpu0 = bench_thread_cpu();
+
+		for (unsigned int i = 0; i < o->nconnect; i++)
+			if (!rpcrdma_client_conn_stats(ctl, i, &xs))
+				conn_calls[i] = xs.calls_sent;
+		rc = stream_pass(o, fh, ctl, loop, reading, &calls);
+		cpu = bench_thread_cpu() - cpu0;
+		for (unsigned int i = 0; i < o->nconnect; i++) {
+			size_t at = strlen(spread);
+
+			conn_calls[i] = rpcrdma_client_conn_stats(ctl, i, &xs)
+					    ? 0
+					    : xs.calls_sent - conn_calls[i];
+			snprintf(spread + at, sizeof(spread) - at, "%s%llu", i ? "," : "",
+				 (unsigned long long)conn_calls[i]);
+		}
+	}
+	for (unsigned int i = 0; !o->nconnect && i < o->depth; i++) {
 		w[i].o = o;
 		w[i].cred = cred;
 		w[i].fh = fh;
@@ -178,7 +349,7 @@ static int pass(const struct nfs_opts *o, const struct rpcrdma_opaque_auth *cred
 			exit(1);
 		}
 	}
-	for (unsigned int i = 0; i < o->depth; i++) {
+	for (unsigned int i = 0; !o->nconnect && i < o->depth; i++) {
 		pthread_join(w[i].tid, NULL);
 		if (w[i].rc && !rc)
 			rc = w[i].rc;
@@ -195,19 +366,22 @@ static int pass(const struct nfs_opts *o, const struct rpcrdma_opaque_auth *cred
 			rc, rc < 0 ? rpcrdma_strerror(rc) : "nfsstat3");
 		return rc;
 	}
-	printf("%-9s %-9s %8u %5u %10.0f %8.3f %10u %9.2f\n", "ours-nfs", reading ? "read" : "write",
-	       o->io, o->depth, (double)calls / secs, (double)o->file_size / secs / 1e9,
-	       o->file_size, cpu * 1e6 / (double)calls);
+	printf("%-9s %-9s %8u %5u %10.0f %8.3f %10u %9.2f %s\n", "ours-nfs",
+	       reading ? "read" : "write", o->io, o->depth, (double)calls / secs,
+	       (double)o->file_size / secs / 1e9, o->file_size, cpu * 1e6 / (double)calls,
+	       o->nconnect ? spread : "-");
 	fflush(stdout);
 	if (o->json && (f = fopen(o->json, "a"))) {
 		fprintf(f,
 			"{\"stack\":\"ours-nfs\",\"provider\":\"%s\",\"transport\":\"rdma\","
 			"\"workload\":\"nfs-%s\",\"size\":%u,\"depth\":%u,\"file_size\":%u,"
 			"\"error\":0,\"calls\":%llu,\"seconds\":%.6f,\"calls_per_s\":%.1f,"
-			"\"gbytes_per_s\":%.4f,\"cpu_us_per_call\":{\"client\":%.3f}}\n",
+			"\"gbytes_per_s\":%.4f,\"cpu_us_per_call\":{\"client\":%.3f},"
+			"\"nconnect\":%u,\"conn_calls\":[%s]}\n",
 			o->provider, reading ? "read" : "write", o->io, o->depth, o->file_size,
 			(unsigned long long)calls, secs, (double)calls / secs,
-			(double)o->file_size / secs / 1e9, cpu * 1e6 / (double)calls);
+			(double)o->file_size / secs / 1e9, cpu * 1e6 / (double)calls, o->nconnect,
+			spread);
 		fclose(f);
 	}
 	return 0;
@@ -217,24 +391,26 @@ static void nfs_usage(FILE *f)
 {
 	fprintf(f, "usage: rpcrdma-bench nfs --host SERVER --export PATH [--port 20049]\n"
 		   "         [--mount-port 20048] [--provider verbs|ofi] [--file NAME]\n"
-		   "         [--file-size 64m] [--io 512k] [--depth N] [--json FILE]\n");
+		   "         [--file-size 64m] [--io 512k] [--depth N] [--nconnect N]\n"
+		   "         [--json FILE]\n");
 }
 
 int bench_nfs_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"host", required_argument, NULL, 'H'},
-		{"export", required_argument, NULL, 'e'},
-		{"port", required_argument, NULL, 'P'},
-		{"mount-port", required_argument, NULL, 'm'},
-		{"provider", required_argument, NULL, 'p'},
-		{"file", required_argument, NULL, 'f'},
-		{"file-size", required_argument, NULL, 'F'},
-		{"io", required_argument, NULL, 'i'},
-		{"depth", required_argument, NULL, 'd'},
-		{"json", required_argument, NULL, 'J'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"host", required_argument, NULL, 'H'},
+	    {"export", required_argument, NULL, 'e'},
+	    {"port", required_argument, NULL, 'P'},
+	    {"mount-port", required_argument, NULL, 'm'},
+	    {"provider", required_argument, NULL, 'p'},
+	    {"file", required_argument, NULL, 'f'},
+	    {"file-size", required_argument, NULL, 'F'},
+	    {"io", required_argument, NULL, 'i'},
+	    {"depth", required_argument, NULL, 'd'},
+	    {"nconnect", required_argument, NULL, 'n'},
+	    {"json", required_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct nfs_opts o = {.port = "20049", .mount_port = "20048", .provider = "verbs",
 			     .name = "rpcrdma-bench.dat", .file_size = 64u << 20,
@@ -248,7 +424,7 @@ int bench_nfs_main(int argc, char **argv)
 	char *end;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "H:e:P:m:p:f:F:i:d:J:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "H:e:P:m:p:f:F:i:d:n:J:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'H':
 			o.host = optarg;
@@ -287,6 +463,11 @@ int bench_nfs_main(int argc, char **argv)
 			break;
 		case 'd':
 			o.depth = (unsigned int)atoi(optarg);
+			break;
+		case 'n':
+			o.nconnect = (unsigned int)atoi(optarg);
+			if (o.nconnect < 1 || o.nconnect > RPCRDMA_NCONNECT_MAX)
+				goto out_usage;
 			break;
 		case 'h':
 			nfs_usage(stdout);
@@ -358,12 +539,12 @@ int bench_nfs_main(int argc, char **argv)
 	}
 	printf("# rpcrdma-bench nfs: %s:%s/%s, %u bytes, provider %s\n", o.host, o.export, o.name,
 	       o.file_size, o.provider);
-	printf("%-9s %-9s %8s %5s %10s %8s %10s %9s\n", "stack", "workload", "io", "depth",
-	       "calls/s", "GB/s", "file", "cpu_cli");
+	printf("%-9s %-9s %8s %5s %10s %8s %10s %9s %s\n", "stack", "workload", "io", "depth",
+	       "calls/s", "GB/s", "file", "cpu_cli", "calls per connection");
 	/* The file stays: the kernel's client moves the same one next. */
-	rc = pass(&o, &cred, &fh, ctl, false);
+	rc = pass(&o, &cred, &fh, ctl, loop, false);
 	if (!rc)
-		rc = pass(&o, &cred, &fh, ctl, true);
+		rc = pass(&o, &cred, &fh, ctl, loop, true);
 	client_close(loop, ctl);
 	return rc ? 1 : 0;
 
