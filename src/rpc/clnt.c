@@ -561,6 +561,7 @@ int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
 {
 	void (*user_done)(struct rpcrdma_call *, void *);
 	struct sync_wait w = {false};
+	unsigned int fence_backoff_ms = 0;
 	void *user_ctx;
 	int rc;
 
@@ -588,11 +589,24 @@ int rpcrdma_client_call(struct rpcrdma_client *c, struct rpcrdma_call *call)
 	 */
 	while (!w.done) {
 		rc = rpcrdma_loop_run_once(c->loop, -1);
+		if (rc >= 0)
+			fence_backoff_ms = 0;
 		if (rc < 0 && !w.done) {
 			struct client_call *cc = call->priv[0];
 
-			if (cc->state == CC_FENCING)
+			if (cc->state == CC_FENCING) {
+				/* A loop that fails at once would spin a core
+				 * until the fence completes: wait a little
+				 * longer each time, at most 100 ms. */
+				fence_backoff_ms = fence_backoff_ms ? fence_backoff_ms * 2 : 1;
+				if (fence_backoff_ms > 100)
+					fence_backoff_ms = 100;
+				nanosleep(
+				    &(struct timespec){.tv_sec = 0,
+						       .tv_nsec = fence_backoff_ms * 1000000L},
+				    NULL);
 				continue;
+			}
 			enter(c);
 			fail_call(c, cc, rc);
 			leave(c);
