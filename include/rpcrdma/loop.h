@@ -3,7 +3,8 @@
  *
  * One loop per thread, shared-nothing: every client, server connection and
  * provider instance belongs to exactly one loop and is touched only from
- * that loop's thread.  The only thread-safe call is rpcrdma_loop_wake().
+ * that loop's thread.  The only thread-safe calls are rpcrdma_loop_wake()
+ * and rpcrdma_loop_stop().
  *
  * A loop is driven either by rpcrdma_loop_run() / rpcrdma_loop_run_once(),
  * or by the application's own epoll: put rpcrdma_loop_fd() in it, and call
@@ -47,7 +48,15 @@ RPCRDMA_EXTERN int rpcrdma_loop_run_once(struct rpcrdma_loop *loop, int timeout_
 /** Run until rpcrdma_loop_stop() is called.  Returns 0 or -errno. */
 RPCRDMA_EXTERN int rpcrdma_loop_run(struct rpcrdma_loop *loop);
 
-/** Make rpcrdma_loop_run() return after the current iteration. */
+/**
+ * rpcrdma_loop_stop - make rpcrdma_loop_run() return
+ *
+ * The run under way returns after its current iteration, without waiting
+ * for another event; called while no run is under way, the next
+ * rpcrdma_loop_run() returns after one iteration that does not wait.
+ * Safe from any thread and async-signal-safe, so a SIGTERM handler may
+ * call it.
+ */
 RPCRDMA_EXTERN void rpcrdma_loop_stop(struct rpcrdma_loop *loop);
 
 /**

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,8 @@ struct rpcrdma_loop {
 	struct batch *batches;
 	int depth;   /* iterations in progress (nesting) */
 	bool in_run; /* inside rpcrdma_loop_run() */
-	bool stop;
+	/* Set by rpcrdma_loop_stop() from any thread or a signal handler. */
+	atomic_bool stop;
 	bool external;    /* rpcrdma_loop_fd() was asked for */
 	uint64_t tfd_due; /* what the timerfd is armed at; 0: disarmed */
 	int refs;
@@ -585,12 +587,14 @@ int rpcrdma_loop_run(struct rpcrdma_loop *loop)
 	loop->in_run = true;
 	loop->depth++;
 	while (rc >= 0) {
-		rc = iterate(loop, -1);
-		if (loop->stop)
+		/* A stop from before the run (its kick maybe eaten by a
+		 * rpcrdma_loop_run_once() since) must not wait either. */
+		rc = iterate(loop, atomic_load(&loop->stop) ? 0 : -1);
+		if (atomic_load(&loop->stop))
 			break;
 	}
 	loop->depth--;
-	loop->stop = false;
+	atomic_store(&loop->stop, false);
 	if (outer)
 		loop->in_run = false;
 	return rc < 0 ? rc : 0;
@@ -598,6 +602,16 @@ int rpcrdma_loop_run(struct rpcrdma_loop *loop)
 
 void rpcrdma_loop_stop(struct rpcrdma_loop *loop)
 {
-	if (loop)
-		loop->stop = true;
+	if (!loop)
+		return;
+	/*
+	 * ORDER: the flag before the kick.  The kick makes an epoll_wait()
+	 * under way, or the next one, return at once: without it a stop
+	 * from another thread, from a signal handler between two
+	 * iterations, or before rpcrdma_loop_run() was called, waited for
+	 * some unrelated event to end the iteration.  Both are
+	 * async-signal-safe: a lock-free store and write(2).
+	 */
+	atomic_store(&loop->stop, true);
+	kick(loop);
 }

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -475,6 +477,100 @@ static void test_stop_from_timer(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/*
+ * rpcrdma_loop_stop() from outside the running iteration: before the run,
+ * from another thread, from a signal handler.  A watchdog timer ends a run
+ * that failed to notice the stop, and says so.
+ */
+static bool watchdog_fired;
+
+static void watchdog(struct rpcrdma__timer *t)
+{
+	watchdog_fired = true;
+	rpcrdma_loop_stop(t->loop);
+}
+
+static void run_with_watchdog(struct rpcrdma_loop *loop)
+{
+	struct rpcrdma__timer dog;
+
+	memset(&dog, 0, sizeof(dog));
+	watchdog_fired = false;
+	rpcrdma__timer_start(loop, &dog, 3000, watchdog, NULL);
+	assert_int_equal(rpcrdma_loop_run(loop), 0);
+	rpcrdma__timer_stop(&dog);
+	assert_false(watchdog_fired);
+}
+
+static void test_stop_before_run(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+
+	(void)state;
+	rpcrdma_loop_stop(loop);
+	run_with_watchdog(loop);
+	/* Even when an iteration of run_once came in between. */
+	rpcrdma_loop_stop(loop);
+	assert_true(rpcrdma_loop_run_once(loop, 0) >= 0);
+	run_with_watchdog(loop);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+static void *stop_thread(void *arg)
+{
+	usleep(50000);
+	rpcrdma_loop_stop(arg);
+	return NULL;
+}
+
+static void test_stop_from_thread(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, loop), 0);
+	run_with_watchdog(loop);
+	pthread_join(th, NULL);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+static struct rpcrdma_loop *signalled_loop;
+
+static void on_sigusr2(int sig)
+{
+	(void)sig;
+	rpcrdma_loop_stop(signalled_loop);
+}
+
+/* The signal lands after the run's last look at the stop and before its
+ * epoll_wait() (a before-sleep hook), so the wait itself must end. */
+static int signal_before_sleep(struct rpcrdma__hook *h)
+{
+	rpcrdma__hook_stop(h);
+	raise(SIGUSR2);
+	return 0;
+}
+
+static void test_stop_from_signal_handler(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	struct sigaction sa, old;
+	struct rpcrdma__hook h;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr2;
+	sa.sa_flags = SA_RESTART;
+	assert_int_equal(sigaction(SIGUSR2, &sa, &old), 0);
+	signalled_loop = loop;
+	memset(&h, 0, sizeof(h));
+	rpcrdma__hook_start(loop, &h, signal_before_sleep, NULL);
+	run_with_watchdog(loop);
+	assert_int_equal(sigaction(SIGUSR2, &old, NULL), 0);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
 /* External epoll. */
 
 static int wait_external(int ep, int ms)
@@ -551,6 +647,9 @@ int main(void)
 	    cmocka_unit_test(test_hook_stop_in_run),
 	    cmocka_unit_test(test_wake_from_thread),
 	    cmocka_unit_test(test_stop_from_timer),
+	    cmocka_unit_test(test_stop_before_run),
+	    cmocka_unit_test(test_stop_from_thread),
+	    cmocka_unit_test(test_stop_from_signal_handler),
 	    cmocka_unit_test(test_external_epoll),
 	};
 
