@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,16 +490,32 @@ static int serve(struct options *o)
 {
 	double end = bench_now() + o->server_time;
 	struct timespec tick = {0, 100 * 1000 * 1000};
-	int rc = start_servers(o, true);
+	sigset_t stop_sigs;
+	int rc, sig = 0;
 
-	if (rc)
+	/*
+	 * ORDER: blocked before the server threads exist, which inherit the
+	 * mask: SIGTERM and SIGINT are then only taken below, by this
+	 * thread, and the servers stop as after a client's --stop-server
+	 * (exit status 0) rather than the process dying with them.
+	 */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+	rc = start_servers(o, true);
+	if (rc) {
+		stop_servers();
 		return 1;
+	}
 	printf("# rpcrdma-bench server: ours %d, raw %d, tirpc %d on %s (up to %.0f s)\n",
 	       bench_ports.port[STACK_OURS], bench_ports.port[STACK_RAW],
 	       bench_ports.port[STACK_TIRPC], o->cfg.host, o->server_time);
 	fflush(stdout);
-	while (!atomic_load(&bench_stop_requested) && bench_now() < end)
-		nanosleep(&tick, NULL);
+	while (!atomic_load(&bench_stop_requested) && bench_now() < end && sig <= 0)
+		sig = sigtimedwait(&stop_sigs, NULL, &tick);
+	if (sig > 0)
+		fprintf(stderr, "rpcrdma-bench server: stopping (%s)\n", strsignal(sig));
 	stop_servers();
 	return 0;
 }
