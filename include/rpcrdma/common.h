@@ -68,6 +68,11 @@ enum rpcrdma_errcode {
 	 *  wildcard or loopback address never is).  Pass the address of an
 	 *  RDMA device's interface, or use the software provider (ofi). */
 	RPCRDMA_ERR_NO_RDMA_DEVICE = -5013,
+	/** The service (port) given to rpcrdma_client_create() or
+	 *  rpcrdma_server_create() is neither a number nor a service name this
+	 *  machine knows (/etc/services).  Pass the port number.  (Before this
+	 *  code it failed with -EHOSTUNREACH, as an unknown host does.) */
+	RPCRDMA_ERR_NO_SERVICE = -5014,
 };
 
 /**

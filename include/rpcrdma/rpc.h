@@ -128,7 +128,9 @@ struct rpcrdma_client;
  * The connection is made on the first call (or now: see
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM,
  * RPCRDMA_ERR_NO_PROVIDER for an unknown provider (before: -ENOENT), a
- * name-resolution failure as -EHOSTUNREACH, or with @service NULL -ENOENT
+ * host that does not resolve as -EHOSTUNREACH, RPCRDMA_ERR_NO_SERVICE for
+ * an unknown @service name, -EAGAIN when the name server failed for now
+ * (try again later), or with @service NULL -ENOENT
  * for a program rpcbind does not know and the errors of
  * rpcrdma_rpcbind_getaddr().
  */
@@ -494,7 +496,9 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
 /**
  * Create a server listening on @host:@service ("0" for any free port; @host
  * NULL for every local address).  Returns 0, -EINVAL, -ENOMEM,
- * -EHOSTUNREACH when @host does not resolve, -EPROTONOSUPPORT for a
+ * -EHOSTUNREACH when @host does not resolve, RPCRDMA_ERR_NO_SERVICE when
+ * @service is neither a number nor a known service name, -EAGAIN when the
+ * name server failed for now, -EPROTONOSUPPORT for a
  * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
  * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
  * device at all, or none with @host's address (a loopback @host has none),

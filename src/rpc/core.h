@@ -23,7 +23,8 @@ int rpcrdma__clnt_ops_for(enum rpcrdma_transport kind,
 int rpcrdma__svc_ops_for(enum rpcrdma_transport kind,
 			 const struct rpcrdma__svc_transport_ops **out);
 
-/** Resolve @host:@service for a stream socket; -EHOSTUNREACH on failure. */
+/** Resolve @host:@service for a stream socket: 0, -EHOSTUNREACH for a host
+ * that does not resolve, RPCRDMA_ERR_NO_SERVICE, -EAGAIN, -ENOMEM. */
 int rpcrdma__resolve(const char *host, const char *service, bool passive,
 		     struct sockaddr_storage *ss, socklen_t *len);
 

@@ -45,18 +45,41 @@ int rpcrdma__svc_ops_for(enum rpcrdma_transport kind, const struct rpcrdma__svc_
 	return -EINVAL;
 }
 
+/*
+ * getaddrinfo()'s failure as the caller can act on it: only a name that
+ * does not resolve is -EHOSTUNREACH; a bad service, a name server that
+ * failed for now, and a local failure each say so.
+ */
+static int resolve_error(int eai)
+{
+	switch (eai) {
+	case EAI_SERVICE:
+		return RPCRDMA_ERR_NO_SERVICE;
+	case EAI_AGAIN:
+		return -EAGAIN;
+	case EAI_MEMORY:
+		return -ENOMEM;
+	case EAI_SYSTEM:
+		return errno ? -errno : -EHOSTUNREACH;
+	default:
+		return -EHOSTUNREACH;
+	}
+}
+
 int rpcrdma__resolve(const char *host, const char *service, bool passive,
 		     struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints, *res = NULL;
+	int rc;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_protocol = IPPROTO_TCP;
 	hints.ai_flags = passive ? AI_PASSIVE : 0;
-	if (getaddrinfo(host, service, &hints, &res) != 0 || !res)
-		return -EHOSTUNREACH;
+	rc = getaddrinfo(host, service, &hints, &res);
+	if (rc != 0 || !res)
+		return resolve_error(rc);
 	if (res->ai_addrlen > sizeof(*ss)) {
 		freeaddrinfo(res);
 		return -EHOSTUNREACH;

@@ -858,6 +858,12 @@ static void case_invalid_args(void)
 	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", e.port, 1, 1, &co, NULL), -EINVAL);
 	CHECK_EQ(rpcrdma_client_create(e.loop, "no-such-host.invalid", e.port, 1, 1, &co, &c),
 		 -EHOSTUNREACH);
+	/* A service name nobody knows is not an unknown host: say which. */
+	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", "no-such-service", 1, 1, &co, &c),
+		 RPCRDMA_ERR_NO_SERVICE);
+	CHECK_EQ(rpcrdma_server_create(e.loop, "127.0.0.1", "no-such-service", NULL, &s),
+		 RPCRDMA_ERR_NO_SERVICE);
+	CHECK(strstr(rpcrdma_strerror(RPCRDMA_ERR_NO_SERVICE), "port number") != NULL);
 	co.transport = (enum rpcrdma_transport)7;
 	CHECK_EQ(rpcrdma_client_create(e.loop, "127.0.0.1", e.port, 1, 1, &co, &c), -EINVAL);
 	/* RDMA: there when the RDMA transport is built, else refused. */
