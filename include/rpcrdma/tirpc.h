@@ -137,7 +137,12 @@ struct rpcrdma_tirpc_opts {
  *
  * Returns the CLIENT, or NULL with rpc_createerr set (cf_stat
  * RPC_UNKNOWNHOST, RPC_PROGNOTREGISTERED when rpcbind knows no such
- * program, RPC_SYSTEMERROR with cf_error.re_errno).
+ * program, RPC_PMAPFAILURE when rpcbind could not be asked, with the cause
+ * in cf_error as libtirpc leaves it, RPC_SYSTEMERROR with
+ * cf_error.re_errno).  The connection is made by the first call: a call
+ * that cannot reach the server fails with RPC_CANTSEND and re_errno
+ * (ECONNREFUSED; EPROTONOSUPPORT for a server of the other transport
+ * at that port), which clnt_perror() prints.
  */
 RPCRDMA_EXTERN CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog,
 						 rpcvers_t vers,

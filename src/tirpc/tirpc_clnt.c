@@ -111,6 +111,32 @@ static void set_err_from_reply(struct rpc_err *e, const struct rpcrdma_rpc_reply
 	e->re_vers.high = r->mismatch_high;
 }
 
+/*
+ * The errno nearest to an error of this library, for the rpc_err of a
+ * failed call or creation: libtirpc's clnt_sperror() and
+ * clnt_spcreateerror() print an errno and nothing of ours, and "Failed
+ * (unspecified error)" would not tell an RDMA client at a TCP port (or
+ * the other way round) what to fix.
+ */
+static int errno_of(int rc)
+{
+	if (rc > -4096)
+		return -rc;
+	switch (rc) {
+	case RPCRDMA_ERR_NOT_RDMA_PEER:
+	case RPCRDMA_ERR_NOT_TCP_PEER:
+		return EPROTONOSUPPORT;
+	case RPCRDMA_ERR_NO_PROVIDER:
+		return ENOPROTOOPT;
+	case RPCRDMA_ERR_NO_RDMA_DEVICE:
+		return ENODEV;
+	case RPCRDMA_ERR_TIMEDOUT:
+		return ETIMEDOUT;
+	default:
+		return EPROTO;
+	}
+}
+
 static int land_room(struct tclnt *t, size_t len)
 {
 	void *p;
@@ -181,11 +207,10 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	} else if (rc == RPCRDMA_ERR_TRANSPORT_ERROR) {
 		t->err.re_status = RPC_CANTRECV;
 		t->err.re_errno = EPROTO;
-	} else if (rc > -4096) {
-		t->err.re_status = RPC_CANTSEND;
-		t->err.re_errno = -rc;
 	} else {
-		t->err.re_status = RPC_FAILED;
+		/* Refused connections, and a peer of the other transport. */
+		t->err.re_status = RPC_CANTSEND;
+		t->err.re_errno = errno_of(rc);
 	}
 	return t->err.re_status;
 }
@@ -280,8 +305,18 @@ static CLIENT *create_failed(struct tclnt *t, enum clnt_stat stat, int rc)
 	memset(&rpc_createerr, 0, sizeof(rpc_createerr));
 	rpc_createerr.cf_stat = stat;
 	rpc_createerr.cf_error.re_status = stat;
-	if (rc > -4096 && rc < 0)
-		rpc_createerr.cf_error.re_errno = -rc;
+	if (rc < 0)
+		rpc_createerr.cf_error.re_errno = errno_of(rc);
+	/*
+	 * clnt_spcreateerror() prints a port mapper failure's cause from
+	 * cf_error.re_status, as libtirpc's rpcb_getaddr() leaves it: "Port
+	 * mapper failure - Unable to send: errno 111 (Connection refused)"
+	 * when rpcbind does not listen, rather than the failure twice.
+	 */
+	if (stat == RPC_PMAPFAILURE)
+		rpc_createerr.cf_error.re_status = rc == RPCRDMA_ERR_TIMEDOUT ? RPC_TIMEDOUT
+						   : rc > -4096               ? RPC_CANTSEND
+									      : RPC_CANTDECODERES;
 	if (t)
 		tc_destroy(&t->cl);
 	return NULL;
@@ -348,7 +383,7 @@ CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t ve
 		if (rc < 0)
 			return create_failed(t, RPC_PMAPFAILURE, rc);
 		if (rpcrdma_rpcbind_uaddr_parse(uaddr, &found, &flen))
-			return create_failed(t, RPC_PMAPFAILURE, -EPROTO);
+			return create_failed(t, RPC_PMAPFAILURE, RPCRDMA_ERR_BAD_RPC);
 		if (t->addr.ss_family == AF_INET)
 			((struct sockaddr_in *)&t->addr)->sin_port =
 			    found.ss_family == AF_INET ? ((struct sockaddr_in *)&found)->sin_port

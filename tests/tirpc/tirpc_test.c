@@ -557,6 +557,61 @@ static void test_timeout(void **state)
 	close(fd);
 }
 
+/*
+ * A client of the other transport at a server's port: clnt_sperror() says
+ * the protocol is wrong, not "Failed (unspecified error)".
+ */
+static void test_wrong_transport_said(void **state)
+{
+	struct timeval tv = {5, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	struct server s;
+	struct rpc_err err;
+	CLIENT *cl;
+	(void)state;
+
+	server_start(&s);
+	o.transport = RPCRDMA_TRANSPORT_RDMA;
+	o.service = s.port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	assert_int_equal(
+	    clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv),
+	    RPC_CANTSEND);
+	clnt_geterr(cl, &err);
+	assert_int_equal(err.re_errno, EPROTONOSUPPORT);
+	assert_non_null(strstr(clnt_sperror(cl, "rdma at tcp"), strerror(EPROTONOSUPPORT)));
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
+/*
+ * No rpcbind on the host: clnt_spcreateerror() names the cause, as
+ * libtirpc's does, not the port mapper failure twice.  Skipped where an
+ * rpcbind listens on 127.0.0.1.
+ */
+static void test_rpcbind_unreachable_said(void **state)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(111)};
+	const char *text;
+	int fd, rc;
+	(void)state;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+	close(fd);
+	if (rc == 0)
+		skip();
+	assert_null(rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, NULL));
+	assert_int_equal(rpc_createerr.cf_stat, RPC_PMAPFAILURE);
+	assert_int_equal(rpc_createerr.cf_error.re_status, RPC_CANTSEND);
+	assert_int_equal(rpc_createerr.cf_error.re_errno, ECONNREFUSED);
+	text = clnt_spcreateerror("create");
+	assert_non_null(strstr(text, strerror(ECONNREFUSED)));
+}
+
 static void test_create_errors(void **state)
 {
 	struct rpcrdma_xprt_stats st;
@@ -579,6 +634,8 @@ int main(void)
 	    cmocka_unit_test(test_decode_failure_frees),
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_create_errors),
+	    cmocka_unit_test(test_wrong_transport_said),
+	    cmocka_unit_test(test_rpcbind_unreachable_said),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
