@@ -65,7 +65,13 @@
  * SVCXPRT's xp_raddr, xp_rtaddr and xp_addrlen hold the client's address,
  * xp_fd is -1 and xp_netid NULL.
  *
- * What is not supported: AUTH other than AUTH_NONE on the client;
+ * Credentials: a client sends AUTH_NONE, or what cl_auth holds once the
+ * caller sets it (authunix_create(), authunix_create_default(); the next
+ * call connects again with it).  As with libtirpc, the caller destroys
+ * an AUTH it made (auth_destroy(), before or after clnt_destroy()).
+ *
+ * What is not supported: AUTH other than AUTH_NONE and AUTH_SYS on the
+ * client (a call with another fails with RPC_AUTHERROR, AUTH_BADCRED);
  * svcerr_auth(), svcerr_weakauth() and svcerr_progvers() inside a dispatch
  * answer SYSTEM_ERR (the server core does not let a procedure deny a
  * call; it checks credentials and versions itself before dispatch); a
@@ -133,7 +139,8 @@ struct rpcrdma_tirpc_opts {
  * so use one CLIENT per thread.  clnt_control() knows CLSET_TIMEOUT,
  * CLGET_TIMEOUT (a time-out set there overrides clnt_call()'s, as in
  * libtirpc), CLGET_XID, CLGET_PROG, CLGET_VERS, CLGET_SERVER_ADDR and
- * CLGET_SVC_ADDR, and answers FALSE to the others.  cl_auth is AUTH_NONE.
+ * CLGET_SVC_ADDR, and answers FALSE to the others.  cl_auth starts as
+ * AUTH_NONE; set it to an AUTH_SYS one to send that (see above).
  *
  * Returns the CLIENT, or NULL with rpc_createerr set (cf_stat
  * RPC_UNKNOWNHOST, RPC_PROGNOTREGISTERED when rpcbind knows no such

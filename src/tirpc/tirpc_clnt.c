@@ -35,6 +35,11 @@ struct tclnt {
 	socklen_t addrlen;
 	void *land; /* the Write chunk for a DDP-eligible result */
 	size_t land_len;
+	/* What remakes the client when the caller sets another cl_auth. */
+	struct rpcrdma_client_opts co;
+	char *provider;
+	char host[INET6_ADDRSTRLEN], port[8];
+	struct rpcrdma_opaque_auth cred_sent; /* what t->c sends */
 };
 
 /* One direction of one call: the caller's routine and object. */
@@ -163,6 +168,44 @@ static int timeout_ms(struct timeval tv)
 	return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
+/*
+ * The core sends one credential, fixed when its client is made, so a
+ * cl_auth with another credential (rpcgen clients set
+ * authunix_create_default() after creating the CLIENT) makes a new client
+ * that sends it; the connection is made again at the next call.  Compared
+ * by content, not by pointer: a new AUTH may take a destroyed one's
+ * address.  AUTH_NONE and AUTH_SYS only: their credential is the same on
+ * every call and their verifier empty.
+ */
+static int use_auth(struct tclnt *t, const AUTH *auth)
+{
+	struct rpcrdma_opaque_auth cred;
+	struct rpcrdma_client *c;
+	int rc;
+
+	if (!auth ||
+	    (auth->ah_cred.oa_flavor != AUTH_NONE && auth->ah_cred.oa_flavor != AUTH_SYS) ||
+	    auth->ah_cred.oa_length > RPCRDMA_AUTH_BODY_MAX ||
+	    (auth->ah_cred.oa_length && !auth->ah_cred.oa_base))
+		return -EINVAL;
+	memset(&cred, 0, sizeof(cred));
+	cred.flavor = (uint32_t)auth->ah_cred.oa_flavor;
+	cred.len = auth->ah_cred.oa_length;
+	if (cred.len)
+		memcpy(cred.body, auth->ah_cred.oa_base, cred.len);
+	if (memcmp(&cred, &t->cred_sent, sizeof(cred)) == 0)
+		return 0;
+	t->co.cred = &cred;
+	rc = rpcrdma_client_create(t->loop, t->host, t->port, t->prog, t->vers, &t->co, &c);
+	t->co.cred = NULL;
+	if (rc)
+		return rc;
+	rpcrdma_client_destroy(t->c);
+	t->c = c;
+	t->cred_sent = cred;
+	return 0;
+}
+
 static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void *argsp,
 			      xdrproc_t xres, void *resp, struct timeval tout)
 {
@@ -174,6 +217,18 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	int rc;
 
 	memset(&t->err, 0, sizeof(t->err));
+	rc = use_auth(t, cl->cl_auth);
+	if (rc == -EINVAL) {
+		/* A flavor the core cannot send: never AUTH_NONE instead. */
+		t->err.re_status = RPC_AUTHERROR;
+		t->err.re_why = AUTH_BADCRED;
+		return RPC_AUTHERROR;
+	}
+	if (rc) {
+		t->err.re_status = RPC_SYSTEMERROR;
+		t->err.re_errno = errno_of(rc);
+		return RPC_SYSTEMERROR;
+	}
 	memset(&call, 0, sizeof(call));
 	call.proc = proc;
 	call.encode_args = enc_args;
@@ -236,14 +291,19 @@ static void tc_destroy(CLIENT *cl)
 {
 	struct tclnt *t = cl->cl_private;
 
-	if (cl->cl_auth)
-		auth_destroy(cl->cl_auth);
+	/*
+	 * cl_auth is not ours to destroy, as with libtirpc's own CLIENTs:
+	 * callers do auth_destroy(cl->cl_auth) before clnt_destroy(cl), and
+	 * ours, authnone_create()'s, is a shared one whose destroy does
+	 * nothing.
+	 */
 	if (t->c)
 		rpcrdma_client_destroy(t->c);
 	if (t->loop)
 		rpcrdma_loop_destroy(t->loop);
 	free(t->binding);
 	free(t->land);
+	free(t->provider);
 	free(t);
 }
 
@@ -326,7 +386,6 @@ CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t ve
 				  const struct rpcrdma_tirpc_opts *opts)
 {
 	struct rpcrdma_tirpc_opts o = {0};
-	struct rpcrdma_client_opts co;
 	struct addrinfo hints, *ai = NULL;
 	char numeric[INET6_ADDRSTRLEN], port[8];
 	struct tclnt *t;
@@ -398,18 +457,25 @@ CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t ve
 					 ? ((struct sockaddr_in *)&t->addr)->sin_port
 					 : ((struct sockaddr_in6 *)&t->addr)->sin6_port));
 
-	rpcrdma_client_opts_default(&co);
-	co.transport = o.transport;
-	if (o.provider)
-		co.provider = o.provider;
+	rpcrdma_client_opts_default(&t->co);
+	t->co.transport = o.transport;
+	if (o.provider) {
+		t->provider = strdup(o.provider);
+		if (!t->provider)
+			return create_failed(t, RPC_SYSTEMERROR, -ENOMEM);
+		t->co.provider = t->provider;
+	}
 	if (o.max_vers)
-		co.max_vers = o.max_vers;
-	rc = rpcrdma_client_create(t->loop, numeric, port, t->prog, t->vers, &co, &t->c);
+		t->co.max_vers = o.max_vers;
+	memcpy(t->host, numeric, sizeof(t->host));
+	memcpy(t->port, port, sizeof(t->port));
+	rc = rpcrdma_client_create(t->loop, t->host, t->port, t->prog, t->vers, &t->co, &t->c);
 	if (rc)
 		return create_failed(t, rc == -ENOENT ? RPC_UNKNOWNPROTO : RPC_SYSTEMERROR, rc);
 	t->cl.cl_auth = authnone_create();
 	if (!t->cl.cl_auth)
 		return create_failed(t, RPC_SYSTEMERROR, -ENOMEM);
+	rpcrdma_auth_none(&t->cred_sent);
 	t->cl.cl_netid = (char *)rpcrdma_rpcbind_netid(o.transport, t->addr.ss_family);
 	return &t->cl;
 }

@@ -279,6 +279,7 @@ enum {
 	P_TRACKED,          /* tracked_args, as rpcgen's dispatch decodes them */
 	P_TRACKED_FREEARGS, /* the same, with svc_freeargs() after a failure too */
 	P_PAIR,             /* results: two ints */
+	P_WHOAMI,           /* results: the AUTH_SYS uid and first gid, or -1 */
 };
 
 static void dispatch(struct svc_req *rq, SVCXPRT *xp)
@@ -303,6 +304,18 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xp)
 	case P_PAIR:
 		svc_sendreply(xp, (xdrproc_t)xdr_int_pair, (caddr_t)pair);
 		return;
+	case P_WHOAMI: {
+		const struct authunix_parms *aup = (const void *)rq->rq_clntcred;
+
+		pair[0] = pair[1] = -1;
+		if (rq->rq_cred.oa_flavor == AUTH_SYS && aup) {
+			pair[0] = (int)aup->aup_uid;
+			if (aup->aup_len > 0)
+				pair[1] = (int)aup->aup_gids[0];
+		}
+		svc_sendreply(xp, (xdrproc_t)xdr_int_pair, (caddr_t)pair);
+		return;
+	}
 	case P_NULL:
 		svc_sendreply(xp, (xdrproc_t)xdr_void, NULL);
 		return;
@@ -612,6 +625,73 @@ static void test_rpcbind_unreachable_said(void **state)
 	assert_non_null(strstr(text, strerror(ECONNREFUSED)));
 }
 
+/*
+ * An rpcgen client sets cl_auth (authunix_create(), or
+ * authunix_create_default()) and the server sees that credential on
+ * every call after; back to authnone_create(), AUTH_NONE again.
+ */
+static void test_authunix_credential_sent(void **state)
+{
+	struct timeval tv = {5, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	struct server s;
+	gid_t gids[2] = {4242, 77};
+	int who[2];
+	CLIENT *cl;
+	(void)state;
+
+	server_start(&s);
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = s.port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	assert_int_equal(clnt_call(cl, P_WHOAMI, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int_pair,
+				   (caddr_t)who, tv),
+			 RPC_SUCCESS);
+	assert_int_equal(who[0], -1);
+
+	auth_destroy(cl->cl_auth);
+	cl->cl_auth = authunix_create("client.example", 1234, 4321, 2, gids);
+	assert_non_null(cl->cl_auth);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(clnt_call(cl, P_WHOAMI, (xdrproc_t)xdr_void, NULL,
+					   (xdrproc_t)xdr_int_pair, (caddr_t)who, tv),
+				 RPC_SUCCESS);
+		assert_int_equal(who[0], 1234);
+		assert_int_equal(who[1], 4242);
+	}
+
+	/* A flavor whose credential changes per call (RPCSEC_GSS) is refused,
+	 * never sent as AUTH_NONE. */
+	AUTH gss = *cl->cl_auth, *sys = cl->cl_auth;
+	gss.ah_cred.oa_flavor = 6;
+	cl->cl_auth = &gss;
+	assert_int_equal(clnt_call(cl, P_WHOAMI, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int_pair,
+				   (caddr_t)who, tv),
+			 RPC_AUTHERROR);
+	cl->cl_auth = sys;
+
+	auth_destroy(cl->cl_auth);
+	cl->cl_auth = authnone_create();
+	assert_int_equal(clnt_call(cl, P_WHOAMI, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int_pair,
+				   (caddr_t)who, tv),
+			 RPC_SUCCESS);
+	assert_int_equal(who[0], -1);
+
+	/* The caller's AUTH is the caller's to destroy, as with libtirpc's
+	 * CLIENTs: the usual auth_destroy(cl->cl_auth); clnt_destroy(cl);
+	 * frees it once. */
+	cl->cl_auth = authunix_create_default();
+	assert_non_null(cl->cl_auth);
+	assert_int_equal(clnt_call(cl, P_WHOAMI, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_int_pair,
+				   (caddr_t)who, tv),
+			 RPC_SUCCESS);
+	assert_int_equal(who[0], (int)geteuid());
+	auth_destroy(cl->cl_auth);
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 static void test_create_errors(void **state)
 {
 	struct rpcrdma_xprt_stats st;
@@ -635,6 +715,7 @@ int main(void)
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_create_errors),
 	    cmocka_unit_test(test_wrong_transport_said),
+	    cmocka_unit_test(test_authunix_credential_sent),
 	    cmocka_unit_test(test_rpcbind_unreachable_said),
 	};
 
