@@ -352,7 +352,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_regcache_dead_now) /* kept registrations of memory freed or unmapped, no   */ \
 			       /* longer used, not yet deregistered, now: a level (each */ \
 			       /* pins its pages on verbs until the loop next runs)     */ \
-	X(prov_regcache_dead_reaped) /* of them, deregistered by the loop between calls */
+	X(prov_regcache_dead_reaped) /* of them, deregistered by the loop between calls */ \
+	X(handshake_timeouts)  /* server, RDMA (ofi): connections cut that had not sent */ \
+			       /* their connection request in record_timeout_ms, or   */ \
+			       /* beyond max_conns of them (docs/security.md)          */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -463,7 +466,9 @@ struct rpcrdma_server_opts {
 	 * closes its connection: a TCP record whose fragments stop or trickle
 	 * (timed from its own first byte, not while the server is not
 	 * reading), RDMA Read chunks the client never lets us finish reading;
-	 * 0: 30000; record_timeouts.
+	 * 0: 30000; record_timeouts.  Over RDMA (ofi) it also bounds a TCP
+	 * connection to the port that never sends its connection request, as
+	 * max_conns bounds how many at once; handshake_timeouts.
 	 *
 	 * max_conn_queued: bytes of replies queued on one connection (TCP:
 	 * not yet written to the socket; RDMA: Sends and Writes posted and

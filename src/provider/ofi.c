@@ -36,14 +36,19 @@
  * connection on tcp (both sides see FI_SHUTDOWN).  Send With Invalidate does
  * not exist on tcp.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,6 +136,18 @@ struct ofi_listener {
 	struct rpcrdma__list node;
 	struct fid_pep *pep;
 	struct rpcrdma_prov_conn_attr attr;
+	/* Connections libfabric took on our port that have not sent their
+	 * request yet, by socket inode, with when ofi_listener_cut_stale
+	 * first saw each. */
+	struct ofi_unrequested *unreq;
+	size_t nunreq, capunreq;
+};
+
+struct ofi_unrequested {
+	ino_t ino;
+	uint64_t first_ms;
+	int fd;    /* this scan's */
+	bool seen; /* in this scan */
 };
 
 struct ofi_conn;
@@ -1258,7 +1275,165 @@ static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 	fi_close(&l->pep->fid);
 	rpcrdma__list_del(&l->node);
 	p->st.listeners_live--;
+	free(l->unreq);
 	free(l);
+}
+
+/* tcp_info's state of a connection both ways open (netinet/tcp.h's
+ * TCP_ESTABLISHED, which clashes with linux/tcp.h). */
+#define OFI_TCP_ESTABLISHED 1
+
+/* Whether @sa is the listener's local address @me: the same family and
+ * port, and the same address unless @me is a wildcard. */
+static bool same_local(const struct sockaddr_storage *sa, const struct sockaddr_storage *me)
+{
+	if (sa->ss_family != me->ss_family)
+		return false;
+	if (me->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)sa, *m = (const void *)me;
+
+		return a->sin_port == m->sin_port && (m->sin_addr.s_addr == htonl(INADDR_ANY) ||
+						      a->sin_addr.s_addr == m->sin_addr.s_addr);
+	}
+	if (me->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)sa, *m = (const void *)me;
+
+		return a->sin6_port == m->sin6_port &&
+		       (IN6_IS_ADDR_UNSPECIFIED(&m->sin6_addr) ||
+			IN6_ARE_ADDR_EQUAL(&a->sin6_addr, &m->sin6_addr));
+	}
+	return false;
+}
+
+/*
+ * Whether @fd is a TCP connection that reached the listener at @me and to
+ * which we have sent nothing.  Every request libfabric reports to us is
+ * answered at once (accepted or rejected: either sends tcp's response), so
+ * a connection still without a byte from us is one whose request never
+ * came.  A kernel older than 4.19 (no tcpi_bytes_sent) finds none.
+ */
+static bool unrequested_conn(int fd, const struct sockaddr_storage *me)
+{
+	struct sockaddr_storage sa, peer;
+	socklen_t len = sizeof(sa), plen = sizeof(peer), tlen = sizeof(struct tcp_info);
+	struct tcp_info ti;
+	int type = 0;
+	socklen_t typelen = sizeof(type);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typelen) || type != SOCK_STREAM)
+		return false;
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) || !same_local(&sa, me))
+		return false;
+	/* The listening socket itself has no peer. */
+	if (getpeername(fd, (struct sockaddr *)&peer, &plen))
+		return false;
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tlen) ||
+	    tlen < offsetof(struct tcp_info, tcpi_bytes_sent) + sizeof(ti.tcpi_bytes_sent))
+		return false;
+	return ti.tcpi_state == OFI_TCP_ESTABLISHED && ti.tcpi_bytes_sent == 0;
+}
+
+/* Notes @fd (socket inode @ino) as unrequested in this scan.  Returns
+ * -ENOMEM when it cannot be tracked. */
+static int unreq_note(struct ofi_listener *l, ino_t ino, int fd, uint64_t now_ms)
+{
+	struct ofi_unrequested *u;
+
+	for (size_t i = 0; i < l->nunreq; i++) {
+		if (l->unreq[i].ino == ino) {
+			l->unreq[i].seen = true;
+			l->unreq[i].fd = fd;
+			return 0;
+		}
+	}
+	if (l->nunreq == l->capunreq) {
+		size_t cap = l->capunreq ? 2 * l->capunreq : 16;
+
+		u = realloc(l->unreq, cap * sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		l->unreq = u;
+		l->capunreq = cap;
+	}
+	l->unreq[l->nunreq++] = (struct ofi_unrequested){ino, now_ms, fd, true};
+	return 0;
+}
+
+static int unreq_newest_first(const void *a, const void *b)
+{
+	const struct ofi_unrequested *x = a, *y = b;
+
+	return x->first_ms < y->first_ms ? 1 : x->first_ms > y->first_ms ? -1 : 0;
+}
+
+/*
+ * libfabric's tcp takes every TCP connection to a listener's port at once
+ * and waits for ever for the peer's connection request: a peer that
+ * connects and sends nothing, or a byte at a time, holds a descriptor of
+ * our process before we hear of it, so neither max_conns nor any clock of
+ * the owner covers it.  They are found here among the process's sockets
+ * (unrequested_conn); one first seen by an earlier call at least
+ * @max_age_ms before @now_ms, and beyond @max_count of them the newest, is
+ * shut down.  Shut down, not closed: the descriptor stays libfabric's,
+ * which sees the end at its next progress and frees it.  The cost is a few
+ * system calls per descriptor of the process, once per call.
+ */
+static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now_ms,
+				  uint64_t max_age_ms, unsigned int max_count)
+{
+	struct ofi_listener *l = rpcrdma__container_of(bl, struct ofi_listener, base);
+	struct sockaddr_storage me;
+	socklen_t melen = sizeof(me);
+	struct dirent *de;
+	size_t kept = 0;
+	int cut = 0, ret;
+	DIR *d;
+
+	ret = ofi_listener_addr(bl, &me, &melen);
+	if (ret)
+		return ret;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return -errno;
+	for (size_t i = 0; i < l->nunreq; i++)
+		l->unreq[i].seen = false;
+	while ((de = readdir(d)) != NULL) {
+		unsigned long long ino;
+		char link[64], *end;
+		long fd = strtol(de->d_name, &end, 10);
+		ssize_t n;
+
+		if (end == de->d_name || *end || fd < 0 || fd == dirfd(d))
+			continue;
+		n = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (sscanf(link, "socket:[%llu]", &ino) != 1 || !unrequested_conn((int)fd, &me))
+			continue;
+		if (unreq_note(l, (ino_t)ino, (int)fd, now_ms))
+			break; /* the rest waits for the next call */
+	}
+	closedir(d);
+	/* Those gone (their request came, or they closed) are forgotten. */
+	for (size_t i = 0; i < l->nunreq; i++) {
+		if (l->unreq[i].seen)
+			l->unreq[kept++] = l->unreq[i];
+	}
+	l->nunreq = kept;
+	qsort(l->unreq, l->nunreq, sizeof(*l->unreq), unreq_newest_first);
+	for (size_t i = 0; i < l->nunreq; i++) {
+		struct ofi_unrequested *u = &l->unreq[i];
+
+		if (now_ms - u->first_ms < max_age_ms && l->nunreq - i <= max_count)
+			continue;
+		if (shutdown(u->fd, SHUT_RDWR) == 0)
+			cut++;
+	}
+	if (cut)
+		l->p->eq_due = true; /* tcp frees them in its progress */
+	return cut;
 }
 
 static int ofi_conn_create(struct rpcrdma_provider *b, const struct rpcrdma_prov_conn_attr *attr,
@@ -1956,6 +2131,7 @@ const struct rpcrdma_provider_ops rpcrdma__provider_ofi_ops = {
     .listen = ofi_listen,
     .listener_addr = ofi_listener_addr,
     .listener_close = ofi_listener_close,
+    .listener_cut_stale = ofi_listener_cut_stale,
     .conn_create = ofi_conn_create,
     .conn_handoff = ofi_conn_handoff,
     .connect = ofi_connect,

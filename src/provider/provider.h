@@ -73,6 +73,7 @@
 #ifndef RPCRDMA_PROVIDER_H
 #define RPCRDMA_PROVIDER_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -418,6 +419,17 @@ struct rpcrdma_provider_ops {
 	int (*listener_addr)(struct rpcrdma_prov_listener *l, struct sockaddr_storage *ss,
 	                     socklen_t *len);
 	void (*listener_close)(struct rpcrdma_prov_listener *l);
+	/*
+	 * Optional: for a provider whose connection manager waits for ever on
+	 * a peer that connects and never sends its request (ofi: tcp holds
+	 * the connection, a descriptor, before any CONNECT_REQUEST).  Shuts
+	 * down such connections of @l first seen by an earlier call at least
+	 * @max_age_ms before @now_ms, and beyond @max_count of them the
+	 * newest.  Returns how many it cut, or -errno.  Without it (verbs)
+	 * the connection manager bounds them itself.
+	 */
+	int (*listener_cut_stale)(struct rpcrdma_prov_listener *l, uint64_t now_ms,
+				  uint64_t max_age_ms, unsigned int max_count);
 
 	int (*conn_create)(struct rpcrdma_provider *p, const struct rpcrdma_prov_conn_attr *attr,
 	                   void *ctx, struct rpcrdma_prov_conn **out);
@@ -904,6 +916,20 @@ static inline int rpcrdma__provider_listener_addr(struct rpcrdma_prov_listener *
                                                   struct sockaddr_storage *ss, socklen_t *len)
 {
 	return l->prov->ops->listener_addr(l, ss, len);
+}
+
+static inline bool rpcrdma__provider_can_cut_stale(const struct rpcrdma_prov_listener *l)
+{
+	return l->prov->ops->listener_cut_stale != NULL;
+}
+
+static inline int rpcrdma__provider_listener_cut_stale(struct rpcrdma_prov_listener *l,
+						       uint64_t now_ms, uint64_t max_age_ms,
+						       unsigned int max_count)
+{
+	if (!l->prov->ops->listener_cut_stale)
+		return -EOPNOTSUPP;
+	return l->prov->ops->listener_cut_stale(l, now_ms, max_age_ms, max_count);
 }
 
 /* Requests not yet accepted or rejected are rejected: those already

@@ -252,6 +252,9 @@ struct rpcrdma__xsvc {
 	size_t max_call, conn_read_budget, rd_bytes;
 	unsigned int rd_blocked;
 	struct rpcrdma__timer rd_kick;
+	/* The listener's connections that never sent their request, looked
+	 * for every tick (provider listener_cut_stale; ofi only). */
+	struct rpcrdma__timer stale_tick;
 	/* Every device (svc_conn.c): on a listen-only instance (a wildcard
 	 * address on verbs) each request goes to the transport of its device
 	 * on this loop, opened the first time the device shows up (at most

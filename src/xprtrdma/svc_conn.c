@@ -113,6 +113,29 @@ static void conn_tick(struct rpcrdma__timer *tm)
 static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, socklen_t addrlen,
 		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		    void *cb_ctx, struct rpcrdma__xsvc **out);
+
+/*
+ * Connections the provider took on our port whose request never came (a
+ * peer that connects and sends nothing, or a byte at a time): they hold a
+ * descriptor before on_connect_request ever runs, so they get the bounds
+ * of the handshake here, record_timeout_ms and max_conns of them.
+ */
+static void stale_tick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsvc *v = tm->ctx;
+	int cut;
+
+	if (!v->lst || v->destroying)
+		return;
+	cut = rpcrdma__provider_listener_cut_stale(v->lst, rpcrdma_loop_now(v->dev.loop),
+						   v->b.record_ms, v->b.max_conns);
+	if (cut > 0) {
+		v->st.handshake_timeouts += (uint64_t)cut;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, 0, 0, -ETIMEDOUT, 0,
+			       "%d connection(s) cut before their request came", cut);
+	}
+	rpcrdma__timer_start(v->dev.loop, &v->stale_tick, v->b.tick_ms, stale_tick, v);
+}
 static void svc_close(struct rpcrdma__xsvc *v);
 
 /* Hands @pc to the transport of its device on this loop, which is opened
@@ -383,6 +406,7 @@ static void svc_close(struct rpcrdma__xsvc *v)
 {
 	/* The devices' transports are destroyed first (op_destroy). */
 	rpcrdma__timer_stop(&v->rd_kick);
+	rpcrdma__timer_stop(&v->stale_tick);
 	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
 	if (!v->partner) /* a partner borrows its owner's */
@@ -410,6 +434,8 @@ static int op_listen(struct rpcrdma_loop *loop, const struct sockaddr *addr, soc
 		svc_close(v);
 		return rc;
 	}
+	if (rpcrdma__provider_can_cut_stale(v->lst))
+		rpcrdma__timer_start(loop, &v->stale_tick, v->b.tick_ms, stale_tick, v);
 	*out = (struct rpcrdma__svc_transport *)(void *)v;
 	return 0;
 }
@@ -464,6 +490,7 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 	if (!v)
 		return;
 	v->destroying = true;
+	rpcrdma__timer_stop(&v->stale_tick);
 	if (v->lst) {
 		rpcrdma__provider_listener_close(v->lst);
 		v->lst = NULL;

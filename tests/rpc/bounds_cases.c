@@ -14,6 +14,8 @@
  * finish.  The server and the well-behaved client share one loop; each
  * attacker has a loop of its own, run only while it attacks.
  */
+#include <poll.h>
+
 #include "suite.h"
 
 #define WAIT_MS 10000 /* generous: a loaded 2-core machine */
@@ -831,4 +833,142 @@ void case_bound_conns_closed_calls(void)
 	good_client_served(loop, port);
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/* Descriptors open in this process. */
+static unsigned int open_fds(void)
+{
+	unsigned int n = 0;
+	char path[64];
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+/* Whether the server has closed or shut down @r's connection (without
+ * waiting). */
+static bool raw_ended(const struct raw *r)
+{
+	struct pollfd p = {.fd = r->fd, .events = POLLIN};
+	char b;
+
+	return poll(&p, 1, 0) == 1 && recv(r->fd, &b, 1, MSG_DONTWAIT) <= 0;
+}
+
+/*
+ * Connections that never finish their handshake.  Over RDMA (ofi),
+ * libfabric's tcp takes a TCP connection before the peer's connection
+ * request and waits for that for ever, holding a descriptor of ours: 64
+ * silent peers held 128 descriptors for as long as they liked (max_conns,
+ * the idle and record clocks never saw them).  Now each is cut after
+ * record_timeout_ms (handshake_timeouts) and the descriptors come back;
+ * peers that send their request a byte every 50 ms are dropped by tcp
+ * itself at the first byte.  Then more than max_conns silent ones at
+ * once: those beyond the bound are cut at the next tick, before their
+ * time.  Over TCP the same peers are connections that send nothing, or a
+ * record a byte at a time, closed by the idle and record clocks, and
+ * beyond max_conns at accept.
+ */
+void case_bound_handshake(void)
+{
+	enum { PEERS = 64, MAX_CONNS = 8 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct raw *r = calloc(PEERS, sizeof(*r));
+	char port[16];
+	unsigned int before, ended = 0, sent = 0;
+	uint64_t end;
+	/* libfabric 1.17 tcp's connection request with 8 bytes of private
+	 * data (as strace shows ours), but for its last byte. */
+	static const uint8_t request[39] = {3,    0,    0,    8, [24] = 1, [32] = 0xf6,
+					    0xab, 0x0e, 0x18, 1, 0,        0x43};
+	uint8_t trickle[sizeof(request)];
+
+	CHECK(r);
+	/* Over TCP: a record mark for 256 bytes, then some of them. */
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		memset(trickle, 0, sizeof(trickle));
+		trickle[0] = 0x80;
+		trickle[2] = 1;
+	} else {
+		memcpy(trickle, request, sizeof(trickle));
+	}
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	so.record_timeout_ms = 300;
+	so.idle_timeout_ms = 300;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	good_client_served(loop, port);
+	before = open_fds();
+	/* A round of MAX_CONNS: under the count bound, only time cuts them;
+	 * half send a connection request a byte every 50 ms, which moves no
+	 * clock and never completes. */
+	for (int i = 0; i < MAX_CONNS; i++)
+		raw_open(&r[i], loop, port);
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	while (ended < MAX_CONNS) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		pump_ms(loop, 50);
+		ended = 0;
+		for (int i = 0; i < MAX_CONNS; i++) {
+			if (raw_ended(&r[i]))
+				ended++;
+			else if (i % 2 && sent < sizeof(request))
+				(void)send(r[i].fd, &trickle[sent], 1, MSG_NOSIGNAL);
+		}
+		sent++;
+	}
+	/* Over ofi the silent ones were cut by us; the tricklers by tcp
+	 * itself, which drops a request that does not come in one piece. */
+	if (transport == RPCRDMA_TRANSPORT_RDMA)
+		CHECK_EQ(STAT(srv, handshake_timeouts), MAX_CONNS / 2);
+	else
+		CHECK(STAT(srv, idle_closes) + STAT(srv, record_timeouts) >= MAX_CONNS);
+	for (int i = 0; i < MAX_CONNS; i++)
+		raw_close(&r[i]);
+	/* The server's side of each is gone too. */
+	pump_ms(loop, 200);
+	CHECK(open_fds() <= before + 1);
+	/* Then more than max_conns at once, silent, with a long record clock:
+	 * those beyond the bound go at the next tick. */
+	rpcrdma_server_destroy(srv);
+	so.record_timeout_ms = 600000;
+	so.idle_timeout_ms = 600000;
+	so.drain_timeout_ms = 400; /* the tick: a quarter of it */
+	srv = bounded_server(loop, &so, port);
+	before = open_fds();
+	for (int i = 0; i < PEERS; i++)
+		raw_open(&r[i], loop, port);
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	do {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		pump_ms(loop, 50);
+		ended = 0;
+		for (int i = 0; i < PEERS; i++)
+			ended += raw_ended(&r[i]);
+	} while (transport == RPCRDMA_TRANSPORT_RDMA && ended < PEERS - MAX_CONNS);
+	if (transport == RPCRDMA_TRANSPORT_RDMA) {
+		CHECK_EQ(ended, PEERS - MAX_CONNS);
+		CHECK_EQ(STAT(srv, handshake_timeouts), PEERS - MAX_CONNS);
+		/* Our PEERS sockets, and the server's side of the MAX_CONNS
+		 * kept only: tcp freed those cut. */
+		pump_ms(loop, 200);
+		CHECK(open_fds() <= before + PEERS + MAX_CONNS + 1);
+	} else {
+		/* TCP: max_conns closes those beyond it at accept. */
+		CHECK_EQ(ended, PEERS - MAX_CONNS);
+		CHECK_EQ(STAT(srv, conns_refused), PEERS - MAX_CONNS);
+	}
+	for (int i = 0; i < PEERS; i++)
+		raw_close(&r[i]);
+	pump_ms(loop, 200);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(r);
 }

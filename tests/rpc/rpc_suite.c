@@ -1069,6 +1069,7 @@ static const struct test_case cases[] = {
     {"bound_record_pipelined", case_bound_record_pipelined, true},
     {"bound_record_paused", case_bound_record_paused, true},
     {"bound_conns_closed_calls", case_bound_conns_closed_calls, false},
+    {"bound_handshake", case_bound_handshake, false},
     {"connect_refused", case_connect_refused, false},
     {"hostile_fragments", case_hostile_fragments, true},
     {"hostile_lengths", case_hostile_lengths, true},

@@ -249,6 +249,7 @@ void case_bound_inflight(void);
 void case_bound_record_pipelined(void);
 void case_bound_record_paused(void);
 void case_bound_conns_closed_calls(void);
+void case_bound_handshake(void);
 
 /* workers_cases.c */
 void case_workers(void);
