@@ -117,6 +117,18 @@ RPCRDMA_EXTERN const char *rpcrdma_trace_kind_name(enum rpcrdma_trace_kind kind)
 RPCRDMA_EXTERN int rpcrdma_trace_format(const struct rpcrdma_trace_event *ev, char *buf,
 					size_t len);
 
+/**
+ * rpcrdma_trace_suppressed - lines the RPCRDMA_TRACE sink on stderr left
+ * out since the process started
+ *
+ * A peer can cause events at will (each bad message it sends is an
+ * "error" event), so the stderr sink prints at most RPCRDMA_TRACE_RATE
+ * lines a second (default 200; 0: no limit), and at the start of the next
+ * second one line saying how many it left out.  The callback of
+ * rpcrdma_trace_set() is not limited: it gets every event.  Thread-safe.
+ */
+RPCRDMA_EXTERN uint64_t rpcrdma_trace_suppressed(void);
+
 #ifdef __cplusplus
 }
 #endif

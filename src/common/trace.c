@@ -28,6 +28,20 @@ static uint32_t cb_mask;
 static rpcrdma_trace_fn cb_fn;
 static void *cb_arg;
 static _Atomic uint32_t next_conn_id = 1;
+static _Atomic uint64_t suppressed_total;
+
+/*
+ * The stderr sink's limit: a peer causes events at will (every bad message
+ * it sends is one), and lines on stderr end in a journal or a terminal
+ * that must not fill at its pace.  At most env_rate lines in each second
+ * of the coarse clock; what is left out is counted and reported with the
+ * next line printed.  Caller holds lock for all of these.
+ */
+#define TRACE_RATE_DEFAULT 200u
+static uint32_t env_rate = TRACE_RATE_DEFAULT; /* lines a second; 0: no limit */
+static uint64_t window_s;                      /* the second being counted */
+static uint32_t window_lines;                  /* printed in it */
+static uint64_t window_left_out;               /* left out since the last line printed */
 
 static const struct {
 	const char *word;
@@ -105,12 +119,27 @@ static void publish_locked(void)
 static void read_env(void)
 {
 	const char *v = getenv("RPCRDMA_TRACE");
+	const char *r = getenv("RPCRDMA_TRACE_RATE");
+	uint32_t rate = TRACE_RATE_DEFAULT;
 	uint32_t m = 0;
 
 	if (v && rpcrdma_trace_parse(v, &m))
 		fprintf(stderr, "rpcrdma: RPCRDMA_TRACE=\"%s\": unknown words ignored "
 				"(known: conn,call,chunk,credit,error,vers,all)\n", v);
+	if (r && *r) {
+		char *end;
+		unsigned long n = strtoul(r, &end, 10);
+
+		if (*end || n > UINT32_MAX)
+			fprintf(stderr,
+				"rpcrdma: RPCRDMA_TRACE_RATE=\"%s\": not a number of "
+				"lines a second, %u taken\n",
+				r, rate);
+		else
+			rate = (uint32_t)n;
+	}
 	pthread_mutex_lock(&lock);
+	env_rate = rate;
 	env_mask = m;
 	publish_locked();
 	pthread_mutex_unlock(&lock);
@@ -162,12 +191,41 @@ uint64_t rpcrdma__coarse_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t rpcrdma_trace_suppressed(void)
+{
+	return atomic_load_explicit(&suppressed_total, memory_order_relaxed);
+}
+
 uint32_t rpcrdma__trace_conn_id(void)
 {
 	uint32_t id = atomic_fetch_add_explicit(&next_conn_id, 1, memory_order_relaxed);
 
 	/* After 2^32 connections: skip 0, which means "none". */
 	return id ? id : atomic_fetch_add_explicit(&next_conn_id, 1, memory_order_relaxed);
+}
+
+/* Whether the stderr sink prints a line now; sets *@left_out to the lines
+ * left out before it, to report first.  Caller holds lock. */
+static bool stderr_admit_locked(uint64_t *left_out)
+{
+	uint64_t now_s = rpcrdma__coarse_now_ns() / 1000000000u;
+
+	*left_out = 0;
+	if (!env_rate)
+		return true;
+	if (now_s != window_s) {
+		window_s = now_s;
+		window_lines = 0;
+	}
+	if (window_lines >= env_rate) {
+		window_left_out++;
+		atomic_fetch_add_explicit(&suppressed_total, 1, memory_order_relaxed);
+		return false;
+	}
+	window_lines++;
+	*left_out = window_left_out;
+	window_left_out = 0;
+	return true;
 }
 
 void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t conn_id,
@@ -177,6 +235,8 @@ void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t co
 	rpcrdma_trace_fn fn;
 	uint32_t to_cb, to_env;
 	char msg[256], line[384];
+	uint64_t left_out = 0;
+	uint32_t rate;
 	void *arg;
 	va_list ap;
 	int n;
@@ -187,6 +247,9 @@ void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t co
 	arg = cb_arg;
 	to_cb = cb_mask & cat;
 	to_env = env_mask & cat;
+	if (to_env && !stderr_admit_locked(&left_out))
+		to_env = 0;
+	rate = env_rate;
 	pthread_mutex_unlock(&lock);
 	if (!(to_cb && fn) && !to_env)
 		return;
@@ -207,6 +270,15 @@ void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t co
 	if (to_cb && fn)
 		fn(&ev, arg);
 	if (to_env) {
+		if (left_out) {
+			n = snprintf(
+			    line, sizeof(line),
+			    "rpcrdma: trace: %llu lines suppressed (RPCRDMA_TRACE_RATE: %u a "
+			    "second)\n",
+			    (unsigned long long)left_out, rate);
+			if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
+				return;
+		}
 		n = rpcrdma_trace_format(&ev, line, sizeof(line) - 1);
 		if (n < 0)
 			return;

@@ -1534,6 +1534,7 @@ static const struct test_case cases[] = {
     {"e2e_trace_long_call", case_trace_long_call},
     {"e2e_trace_write_chunk", case_trace_write_chunk},
     {"e2e_trace_err_chunk", case_trace_err_chunk},
+    {"e2e_trace_flood", case_trace_flood},
     {"e2e_trace_reconnect", case_trace_reconnect},
     {"e2e_trace_v2_fallback", case_trace_v2_fallback},
     {"e2e_inflight", case_inflight},

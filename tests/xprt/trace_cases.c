@@ -222,6 +222,93 @@ static int case_trace_err_chunk(void)
 	return 0;
 }
 
+/*
+ * A peer cannot flood the log: with RPCRDMA_TRACE=error on stderr, a client
+ * whose calls each make the server answer ERR_CHUNK (three error events
+ * a call) gets at most RPCRDMA_TRACE_RATE lines a second on stderr, the
+ * rest counted (rpcrdma_trace_suppressed) and summed up in one line; the
+ * callback still sees every event.  Runs in its own process: the
+ * environment is read once.
+ */
+static int64_t flood_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int case_trace_flood(void)
+{
+	enum { CALLS = 400, RATE = 50 };
+	struct blob in = {.want = 100000, .len = 4, .data = malloc(8)};
+	struct blob out = {.want = 200000, .data = malloc(200000)};
+	char path[] = "/tmp/rpcrdma-trace-flood-XXXXXX", line[512];
+	unsigned int lines = 0, summaries = 0;
+	int64_t t0, elapsed_ms;
+	int fd, saved;
+	FILE *f;
+	struct env e;
+
+	CHECK(in.data && out.data);
+	for (uint32_t i = 0; i < 4; i++)
+		in.data[i] = pat(4, i);
+	setenv("RPCRDMA_TRACE", "error", 1);
+	setenv("RPCRDMA_TRACE_RATE", "50", 1);
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	unlink(path);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	CHECK(saved >= 0 && dup2(fd, STDERR_FILENO) == STDERR_FILENO);
+	trec_start();
+	CHECK_RC(env_up(&e, 0, 0), 0);
+	t0 = flood_now_ms();
+	for (int i = 0; i < CALLS; i++) {
+		struct rpcrdma_call call;
+
+		call_init(&call, P_BLOB, blob_enc, &in, res_blob_dec, &out);
+		call.max_reply = 50000; /* the reply is 100 KB: ERR_CHUNK */
+		CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TRANSPORT_ERROR);
+	}
+	elapsed_ms = flood_now_ms() - t0;
+	/* One more in a later second: its line comes after the summary. */
+	usleep(1100 * 1000);
+	{
+		struct rpcrdma_call call;
+
+		call_init(&call, P_BLOB, blob_enc, &in, res_blob_dec, &out);
+		call.max_reply = 50000;
+		CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TRANSPORT_ERROR);
+	}
+	CHECK_RC(env_down(&e), 0);
+	trec_stop();
+	fflush(stderr);
+	CHECK(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+	close(saved);
+	f = fdopen(fd, "r");
+	CHECK(f && fseek(f, 0, SEEK_SET) == 0);
+	while (fgets(line, sizeof(line), f)) {
+		lines += !strncmp(line, "rpcrdma: error ", 15);
+		summaries += strstr(line, "lines suppressed") != NULL;
+	}
+	fclose(f);
+	fprintf(stderr,
+		"%d calls in %lld ms: %u error lines on stderr, %u summaries, %llu "
+		"suppressed; the callback saw %u events\n",
+		CALLS, (long long)elapsed_ms, lines, summaries,
+		(unsigned long long)rpcrdma_trace_suppressed(), trec.n);
+	/* Every event reached the callback. */
+	CHECK(trec.n >= 3 * CALLS && trec.lost == 0);
+	/* RATE a second, in each second the flood touched. */
+	CHECK(lines <= RATE * (unsigned int)(elapsed_ms / 1000 + 3));
+	CHECK(rpcrdma_trace_suppressed() >= 3 * CALLS - lines);
+	CHECK(summaries >= 1);
+	free(in.data);
+	free(out.data);
+	return 0;
+}
+
 /* A reconnect: the first connection's loss with its reason, a new
  * connection with a new id, and every call in flight at the cut sent
  * again on it. */
