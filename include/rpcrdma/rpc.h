@@ -355,7 +355,12 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(prov_regcache_dead_reaped) /* of them, deregistered by the loop between calls */ \
 	X(handshake_timeouts)  /* server, RDMA (ofi): connections cut that had not sent */ \
 			       /* their connection request in record_timeout_ms, or   */ \
-			       /* beyond max_conns of them (docs/security.md)          */
+			       /* beyond max_conns of them (docs/security.md)          */ \
+	X(drc_evictions)       /* server: answered replies the duplicate request cache */ \
+			       /* dropped for its bounds (drc_entries, 32 MiB)         */ \
+	X(drc_uncached)        /* server: calls run uncached, the cache full of calls  */ \
+			       /* in progress                                          */ \
+	X(drc_bytes_now)       /* server: bytes of replies the cache holds, now        */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -434,7 +439,8 @@ struct rpcrdma_server_opts {
 	 * properties feature; others get ERR_INVAL_OPTION). */
 	uint32_t min_vers, max_vers;
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
-	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 */
+	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 (and 32 MiB
+				    * of replies: drc_evictions, drc_bytes_now) */
 	uint32_t max_record;       /* largest call (TCP record, RDMA call rebuilt
 				    * from its chunks); 0: 1 MiB + 64 KiB */
 	/*

@@ -193,6 +193,17 @@ int rpcrdma_server_stats(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *ou
 		return -EDEADLK; /* it would wait for its own loop */
 	memset(out, 0, sizeof(*out));
 	stats_of(s, out);
+	/* The duplicate request cache is the server's, shared by its workers. */
+	if (s->drc) {
+		struct rpcrdma__drc_counts n;
+
+		pthread_mutex_lock(&s->drc_lock);
+		rpcrdma__drc_counts(s->drc, &n);
+		pthread_mutex_unlock(&s->drc_lock);
+		out->drc_evictions = n.evictions;
+		out->drc_uncached = n.uncached;
+		out->drc_bytes_now = n.bytes;
+	}
 	if (!s->nworkers)
 		return 0;
 	asks = calloc(s->nworkers, sizeof(*asks));

@@ -972,3 +972,82 @@ void case_bound_handshake(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(r);
 }
+
+/*
+ * The duplicate request cache's bounds, seen from the counters: a client
+ * whose calls outnumber drc_entries, then whose replies outgrow its 32 MiB,
+ * makes it drop answered replies (drc_evictions), never hold more than
+ * the bytes (drc_bytes_now); calls in progress beyond the entries run
+ * uncached (drc_uncached); and the server goes on serving.
+ */
+void case_bound_drc(void)
+{
+	enum { ENTRIES = 16, ADDS = 40, ECHOS = 40 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	struct echo *in = malloc(sizeof(*in)), *out = malloc(sizeof(*out));
+	char port[16];
+	int32_t sum;
+
+	CHECK(in && out);
+	rpcrdma_server_opts_default(&so);
+	so.drc_entries = ENTRIES;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	c = client_for(loop, port, TEST_PROG, 1, NULL);
+	for (int i = 0; i < ADDS; i++)
+		CHECK_EQ(add(c, i, 1, &sum), 0);
+	CHECK(STAT(srv, drc_evictions) >= ADDS - ENTRIES);
+	CHECK(STAT(srv, drc_bytes_now) > 0);
+	CHECK_EQ(STAT(srv, drc_uncached), 0);
+	/* More calls in progress than entries: never evicted, the rest run
+	 * uncached. */
+	{
+		struct defer_call d[2 * ENTRIES];
+
+		open_credits(c, 2 * ENTRIES);
+		for (int i = 0; i < 2 * ENTRIES; i++)
+			start_defer(c, &d[i], 600000, (uint32_t)i);
+		while (svc.defer_execs < 2 * ENTRIES)
+			CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		CHECK(STAT(srv, drc_uncached) >= ENTRIES);
+		svc_answer_pending();
+		for (int i = 0; i < 2 * ENTRIES; i++) {
+			while (!d[i].completions)
+				CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+			CHECK_EQ(d[i].status, 0);
+		}
+	}
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+
+	/* 40 replies of 1 MiB into a cache of 512 entries: the bytes bind. */
+	so.drc_entries = 0;
+	srv = bounded_server(loop, &so, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = WAIT_MS;
+	c = client_for(loop, port, TEST_PROG, 1, &co);
+	in->len = ECHO_MAX;
+	memset(in->data, 0x5a, in->len);
+	for (int i = 0; i < ECHOS; i++) {
+		struct rpcrdma_call call;
+
+		call_init(&call, P_ECHO, xdr_echo_enc, in, xdr_echo_dec, out);
+		call.max_reply = ECHO_REPLY_MAX;
+		echo_offer_ddp(&call, out);
+		CHECK_EQ(rpcrdma_client_call(c, &call), 0);
+		CHECK_EQ(out->len, ECHO_MAX);
+		CHECK(STAT(srv, drc_bytes_now) <= (32u << 20));
+	}
+	CHECK(STAT(srv, drc_evictions) >= ECHOS - 32);
+	CHECK(STAT(srv, drc_bytes_now) > (16u << 20));
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(in);
+	free(out);
+}
