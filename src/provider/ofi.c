@@ -1422,7 +1422,8 @@ static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now
 			l->unreq[kept++] = l->unreq[i];
 	}
 	l->nunreq = kept;
-	qsort(l->unreq, l->nunreq, sizeof(*l->unreq), unreq_newest_first);
+	if (l->nunreq > 1)
+		qsort(l->unreq, l->nunreq, sizeof(*l->unreq), unreq_newest_first);
 	for (size_t i = 0; i < l->nunreq; i++) {
 		struct ofi_unrequested *u = &l->unreq[i];
 
