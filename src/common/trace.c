@@ -145,6 +145,12 @@ static void read_env(void)
 	pthread_mutex_unlock(&lock);
 }
 
+void rpcrdma__trace_read_env(void)
+{
+	pthread_once(&env_once, read_env);
+	read_env();
+}
+
 int rpcrdma_trace_set(uint32_t mask, rpcrdma_trace_fn fn, void *arg)
 {
 	if (mask & ~RPCRDMA_TRACE_ALL)

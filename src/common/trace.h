@@ -36,6 +36,10 @@ void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t co
 /* A new connection id: small, process-wide unique, never 0. */
 uint32_t rpcrdma__trace_conn_id(void);
 
+/* Read RPCRDMA_TRACE and RPCRDMA_TRACE_RATE again (tests: the first event
+ * reads them once per process). */
+void rpcrdma__trace_read_env(void);
+
 /* The XID of a received message whose header did not decode (0: none). */
 static inline uint32_t rpcrdma__trace_xid_of(const void *buf, size_t len)
 {
