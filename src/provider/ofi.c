@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -1427,7 +1428,14 @@ static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now
 	for (size_t i = 0; i < l->nunreq; i++) {
 		struct ofi_unrequested *u = &l->unreq[i];
 
+		struct stat st;
+
 		if (now_ms - u->first_ms < max_age_ms && l->nunreq - i <= max_count)
+			continue;
+		/* The descriptor is libfabric's: it may have closed it since
+		 * the scan, and another thread reused the number.  Only the
+		 * same socket, still unrequested, is shut down. */
+		if (fstat(u->fd, &st) || st.st_ino != u->ino || !unrequested_conn(u->fd, &me))
 			continue;
 		if (shutdown(u->fd, SHUT_RDWR) == 0)
 			cut++;
