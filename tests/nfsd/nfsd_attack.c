@@ -14,6 +14,9 @@
  *             group one is not in, no device node
  *   squash    --all-squash --anonuid 4321 --anongid 4322: every user
  *             creates as 4321:4322
+ *   modes     a server under umask 027: CREATE, MKDIR and MKNOD give the
+ *             mode asked (knfsd runs with umask 0); another's WRITE or
+ *             truncation, and a change of group, take the set-id bits off
  *   special   a FIFO made by MKNOD, and a FIFO, a character device and a
  *             socket made on the server (by this program, on its host): concurrent CREATEs of each
  * name (more than the filesystem threads) answer NFS3ERR_EXIST, and READ, WRITE, COMMIT and SETATTR
@@ -483,6 +486,107 @@ static void special(void)
 	}
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "special-file attacks");
+}
+
+/* Modes: what a new file gets, and what a change by another takes off. */
+
+static uint32_t new_mode(struct conn *k, const struct rpcrdma_nfs3_fh *dir, uint32_t proc,
+			 const char *name, uint32_t mode)
+{
+	union {
+		struct rpcrdma_nfs3_create_args create;
+		struct rpcrdma_nfs3_mkdir_args mkdir;
+		struct rpcrdma_nfs3_mknod_args mknod;
+	} a;
+	struct rpcrdma_nfs3_create_res r;
+	struct rpcrdma_nfs3_diropargs *where = &a.create.where;
+	struct rpcrdma_nfs3_sattr *sa = &a.create.attr;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	if (proc == RPCRDMA_NFS3_MKDIR) {
+		where = &a.mkdir.where;
+		sa = &a.mkdir.attr;
+	} else if (proc == RPCRDMA_NFS3_MKNOD) {
+		where = &a.mknod.where;
+		sa = &a.mknod.attr;
+		a.mknod.type = RPCRDMA_NF3FIFO;
+	} else {
+		a.create.mode = RPCRDMA_GUARDED;
+	}
+	where->dir = *dir;
+	name_set(&where->name, name);
+	sa->set_mode = true;
+	sa->mode = mode;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, proc, &a, &r), 0);
+	CHECK_RC(r.status, 0);
+	CHECK(r.obj_attr.present);
+	return r.obj_attr.attr.mode;
+}
+
+static uint32_t mode_of(struct conn *k, const struct rpcrdma_nfs3_fh *fh)
+{
+	struct rpcrdma_nfs3_fattr attr;
+
+	CHECK_RC(getattr(k, fh, &attr), 0);
+	return attr.mode;
+}
+
+/*
+ * The server runs under umask 027 (nfsd-attack): new files, directories
+ * and FIFOs still get exactly the mode the client sent, as from knfsd,
+ * whose threads run with umask 0 (the client applied its own).  And the
+ * kernel's rules on set-id bits hold for a caller who does not own the
+ * file: a WRITE or a truncation by another takes the setuid and setgid
+ * bits off, and so does a change of group by the owner.
+ */
+static void modes(void)
+{
+	static const struct {
+		uint32_t proc, mode;
+		const char *name;
+	} made[] = {
+	    {RPCRDMA_NFS3_CREATE, 0666, "m-file"}, {RPCRDMA_NFS3_CREATE, 0660, "m-file-g"},
+	    {RPCRDMA_NFS3_MKDIR, 0777, "m-dir"},   {RPCRDMA_NFS3_MKDIR, 0775, "m-dir-g"},
+	    {RPCRDMA_NFS3_MKNOD, 0666, "m-fifo"},
+	};
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, fh;
+	struct rpcrdma_nfs3_sattr sa;
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		CHECK_RC(new_mode(&k, &root, made[i].proc, made[i].name, made[i].mode),
+			 made[i].mode);
+		CHECK_RC(lookup(&k, &root, made[i].name, &fh), 0);
+		CHECK_RC(mode_of(&k, &fh), made[i].mode);
+	}
+	printf("ok - modes: CREATE, MKDIR and MKNOD give the mode asked, not the server's "
+	       "umask\n");
+
+	/* 2000:2000, mode 06777: anyone may write it. */
+	CHECK_RC(lookup(&k, &root, "suid-write", &fh), 0);
+	CHECK_RC(write_fh(&k, &fh), 0);
+	CHECK_RC(mode_of(&k, &fh), 0777);
+	CHECK_RC(lookup(&k, &root, "suid-trunc", &fh), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.set_size = true;
+	sa.size = 1;
+	CHECK_RC(setattr(&k, &fh, &sa), 0);
+	CHECK_RC(mode_of(&k, &fh), 0777);
+	/* 1000:2000, mode 06755: its owner gives it to its own group. */
+	CHECK_RC(lookup(&k, &root, "suid-chgrp", &fh), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.set_gid = true;
+	sa.gid = 1000;
+	CHECK_RC(setattr(&k, &fh, &sa), 0);
+	CHECK_RC(mode_of(&k, &fh), 0755);
+	printf("ok - modes: another's WRITE or truncation, and a change of group, take the "
+	       "set-id bits off\n");
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "mode checks");
 }
 
 /* Who may connect. */
@@ -1078,6 +1182,8 @@ int main(int argc, char **argv)
 		squash();
 	} else if (strcmp(what, "special") == 0) {
 		special();
+	} else if (strcmp(what, "modes") == 0) {
+		modes();
 	} else if (strcmp(what, "access") == 0) {
 		CHECK(deny && secure && ro && other);
 		access_case(deny, secure, ro, other);

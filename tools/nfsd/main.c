@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -466,6 +467,16 @@ int main(int argc, char **argv)
 		return 2;
 	if (getrandom(verf, sizeof(verf), 0) != sizeof(verf))
 		return 1;
+	/*
+	 * The client applied its user's umask already: CREATE, MKDIR, MKNOD
+	 * and SYMLINK carry the mode the file must get, and knfsd's threads
+	 * run with a umask of 0 for that reason.  Ours would take the bits it
+	 * masks (022 from most shells and service managers) off every new
+	 * file, so a group-writable file or directory came out read-only for
+	 * its group.  The key file, the one file the server makes for
+	 * itself, is created with mode 0600 and is not affected.
+	 */
+	umask(0);
 	nfsd_procs_init(&ex, &acc, verf, strcmp(o.provider, "verbs") != 0);
 	nfsd_nfs3_procs(nfs_rdma, true);
 	nfsd_nfs3_procs(nfs_tcp, false);
