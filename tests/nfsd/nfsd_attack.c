@@ -17,6 +17,9 @@
  *   modes     a server under umask 027: CREATE, MKDIR and MKNOD give the
  *             mode asked (knfsd runs with umask 0); another's WRITE or
  *             truncation, and a change of group, take the set-id bits off
+ *   sizes     READDIR and READDIRPLUS with a count of 0xffffffff answer at
+ *             most rtmax bytes; READs at offsets up to 2^64 - 1 answer no
+ *             data and end of file
  *   special   a FIFO made by MKNOD, and a FIFO, a character device and a
  *             socket made on the server (by this program, on its host): concurrent CREATEs of each
  * name (more than the filesystem threads) answer NFS3ERR_EXIST, and READ, WRITE, COMMIT and SETATTR
@@ -587,6 +590,104 @@ static void modes(void)
 	       "set-id bits off\n");
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "mode checks");
+}
+
+/* Sizes: counts and offsets at and beyond what a reply or a file holds. */
+
+static uint32_t xdr_size(uint32_t n)
+{
+	return 4 + ((n + 3) & ~3u);
+}
+
+/* The bytes of a READDIR(PLUS)3resok that carries @r (RFC 1813 3.3.16-17). */
+static uint64_t readdir_resok_size(const struct rpcrdma_nfs3_readdir_res *r)
+{
+	uint64_t n = 4 + (r->dir_attr.present ? 84 : 0) + 8 + 4 + 4;
+
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct rpcrdma_nfs3_entry *e = &r->entries[i];
+
+		n += 4 + 8 + xdr_size(e->name.len) + 8;
+		if (r->plus)
+			n += 4 + (e->attr.present ? 84 : 0) + 4 +
+			     (e->has_fh ? xdr_size(e->fh.len) : 0);
+	}
+	return n;
+}
+
+/*
+ * "big" holds 4200 entries with names of 240 bytes: a READDIRPLUS
+ * that took them all would need 1.8 MiB.  Asked with a count of
+ * 0xffffffff, both READDIR and READDIRPLUS answer at most what FSINFO's
+ * rtmax says (1 MiB), as knfsd clamps the count to its largest payload;
+ * before, READDIRPLUS answered 4096 entries, which our own client (its
+ * record limit) refused over TCP.  READs at offsets up to and beyond
+ * 2^63 - 1 answer NFS3_OK, no data and end of file, as knfsd's do (the
+ * largest offset a file has); before, one whose end passed 2^63 - 1
+ * answered NFS3ERR_INVAL.
+ */
+static void sizes(void)
+{
+	static const uint64_t offsets[] = {
+	    (uint64_t)INT64_MAX - 100, (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1,
+	    UINT64_MAX - 4096,         UINT64_MAX,
+	};
+	static struct rpcrdma_nfs3_entry e[RPCRDMA_NFS3_DIR_MAX];
+	static uint8_t data[4096];
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, big, fh;
+	struct rpcrdma_nfs3_fsinfo_res fi;
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	memset(&fi, 0, sizeof(fi));
+	CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_FSINFO, &root, &fi), 0);
+	CHECK_RC(fi.status, 0);
+	CHECK_RC(lookup(&k, &root, "big", &big), 0);
+	for (int plus = 0; plus < 2; plus++) {
+		struct rpcrdma_nfs3_readdir_args a;
+		struct rpcrdma_nfs3_readdir_res r;
+		uint64_t bytes;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.dir = big;
+		a.count = a.dircount = 0xffffffffu;
+		r.entries = e;
+		r.max = RPCRDMA_NFS3_DIR_MAX;
+		CHECK_RC(rpcrdma_nfs3_call(
+			     k.c, plus ? RPCRDMA_NFS3_READDIRPLUS : RPCRDMA_NFS3_READDIR, &a, &r),
+			 0);
+		CHECK_RC(r.status, 0);
+		bytes = readdir_resok_size(&r);
+		CHECK(r.n > 0 && !r.eof);
+		CHECK(bytes <= fi.rtmax);
+		printf("ok - sizes: %s with count 0xffffffff answers %u entries, %llu bytes "
+		       "(rtmax %u)\n",
+		       plus ? "READDIRPLUS" : "READDIR", r.n, (unsigned long long)bytes, fi.rtmax);
+	}
+	CHECK_RC(lookup(&k, &root, "pub", &fh), 0);
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		struct rpcrdma_nfs3_read_args a;
+		struct rpcrdma_nfs3_read_res r;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.file = fh;
+		a.offset = offsets[i];
+		a.count = sizeof(data);
+		r.data = data;
+		r.data_max = sizeof(data);
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_READ, &a, &r), 0);
+		CHECK_RC(r.status, 0);
+		CHECK_RC(r.count, 0);
+		CHECK(r.eof);
+	}
+	printf("ok - sizes: READs at offsets from 2^63 - 101 to 2^64 - 1 answer no data and end "
+	       "of file\n");
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "size checks");
 }
 
 /* Who may connect. */
@@ -1184,6 +1285,8 @@ int main(int argc, char **argv)
 		special();
 	} else if (strcmp(what, "modes") == 0) {
 		modes();
+	} else if (strcmp(what, "sizes") == 0) {
+		sizes();
 	} else if (strcmp(what, "access") == 0) {
 		CHECK(deny && secure && ro && other);
 		access_case(deny, secure, ro, other);

@@ -491,6 +491,15 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 
 	if (fd < 0)
 		return;
+	/* No byte lies at or beyond 2^63 - 1 (the largest file offset): a
+	 * READ reaching there reads up to it only, and one starting there
+	 * reads nothing and is at the end of the file, as knfsd answers.
+	 * Passed on, pread would refuse the whole READ (EINVAL) because its
+	 * end overflows, and the client would see NFS3ERR_INVAL. */
+	if (a->offset >= (uint64_t)INT64_MAX)
+		count = 0;
+	else if (count > (uint64_t)INT64_MAX - a->offset)
+		count = (uint32_t)((uint64_t)INT64_MAX - a->offset);
 	if (!S_ISREG(st.st_mode)) {
 		atomic_fetch_add(&counters.refused_special, !S_ISDIR(st.st_mode));
 		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
@@ -513,7 +522,7 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 		close(rfd);
 		goto out;
 	}
-	while (got < count && a->offset <= (uint64_t)INT64_MAX - got) {
+	while (got < count) {
 		ssize_t n = pread(rfd, r->data + got, count - got, (off_t)(a->offset + got));
 
 		if (n < 0 && errno == EINTR)
@@ -931,6 +940,12 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 	struct stat dst;
 	uint8_t buf[16384];
 	uint32_t used, dirbytes = 0;
+	/* The reply is at most what FSINFO's rtmax promises and the server's
+	 * records carry (max_record, main.c), whatever the client asks, as
+	 * knfsd clamps it to its largest payload: a larger count made a reply
+	 * of up to 1.8 MiB (4096 entries with long names), which no TCP
+	 * client with the usual 1 MiB record limit could take. */
+	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
 	bool full = false;
 	int dfd = dir_open(&a->dir, &dst, &r->status), iofd;
 	(void)c;
@@ -978,7 +993,7 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 				continue;
 			dsz = 8 + xdr_len(nl) + 8;
 			esz = 4 + dsz + (plus ? 4 + 84 + 4 + 4 + RPCRDMA_NFS3_FHSIZE : 0);
-			if (r->n == RPCRDMA_NFS3_DIR_MAX || used + esz > a->count ||
+			if (r->n == RPCRDMA_NFS3_DIR_MAX || used + esz > count ||
 			    (plus && a->dircount && dirbytes + dsz > a->dircount)) {
 				full = true;
 				break;
