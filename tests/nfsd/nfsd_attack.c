@@ -20,6 +20,9 @@
  *   sizes     READDIR and READDIRPLUS with a count of 0xffffffff answer at
  *             most rtmax bytes; READs at offsets up to 2^64 - 1 answer no
  *             data and end of file
+ *   swaps     CREATE, MKDIR, SYMLINK and MKNOD of names a local helper
+ *             exchanges with another user's objects as they appear: no
+ *             answer carries the handle of the other user's object
  *   special   a FIFO made by MKNOD, and a FIFO, a character device and a
  *             socket made on the server (by this program, on its host): concurrent CREATEs of each
  * name (more than the filesystem threads) answer NFS3ERR_EXIST, and READ, WRITE, COMMIT and SETATTR
@@ -48,16 +51,22 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -690,6 +699,184 @@ static void sizes(void)
 	well_behaved(port, &root, "size checks");
 }
 
+/* Swaps: the name just made exchanged at once with another's object. */
+
+#define SWAP_OWNER 2000u /* the other user */
+#define SWAP_ROUNDS 100
+
+/* One bait of the type of @name, owned by SWAP_OWNER, exchanged with it. */
+static void swap_one(int dfd, const char *name)
+{
+	char bait[NAME_MAX + 1];
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	snprintf(bait, sizeof(bait), "bait-%s", name);
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		close(openat(dfd, bait, O_CREAT | O_EXCL | O_WRONLY, 0644));
+		break;
+	case S_IFDIR:
+		mkdirat(dfd, bait, 0755);
+		break;
+	case S_IFLNK:
+		symlinkat("elsewhere", dfd, bait);
+		break;
+	case S_IFIFO:
+		mkfifoat(dfd, bait, 0644);
+		break;
+	default:
+		return;
+	}
+	(void)fchownat(dfd, bait, SWAP_OWNER, SWAP_OWNER, AT_SYMLINK_NOFOLLOW);
+	(void)renameat2(dfd, bait, dfd, name, RENAME_EXCHANGE);
+}
+
+/*
+ * A child that stands in for a second client racing the first: every name
+ * "v-*" made in @dir is exchanged (RENAME_EXCHANGE) with a bait of its
+ * own as soon as inotify reports it.  A client cannot time a RENAME that
+ * closely over the wire, but one that sends them without pause wins
+ * sometimes, and one win is enough.  Returns once the watch is in place.
+ */
+static pid_t swapper_start(const char *dir)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	CHECK(pipe(ready) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		static char buf[16384];
+		int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC),
+		    in = inotify_init1(IN_CLOEXEC);
+
+		/* Gone with this process, even when a check fails. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(1);
+		if (dfd < 0 || in < 0 || inotify_add_watch(in, dir, IN_CREATE) < 0)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;) {
+			ssize_t n = read(in, buf, sizeof(buf));
+
+			if (n <= 0)
+				_exit(n < 0 ? 1 : 0);
+			for (char *p = buf; p < buf + n;) {
+				struct inotify_event *e = (struct inotify_event *)(void *)p;
+
+				if (e->len && strncmp(e->name, "v-", 2) == 0)
+					swap_one(dfd, e->name);
+				p += sizeof(*e) + e->len;
+			}
+		}
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* Makes @name in @dir with procedure @proc (CREATE GUARDED, MKDIR,
+ * SYMLINK or MKNOD of a FIFO) as the caller of @k. */
+static void make_named(struct conn *k, const struct rpcrdma_nfs3_fh *dir, uint32_t proc,
+		       const char *name, struct rpcrdma_nfs3_create_res *r)
+{
+	union {
+		struct rpcrdma_nfs3_create_args create;
+		struct rpcrdma_nfs3_mkdir_args mkdir;
+		struct rpcrdma_nfs3_symlink_args symlink;
+		struct rpcrdma_nfs3_mknod_args mknod;
+	} a;
+	struct rpcrdma_nfs3_diropargs *where = &a.create.where;
+
+	memset(&a, 0, sizeof(a));
+	memset(r, 0, sizeof(*r));
+	if (proc == RPCRDMA_NFS3_MKDIR) {
+		where = &a.mkdir.where;
+	} else if (proc == RPCRDMA_NFS3_SYMLINK) {
+		where = &a.symlink.where;
+		a.symlink.target.len = 4;
+		memcpy(a.symlink.target.s, "mine", 5);
+	} else if (proc == RPCRDMA_NFS3_MKNOD) {
+		where = &a.mknod.where;
+		a.mknod.type = RPCRDMA_NF3FIFO;
+	} else {
+		a.create.mode = RPCRDMA_GUARDED;
+	}
+	where->dir = *dir;
+	name_set(&where->name, name);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, proc, &a, r), 0);
+}
+
+/*
+ * CREATE, MKDIR, SYMLINK and MKNOD of names that the swapper exchanges
+ * with objects of user 2000 as soon as they appear: the handle and
+ * attributes in the answer are always those of the object the call made
+ * (owned by the caller), never the bait.  Before, the server looked the
+ * name up again after making it, and 141 of 300 CREATEs answered the
+ * bait's handle: the client would have written its data into a file of
+ * the other user's.
+ */
+static void swaps(void)
+{
+	static const struct {
+		uint32_t proc;
+		const char *what;
+	} procs[] = {
+	    {RPCRDMA_NFS3_CREATE, "CREATE"},
+	    {RPCRDMA_NFS3_MKDIR, "MKDIR"},
+	    {RPCRDMA_NFS3_SYMLINK, "SYMLINK"},
+	    {RPCRDMA_NFS3_MKNOD, "MKNOD"},
+	};
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_create_res r;
+	struct rpcrdma_nfs3_fh root, dir;
+	char racedir[4096];
+	struct conn k;
+	pid_t swapper;
+	int status;
+
+	snprintf(racedir, sizeof(racedir), "%s/race", export_path);
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(lookup(&k, &root, "race", &dir), 0);
+	swapper = swapper_start(racedir);
+	for (size_t p = 0; p < sizeof(procs) / sizeof(procs[0]); p++) {
+		unsigned int raced = 0, handles = 0;
+
+		for (int i = 0; i < SWAP_ROUNDS; i++) {
+			char name[64], bait[sizeof(racedir) + 80];
+			struct stat st;
+
+			snprintf(name, sizeof(name), "v-%zu-%d", p, i);
+			make_named(&k, &dir, procs[p].proc, name, &r);
+			CHECK_RC(r.status, 0);
+			if (r.has_obj) {
+				handles++;
+				CHECK(r.obj_attr.present);
+				CHECK_RC(r.obj_attr.attr.uid, user.uid);
+			}
+			snprintf(bait, sizeof(bait), "%s/bait-%s", racedir, name);
+			for (int wait = 0; wait < 100 && lstat(bait, &st) < 0; wait++)
+				usleep(1000);
+			raced += lstat(bait, &st) == 0;
+		}
+		printf("ok - swaps: %u %ss raced by an exchange; %u answered a handle, each of "
+		       "the caller's own object\n",
+		       raced, procs[p].what, handles);
+		fflush(stdout);
+	}
+	CHECK(kill(swapper, SIGTERM) == 0);
+	CHECK(waitpid(swapper, &status, 0) == swapper);
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "swapped names");
+}
+
 /* Who may connect. */
 
 static void split(const char *arg, char *p, char *m)
@@ -1287,6 +1474,8 @@ int main(int argc, char **argv)
 		modes();
 	} else if (strcmp(what, "sizes") == 0) {
 		sizes();
+	} else if (strcmp(what, "swaps") == 0) {
+		swaps();
 	} else if (strcmp(what, "access") == 0) {
 		CHECK(deny && secure && ro && other);
 		access_case(deny, secure, ro, other);

@@ -635,22 +635,52 @@ out:
 }
 PROC(p_write, write3)
 
-/* The end of every creating procedure: the new object's handle and attributes. */
-static void created(int dfd, const struct stat *dst, const char *name,
-		    const struct rpcrdma_nfs3_sattr *sa, bool skip_mode,
+/*
+ * The end of every creating procedure: the attributes asked, then the
+ * handle and attributes of @fd, the object itself (never looked up again
+ * by name: by then the name may be another's file, swapped in by a
+ * RENAME, and the client would write its data there).
+ */
+static void created(int fd, const struct rpcrdma_nfs3_sattr *sa, bool skip_mode,
 		    struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat st;
-	int fd = child_open(dfd, dst, name, &r->status);
 
-	if (fd < 0)
-		return;
+	r->status = RPCRDMA_NFS3_OK;
 	if (sa && nfsd_stat_fd(fd, &st) == 0)
 		r->status = set_attrs(fd, &st, sa, skip_mode);
 	if (r->status == RPCRDMA_NFS3_OK) {
 		r->has_obj = nfsd_fh_make(ex, fd, &r->obj) == RPCRDMA_NFS3_OK;
 		nfsd_post_attr(ex, fd, &r->obj_attr);
 	}
+}
+
+/*
+ * MKDIR, SYMLINK and MKNOD return no descriptor: the object is opened by
+ * its name, and is taken for the one just made only if it is of the type
+ * made and owned by the caller (a new object is owned by the filesystem
+ * uid that made it).  Otherwise someone renamed another object to the
+ * name in between: the call succeeded, but the answer carries no handle
+ * and no attributes are set, so the caller never acts on another's file
+ * (counted, refused_swapped).  An object of the caller's own swapped in by
+ * the caller's own uid is not told apart; nor, for root, another object
+ * of root's.
+ */
+static void made_by_name(int dfd, const struct stat *dst, const char *name, mode_t type,
+			 const struct call *c, const struct rpcrdma_nfs3_sattr *sa,
+			 struct rpcrdma_nfs3_create_res *r)
+{
+	struct stat st;
+	uint32_t status;
+	int fd = child_open(dfd, dst, name, &status);
+
+	r->status = RPCRDMA_NFS3_OK;
+	if (fd < 0)
+		return;
+	if (nfsd_stat_fd(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == c->cred.uid)
+		created(fd, sa, true, r);
+	else
+		atomic_fetch_add(&counters.refused_swapped, 1);
 	close(fd);
 }
 
@@ -690,8 +720,8 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		if (efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint32_t)st.st_atim.tv_sec == sa.atime.seconds &&
 		    (uint32_t)st.st_mtim.tv_sec == sa.mtime.seconds) {
+			created(efd, NULL, true, r);
 			close(efd);
-			created(dfd, &dst, a->where.name.s, NULL, true, r);
 			goto out;
 		}
 		close_fd(efd);
@@ -707,10 +737,10 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		int efd = child_open(dfd, &dst, a->where.name.s, &r->status);
 		bool reg = efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode);
 
-		close_fd(efd);
 		if (efd < 0)
 			goto out;
 		if (!reg) {
+			close(efd);
 			atomic_fetch_add(&counters.refused_special, 1);
 			r->status = RPCRDMA_NFS3ERR_EXIST;
 			goto out;
@@ -718,15 +748,16 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		memset(&size_only, 0, sizeof(size_only));
 		size_only.set_size = sa.set_size;
 		size_only.size = sa.size;
-		created(dfd, &dst, a->where.name.s, &size_only, true, r);
+		created(efd, &size_only, true, r);
+		close(efd);
 		goto out;
 	}
 	if (fd < 0) {
 		r->status = err_stat();
 		goto out;
 	}
+	created(fd, &sa, a->mode != RPCRDMA_EXCLUSIVE, r);
 	close(fd);
-	created(dfd, &dst, a->where.name.s, &sa, a->mode != RPCRDMA_EXCLUSIVE, r);
 out:
 	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
 	close(dfd);
@@ -738,7 +769,6 @@ static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
-	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -748,7 +778,7 @@ static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
 		    0)
 			r->status = err_stat();
 		else
-			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+			made_by_name(dfd, &dst, a->where.name.s, S_IFDIR, c, &a->attr, r);
 	}
 	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
 	close(dfd);
@@ -760,7 +790,6 @@ static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
 {
 	struct stat dst;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
-	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -772,7 +801,7 @@ static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
 		if (symlinkat(a->target.s, dfd, a->where.name.s) < 0)
 			r->status = err_stat();
 		else
-			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+			made_by_name(dfd, &dst, a->where.name.s, S_IFLNK, c, &a->attr, r);
 	}
 	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
 	close(dfd);
@@ -786,7 +815,6 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
 	dev_t dev = 0;
 	int dfd = dir_open(&a->where.dir, &dst, &r->status);
-	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -814,7 +842,7 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 		if (mknodat(dfd, a->where.name.s, mode, dev) < 0)
 			r->status = err_stat();
 		else
-			created(dfd, &dst, a->where.name.s, &a->attr, true, r);
+			made_by_name(dfd, &dst, a->where.name.s, mode & S_IFMT, c, &a->attr, r);
 	}
 	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
 	close(dfd);
