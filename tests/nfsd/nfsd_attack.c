@@ -16,7 +16,8 @@
  *             creates as 4321:4322
  *   modes     a server under umask 027: CREATE, MKDIR and MKNOD give the
  *             mode asked (knfsd runs with umask 0); another's WRITE or
- *             truncation, and a change of group, take the set-id bits off
+ *             truncation, and a change of group, take the set-id bits off;
+ *             SETATTR sets a symbolic link's own times
  *   sizes     READDIR and READDIRPLUS with a count of 0xffffffff answer at
  *             most rtmax bytes; READs at offsets up to 2^64 - 1 answer no
  *             data and end of file
@@ -577,6 +578,36 @@ static void modes(void)
 	}
 	printf("ok - modes: CREATE, MKDIR and MKNOD give the mode asked, not the server's "
 	       "umask\n");
+
+	/* A symbolic link's times are set, as knfsd sets them; its mode is
+	 * not (Linux has none to change), and the call still succeeds. */
+	{
+		struct rpcrdma_nfs3_symlink_args a;
+		struct rpcrdma_nfs3_create_res r;
+		struct rpcrdma_nfs3_fattr attr;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.where.dir = root;
+		name_set(&a.where.name, "m-link");
+		a.target.len = 6;
+		memcpy(a.target.s, "m-file", 7);
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_SYMLINK, &a, &r), 0);
+		CHECK_RC(r.status, 0);
+		memset(&sa, 0, sizeof(sa));
+		sa.atime_how = sa.mtime_how = RPCRDMA_SET_TO_CLIENT_TIME;
+		sa.atime.seconds = 1000000000u;
+		sa.mtime.seconds = 1000000001u;
+		sa.set_mode = true;
+		sa.mode = 0600;
+		CHECK_RC(setattr(&k, &r.obj, &sa), 0);
+		CHECK_RC(getattr(&k, &r.obj, &attr), 0);
+		CHECK_RC(attr.mtime.seconds, 1000000001u);
+		CHECK_RC(attr.atime.seconds, 1000000000u);
+		CHECK_RC(lookup(&k, &root, "m-file", &fh), 0);
+		CHECK_RC(mode_of(&k, &fh), 0666);
+	}
+	printf("ok - modes: SETATTR sets a symbolic link's times, not its target's\n");
 
 	/* 2000:2000, mode 06777: anyone may write it. */
 	CHECK_RC(lookup(&k, &root, "suid-write", &fh), 0);

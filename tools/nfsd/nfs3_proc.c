@@ -352,8 +352,7 @@ static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nf
 		if (rc < 0)
 			return err_stat();
 	}
-	if ((sa->atime_how != RPCRDMA_DONT_CHANGE || sa->mtime_how != RPCRDMA_DONT_CHANGE) &&
-	    !lnk) {
+	if (sa->atime_how != RPCRDMA_DONT_CHANGE || sa->mtime_how != RPCRDMA_DONT_CHANGE) {
 		struct timespec t[2];
 		const uint32_t how[2] = {sa->atime_how, sa->mtime_how};
 		const struct rpcrdma_nfs3_time *given[2] = {&sa->atime, &sa->mtime};
@@ -369,7 +368,13 @@ static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nf
 				    how[i] == RPCRDMA_SET_TO_SERVER_TIME ? UTIME_NOW : UTIME_OMIT;
 			}
 		}
-		if (utimensat(AT_FDCWD, path, t, 0) < 0)
+		/* On the object itself, a symbolic link's too, as knfsd sets
+		 * them (before, a link's times were left alone and the call
+		 * answered NFS3_OK).  A kernel that does not take AT_EMPTY_PATH
+		 * here (EINVAL) gets the /proc path, which would follow a link:
+		 * for one of those the EINVAL stands. */
+		if (utimensat(fd, "", t, AT_EMPTY_PATH) < 0 &&
+		    (errno != EINVAL || lnk || utimensat(AT_FDCWD, path, t, 0) < 0))
 			return err_stat();
 	}
 	return RPCRDMA_NFS3_OK;
