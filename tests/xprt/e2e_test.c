@@ -1183,13 +1183,15 @@ static int case_abort_revoked(void)
  * still having its grants revoked: rpcrdma_client_call must not complete
  * it on that error, only once revocation is done (from on_aborted), with
  * its time-out.  The loop's epoll descriptor is swapped for a pipe's
- * (epoll_wait: EINVAL) from a timer, the first time the call is seen
- * waiting for its fence, and put back 1 ms later (or once the call is
- * back).  Without the fix the call returned the loop's -EINVAL while its
- * grants were still live.
+ * (epoll_wait: EINVAL) by a before-sleep hook, in the first iteration that
+ * finds the call waiting for its fence (a timer polling for that missed
+ * it when the fence began and ended less than a tick apart), and put back
+ * 1 ms later (or once the call is back).  Without the fix the call
+ * returned the loop's -EINVAL while its grants were still live.
  */
 struct loop_breaker {
 	struct rpcrdma__timer tm;
+	struct rpcrdma__hook watch;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_call *call;
 	int epfd, saved_epfd, pipe_rd;
@@ -1204,18 +1206,18 @@ static void restore_loop(struct rpcrdma__timer *tm)
 	b->restored = true;
 }
 
-static void break_loop_when_fencing(struct rpcrdma__timer *tm)
+static int break_loop_when_fencing(struct rpcrdma__hook *h)
 {
-	struct loop_breaker *b = tm->ctx;
+	struct loop_breaker *b = h->ctx;
 	struct rpcrdma__client_call *cc = b->call->priv[0];
 
-	if (!cc || cc->state != RPCRDMA__CC_FENCING) {
-		rpcrdma__timer_start(b->loop, &b->tm, 1, break_loop_when_fencing, b);
-		return;
-	}
+	if (!cc || cc->state != RPCRDMA__CC_FENCING)
+		return 0;
+	rpcrdma__hook_stop(&b->watch);
 	dup2(b->pipe_rd, b->epfd);
 	b->broken = true;
 	rpcrdma__timer_start(b->loop, &b->tm, 1, restore_loop, b);
+	return 0;
 }
 
 static int case_abort_loop_error(void)
@@ -1249,11 +1251,12 @@ static int case_abort_loop_error(void)
 	b.saved_epfd = dup(b.epfd);
 	b.pipe_rd = pipefd[0];
 	CHECK(b.epfd >= 0 && b.saved_epfd >= 0);
-	rpcrdma__timer_start(cloop, &b.tm, 1, break_loop_when_fencing, &b);
+	rpcrdma__hook_start(cloop, &b.watch, break_loop_when_fencing, &b);
 	/* The server stalls: the call times out, then waits for its fence. */
 	CHECK_RC(rpcrdma_client_call(st.clnt, &st.call), RPCRDMA_ERR_TIMEDOUT);
 	/* The call may complete in the very next iteration, before the
 	 * descriptor is put back. */
+	rpcrdma__hook_stop(&b.watch);
 	rpcrdma__timer_stop(&b.tm);
 	if (!b.restored)
 		restore_loop(&b.tm);
