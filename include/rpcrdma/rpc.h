@@ -360,7 +360,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* dropped for its bounds (drc_entries, 32 MiB)         */ \
 	X(drc_uncached)        /* server: calls run uncached, the cache full of calls  */ \
 			       /* in progress                                          */ \
-	X(drc_bytes_now)       /* server: bytes of replies the cache holds, now        */
+	X(drc_bytes_now)       /* server: bytes of replies the cache holds, now        */ \
+	X(conns_evicted)       /* server: idle connections closed, the least recently  */ \
+			       /* active first, to admit a new one at max_conns        */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -459,10 +461,18 @@ struct rpcrdma_server_opts {
 	 * the default; docs/security.md has the whole table).  Each has a
 	 * counter in struct rpcrdma_xprt_stats.
 	 *
-	 * max_conns: connections at once, over all workers; 0: 1024.  Beyond
-	 * it a new connection is closed at accept (TCP) or rejected by the
-	 * connection manager (RDMA); conns_refused.  A closed connection
-	 * still counts until every call read from it is answered or dropped.
+	 * max_conns: connections at once, over all workers; 0: 1024.  A new
+	 * connection beyond it makes room: the least recently active
+	 * connection with nothing in progress (no call being read, served or
+	 * deferred, no reply queued) is closed for it, as the Linux NFS
+	 * server closes its oldest; conns_evicted.  A connection with a call
+	 * in progress is never closed for this.  When every connection has
+	 * one, or with refuse_at_max_conns, the new connection is closed at
+	 * accept (TCP) or rejected by the connection manager (RDMA);
+	 * conns_refused.  A closed connection still counts until every call
+	 * read from it is answered or dropped (so does one being closed for a
+	 * newcomer, until it is gone: the count may pass max_conns by those
+	 * meanwhile).
 	 *
 	 * idle_timeout_ms: a connection with no call in progress, no reply
 	 * queued and nothing received for this long is closed; 0: 360000
@@ -500,6 +510,14 @@ struct rpcrdma_server_opts {
 	size_t max_conn_queued;
 	uint32_t drain_timeout_ms;
 	size_t max_read_bytes;
+	/*
+	 * At max_conns, refuse new connections (conns_refused) rather than
+	 * close the least recently active idle one for them: a server whose
+	 * clients must never lose an idle connection to newcomers.  Off by
+	 * default: connections opened and left silent would otherwise lock
+	 * every later client out until idle_timeout_ms.
+	 */
+	bool refuse_at_max_conns;
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);

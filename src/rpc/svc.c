@@ -456,7 +456,7 @@ void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
 		out->tick_ms = 5000;
 }
 
-static bool on_conn_admit(void *ctx)
+static enum rpcrdma__svc_admit on_conn_admit(void *ctx)
 {
 	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
 	unsigned int max = root->opts.max_conns ? root->opts.max_conns
@@ -466,9 +466,18 @@ static bool on_conn_admit(void *ctx)
 	/* Released on the workers' threads, admitted only here. */
 	do {
 		if (n >= max)
-			return false;
+			goto out_full;
 	} while (!atomic_compare_exchange_weak(&root->nconns, &n, n + 1));
-	return true;
+	return RPCRDMA__SVC_ADMITTED;
+
+out_full:
+	/* The least recently active idle connection makes room (svc_lru.c);
+	 * it keeps counting until it is gone, so the newcomer counts beyond
+	 * max_conns meanwhile. */
+	if (root->opts.refuse_at_max_conns || !rpcrdma__svc_lru_evict_one(root))
+		return RPCRDMA__SVC_REFUSED;
+	atomic_fetch_add(&root->nconns, 1);
+	return RPCRDMA__SVC_ADMITTED_EVICTING;
 }
 
 static void on_conn_release(void *ctx)
@@ -497,12 +506,16 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .place = rpcrdma__svc_place,
     .conn_admit = on_conn_admit,
     .conn_release = on_conn_release,
+    .conn_idle = rpcrdma__svc_lru_idle,
+    .conn_busy = rpcrdma__svc_lru_busy,
 };
 
 static const struct rpcrdma__svc_cb worker_cb = {
     .call = on_call,
     .conn_closed = on_conn_closed,
     .conn_release = on_conn_release,
+    .conn_idle = rpcrdma__svc_lru_idle,
+    .conn_busy = rpcrdma__svc_lru_busy,
 };
 
 /* Public API. */

@@ -125,7 +125,41 @@ struct rpcrdma_server {
 	/* The root's: connections admitted and not yet released, on any
 	 * worker (max_conns). */
 	_Atomic unsigned int nconns;
+	/* Eviction at max_conns (svc_lru.c): this core's admitted
+	 * connections with nothing in progress, least recently active first,
+	 * and those chosen to be closed on its loop.  Under lru_lock: the
+	 * listener's thread takes from every core's list. */
+	pthread_mutex_t lru_lock;
+	struct rpcrdma__list lru_idle, lru_evict;
+	struct rpcrdma__timer evict_timer; /* the root's own evictions */
 };
+
+/**
+ * rpcrdma__svc_lru_idle - cb->conn_idle: list @e as @ctx's most recently active idle connection
+ * @ctx: the core the transport reports to
+ * @e: an admitted connection with nothing in progress
+ */
+void rpcrdma__svc_lru_idle(void *ctx, struct rpcrdma__svc_lru_entry *e);
+
+/**
+ * rpcrdma__svc_lru_busy - cb->conn_busy: take @e off the lists of @ctx
+ * @ctx: the core the transport reports to
+ * @e: the connection, listed or not
+ *
+ * Return: false when @e had been chosen for eviction: the caller closes it.
+ */
+bool rpcrdma__svc_lru_busy(void *ctx, struct rpcrdma__svc_lru_entry *e);
+
+/**
+ * rpcrdma__svc_lru_evict_one - choose a connection to close for a new one at max_conns
+ * @root: the server, on its listener's loop
+ *
+ * Picks the least recently active idle connection over the server and
+ * its workers and has it closed on its own loop.
+ *
+ * Return: false when every connection has something in progress.
+ */
+bool rpcrdma__svc_lru_evict_one(struct rpcrdma_server *root);
 
 /* A cached reply copied out of the cache. */
 struct rpcrdma__svc_cached {

@@ -24,6 +24,9 @@ void rpcrdma__svc_core_init(struct rpcrdma_server *s)
 	rpcrdma__list_init(&s->waiting);
 	rpcrdma__list_init(&s->live);
 	pthread_mutex_init(&s->live_lock, NULL);
+	pthread_mutex_init(&s->lru_lock, NULL);
+	rpcrdma__list_init(&s->lru_idle);
+	rpcrdma__list_init(&s->lru_evict);
 }
 
 void rpcrdma__svc_core_fini(struct rpcrdma_server *s)
@@ -36,6 +39,8 @@ void rpcrdma__svc_core_fini(struct rpcrdma_server *s)
 	}
 	s->nspare_reqs = 0;
 	pthread_mutex_destroy(&s->live_lock);
+	rpcrdma__timer_stop(&s->evict_timer);
+	pthread_mutex_destroy(&s->lru_lock);
 }
 
 struct rpcrdma_svc_req *rpcrdma__svc_req_new(struct rpcrdma_server *s, struct rpcrdma__sreq *t)

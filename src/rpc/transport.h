@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "common/list.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/xdr.h"
 
@@ -167,6 +168,33 @@ struct rpcrdma__sreq {
 	void *done_ctx;
 };
 
+/*
+ * What cb->conn_admit answers: refused (max_conns reached, counted in
+ * conns_refused), admitted, or admitted by closing the least recently
+ * active connection that had nothing in progress (conns_evicted).
+ */
+enum rpcrdma__svc_admit {
+	RPCRDMA__SVC_REFUSED,
+	RPCRDMA__SVC_ADMITTED,
+	RPCRDMA__SVC_ADMITTED_EVICTING,
+};
+
+/*
+ * A server connection as the eviction at max_conns sees it (svc_lru.c).
+ * The transport embeds it in its connection, sets @evict, and calls
+ * cb->conn_idle and cb->conn_busy; @node, @since and @state belong to the
+ * core, under the lock of the core the transport reports to.
+ */
+struct rpcrdma__svc_lru_entry {
+	struct rpcrdma__list node;
+	uint64_t since; /* last activity (loop ms): the order of the idle list */
+	unsigned char state;
+	bool listed; /* the transport's: between conn_idle and a conn_busy */
+	/* Closes the connection: runs on its loop, after the core took the
+	 * entry off every list. */
+	void (*evict)(struct rpcrdma__svc_lru_entry *e);
+};
+
 /**
  * struct rpcrdma__svc_cb - what a server transport calls in the core
  * @call: a valid call, @msg the call message rebuilt as one XDR stream (Read
@@ -179,6 +207,8 @@ struct rpcrdma__sreq {
  * @place: worker loops; see below.
  * @conn_admit: the connection limit; see below.
  * @conn_release: gives back what @conn_admit admitted; see below.
+ * @conn_idle: an admitted connection may be evicted from now on; see below.
+ * @conn_busy: it may not any more; see below.
  */
 struct rpcrdma__svc_cb {
 	void (*call)(void *ctx, struct rpcrdma__sreq *req, struct rpcrdma_xdr_stream *msg);
@@ -197,7 +227,9 @@ struct rpcrdma__svc_cb {
 	/*
 	 * The connection limit (may be NULL: no limit).  The listener asks
 	 * conn_admit, on its loop, for each connection before it is accepted
-	 * or handed to a worker; false: refuse it (and count conns_refused).
+	 * or handed to a worker; RPCRDMA__SVC_REFUSED: refuse it (and count
+	 * conns_refused); RPCRDMA__SVC_ADMITTED_EVICTING: accept it, and count
+	 * conns_evicted (another connection is being closed for it).
 	 * Every admitted connection is given back exactly once with
 	 * conn_release, on the loop that served it, when it and every call
 	 * read from it are gone (or it could not be set up): calls outlive
@@ -205,8 +237,23 @@ struct rpcrdma__svc_cb {
 	 * that closes with calls in progress does not get its place back
 	 * until they are answered or dropped.
 	 */
-	bool (*conn_admit)(void *ctx);
+	enum rpcrdma__svc_admit (*conn_admit)(void *ctx);
 	void (*conn_release)(void *ctx);
+	/*
+	 * Eviction at the limit (may be NULL: none).  A transport lists each
+	 * admitted connection with conn_idle, on the loop that serves it,
+	 * whenever it has nothing in progress: no call being read, served,
+	 * deferred or answered, no reply queued.  It lists it again (as the
+	 * most recent) when it receives while listed, and takes it off with
+	 * conn_busy before it takes a call in, and when it closes.  When
+	 * conn_busy returns false the connection was chosen for eviction
+	 * meanwhile: the transport drops what arrived and leaves it listed
+	 * (e->listed stays true), and e->evict closes it soon after on the
+	 * same loop.  The entry must stay valid until conn_busy has taken it
+	 * off (svc_lru.c).
+	 */
+	void (*conn_idle)(void *ctx, struct rpcrdma__svc_lru_entry *e);
+	bool (*conn_busy)(void *ctx, struct rpcrdma__svc_lru_entry *e);
 };
 
 /*

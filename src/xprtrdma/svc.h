@@ -202,6 +202,10 @@ struct rpcrdma__xsconn {
 	 * bytes, and since when they have not moved; the last receive; the
 	 * tick that looks at these clocks. */
 	bool admitted;   /* counts against max_conns (cb->conn_admit) */
+	bool closing;    /* its disconnect is asked for */
+	/* Listed while nothing is in progress: it may be closed for a
+	 * newcomer at max_conns (svc_lru.c; rpcrdma__xsvc_lru_update). */
+	struct rpcrdma__svc_lru_entry lru;
 	bool rd_blocked; /* waits for the transport's Read-chunk budget */
 	bool paused;     /* receives held back: tx_bytes at max_conn_queued */
 	uint32_t tx_pending;
@@ -298,6 +302,16 @@ static inline struct rpcrdma__xsconn *xsconn_of(struct rpcrdma__xconn *c)
  * @sc: the connection
  */
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
+
+/**
+ * rpcrdma__xsvc_lru_update - list @sc for eviction at max_conns, or take it off
+ * @sc: the connection
+ *
+ * Listed while it is up or connecting, not closing, and has nothing in
+ * progress: no call object alive (received, reading, served, deferred,
+ * its reply queued or being sent) and no call held back.
+ */
+void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc);
 
 /**
  * rpcrdma__xsvc_sreq_unlink_all - take a call object off the list of all calls

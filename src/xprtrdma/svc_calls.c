@@ -17,10 +17,25 @@ static void hold_release(struct rpcrdma__timer *tm);
 /*
  * Objects.
  */
+void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+	bool idle = !sc->closing && !v->destroying && sc->c.pc && !sc->sreqs && !sc->hold_head &&
+		    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING);
+
+	if (!sc->admitted || v->partner || !v->cb->conn_idle)
+		return;
+	if (idle && !sc->lru.listed)
+		v->cb->conn_idle(v->cb_ctx, &sc->lru);
+	else if (!idle && sc->lru.listed)
+		(void)v->cb->conn_busy(v->cb_ctx, &sc->lru);
+}
+
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc)
 {
 	struct rpcrdma__xsvc *v = sc->svc;
 
+	rpcrdma__xsvc_lru_update(sc);
 	if (sc->c.pc || sc->sreqs || sc->c.ops_out)
 		return;
 	rpcrdma__timer_stop(&sc->tick);
@@ -211,6 +226,7 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 /* RFC 8166 5.5.3 / 5.5.4: failed RDMA, or a reply we could not send. */
 void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc)
 {
+	sc->closing = true;
 	if (sc->c.pc &&
 	    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING))
 		(void)rpcrdma__provider_disconnect(sc->c.pc);

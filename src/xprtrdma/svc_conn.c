@@ -114,6 +114,15 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		    const struct rpcrdma_server_opts *opts, const struct rpcrdma__svc_cb *cb,
 		    void *cb_ctx, struct rpcrdma__xsvc **out);
 
+/* Chosen to make room at max_conns (svc_lru.c), on our loop: closed as
+ * an idle one is; its place comes back once it is down. */
+static void conn_evict(struct rpcrdma__svc_lru_entry *e)
+{
+	struct rpcrdma__xsconn *sc = rpcrdma__container_of(e, struct rpcrdma__xsconn, lru);
+
+	rpcrdma__xsvc_conn_close(sc);
+}
+
 /*
  * Connections the provider took on our port whose request never came (a
  * peer that connects and sends nothing, or a byte at a time): they hold a
@@ -177,23 +186,28 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 	struct rpcrdma_prov_conn *pc = ev->conn;
 	uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE];
 	struct rpcrdma__xsconn *sc;
+	enum rpcrdma__svc_admit admit;
 	bool admitted;
 	size_t pdlen;
 	int rc;
 
 	/*
 	 * max_conns: the listener admits (a request handed to a worker,
-	 * listener NULL, was admitted there); refused at the connection
-	 * manager, before anything is allocated for it.
+	 * listener NULL, was admitted there), by closing an idle connection
+	 * if it must; refused at the connection manager, before anything is
+	 * allocated for it, when every connection has a call in progress.
 	 */
 	if (ev->listener) {
 		admitted = v->cb->conn_admit != NULL;
-		if (admitted && (v->destroying || !v->cb->conn_admit(v->cb_ctx))) {
+		admit = admitted && !v->destroying ? v->cb->conn_admit(v->cb_ctx)
+						   : RPCRDMA__SVC_ADMITTED;
+		if (admitted && (v->destroying || admit == RPCRDMA__SVC_REFUSED)) {
 			v->st.conns_refused += !v->destroying;
 			(void)rpcrdma__provider_reject(pc, NULL, 0);
 			rpcrdma__provider_conn_destroy(pc);
 			return;
 		}
+		v->st.conns_evicted += admit == RPCRDMA__SVC_ADMITTED_EVICTING;
 	} else {
 		admitted = v->cb->conn_release != NULL;
 	}
@@ -226,6 +240,7 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 		return;
 	}
 	sc->admitted = admitted;
+	sc->lru.evict = conn_evict;
 	sc->svc = v;
 	sc->c.dev = &v->dev;
 	sc->c.pc = pc;
@@ -270,6 +285,8 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 	/* The handshake, too, must finish within record_timeout_ms. */
 	sc->last_rx = rpcrdma_loop_now(v->dev.loop);
 	rpcrdma__timer_start(v->dev.loop, &sc->tick, v->b.tick_ms, conn_tick, sc);
+	/* Nothing in progress yet: a newcomer at max_conns may close it. */
+	rpcrdma__xsvc_lru_update(sc);
 }
 
 static void on_event(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev)
@@ -535,6 +552,8 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 	}
 	while ((sc = v->conns)) {
 		v->conns = sc->next;
+		if (sc->lru.listed)
+			(void)v->cb->conn_busy(v->cb_ctx, &sc->lru);
 		rpcrdma__timer_stop(&sc->tick);
 		rpcrdma__xsvc_hold_drop(sc);
 		if (sc->admitted && v->cb->conn_release)

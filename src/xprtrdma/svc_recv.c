@@ -552,6 +552,16 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
 	}
 	v->st.inline_recv_bytes += r->len;
 	sc->last_rx = rpcrdma__loop_recent_ms(v->dev.loop);
+	/* Off the idle list while this is handled; back, as the most
+	 * recent, when nothing is left in progress (conn_try_free). */
+	if (sc->lru.listed && !v->cb->conn_busy(v->cb_ctx, &sc->lru)) {
+		/* Closed for a newcomer at max_conns while it had nothing in
+		 * progress; what came since goes with it. */
+		rpcrdma__xrecv_put(&v->pool, r);
+		rpcrdma__xsvc_conn_close(sc);
+		rpcrdma__xsvc_conn_try_free(sc);
+		return;
+	}
 	sc->sreqs++;
 	/* ORDER: replace the receive before serving the call, so the
 	 * requester's credits stay backed meanwhile. */

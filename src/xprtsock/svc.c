@@ -3,17 +3,20 @@
  * connections (or those handed to this worker's loop), calls read as records
  * (record.c) and replies queued in the order they are sent.
  *
- * Bounds (rpcrdma_server_opts): connections beyond max_conns are closed at
- * accept; a connection stops being read while its replies exceed
- * max_conn_queued or MAX_INFLIGHT calls are in progress, which pushes back
- * through TCP flow control; its tick closes it when queued replies do not
- * move for drain_timeout_ms, when a call begun is not whole after
- * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A closed
- * connection stays allocated, and keeps its place under max_conns, until
- * each call read from it is answered or dropped: the calls hold their
- * records, so a client that closes and comes back must not get a new
- * place while they do.  A close found inside a core call is carried out
- * from a timer.
+ * Bounds (rpcrdma_server_opts): a connection beyond max_conns closes the
+ * least recently active one that has nothing in progress (svc_lru.c; a
+ * connection is listed there while it has no call and no reply queued),
+ * or is closed at accept when every one has something; a connection
+ * stops being read while its replies exceed max_conn_queued or
+ * MAX_INFLIGHT calls are in progress, which pushes back through TCP flow
+ * control; its tick closes it when queued replies do not move for
+ * drain_timeout_ms, when a call begun is not whole after
+ * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A
+ * closed connection stays allocated, and keeps its place under
+ * max_conns, until each call read from it is answered or dropped: the
+ * calls hold their records, so a client that closes and comes back must
+ * not get a new place while they do.  A close found inside a core call is
+ * carried out from a timer.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -47,6 +50,7 @@ struct svc_conn {
 	unsigned int inflight;
 	bool dead;
 	bool admitted;               /* counts against max_conns (cb->conn_admit) until freed */
+	struct rpcrdma__svc_lru_entry lru; /* while idle: may be closed for a newcomer */
 	struct rpcrdma__timer later; /* deferred close or resume */
 	int later_err;
 	/* The time-outs (rpcrdma_server_opts): last bytes received, since
@@ -94,6 +98,36 @@ static void conn_put(struct svc_conn *sc)
 	free(sc);
 }
 
+/*
+ * Tell the core whether @sc may be closed for a newcomer at max_conns:
+ * only while nothing is in progress, no call and no reply queued (a call
+ * taken in goes through deliver_call's own check instead).  Listed when
+ * it becomes idle; conn_on_event makes it the most recent as it receives.
+ */
+static void conn_lru_update(struct svc_conn *sc)
+{
+	struct rpcrdma__svc_transport *srv = sc->srv;
+	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head;
+
+	/* Without its transport (destroyed, calls left) it is listed nowhere. */
+	if (!srv || !sc->admitted || !srv->cb->conn_idle)
+		return;
+	if (idle && !sc->lru.listed)
+		srv->cb->conn_idle(srv->cb_ctx, &sc->lru);
+	else if (!idle && sc->lru.listed)
+		(void)srv->cb->conn_busy(srv->cb_ctx, &sc->lru);
+}
+
+static void conn_close(struct svc_conn *sc, int err);
+
+/* Chosen to make room at max_conns (svc_lru.c), on our loop. */
+static void conn_evict(struct rpcrdma__svc_lru_entry *e)
+{
+	struct svc_conn *sc = rpcrdma__container_of(e, struct svc_conn, lru);
+
+	conn_close(sc, -ECONNABORTED);
+}
+
 static void conn_close(struct svc_conn *sc, int err)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
@@ -101,6 +135,7 @@ static void conn_close(struct svc_conn *sc, int err)
 	if (sc->dead)
 		return;
 	sc->dead = true;
+	conn_lru_update(sc);
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
 		       "TCP: %s: %s (%d)", err ? "connection closed" : "connection shut down",
 		       rpcrdma_strerror(err), err);
@@ -141,6 +176,8 @@ static void conn_resume(struct svc_conn *sc)
 	sc->c.paused = false;
 }
 
+static void conn_fail_later(struct svc_conn *sc, int err);
+
 static int deliver_call(void *arg, uint8_t *rec, size_t len)
 {
 	struct svc_conn *sc = arg;
@@ -148,6 +185,13 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	struct rpcrdma_xdr_stream xdr;
 	struct svc_call *r;
 
+	if (sc->lru.listed && !srv->cb->conn_busy(srv->cb_ctx, &sc->lru)) {
+		/* Closed for a newcomer at max_conns while it had nothing in
+		 * progress; the call that came since goes with it. */
+		free(rec);
+		conn_fail_later(sc, -ECONNABORTED);
+		return 1;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		/* Out of memory: drop the call; the client retries or times out. */
@@ -192,6 +236,7 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			conn_close(sc, rc);
 			goto out;
 		}
+		conn_lru_update(sc); /* the last reply may have left */
 		if (sc->c.paused && !conn_should_pause(sc)) {
 			conn_resume(sc);
 			rpcrdma__sock_conn_update(&sc->c);
@@ -210,6 +255,8 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			conn_close(sc, rc);
 		} else if (!sc->dead && sc->srv->st.inline_recv_bytes != before) {
 			sc->last_rx = rpcrdma_loop_now(sc->c.loop);
+			if (sc->lru.listed) /* now the most recently active */
+				sc->srv->cb->conn_idle(sc->srv->cb_ctx, &sc->lru);
 		}
 	}
 out:
@@ -314,9 +361,11 @@ static void conn_start(struct rpcrdma__svc_transport *srv, int fd,
 		goto out_release;
 	}
 	sc->admitted = admitted;
+	sc->lru.evict = conn_evict;
 	sc->last_rx = rpcrdma_loop_now(srv->loop);
 	rpcrdma__timer_start(srv->loop, &sc->tick, srv->b.tick_ms, conn_tick, sc);
 	rpcrdma__list_add_head(&srv->conns, &sc->node);
+	conn_lru_update(sc);
 	sc->id = rpcrdma__trace_conn_id();
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, sc->id, 0, 0, 0,
 		       "TCP: accepted");
@@ -372,6 +421,7 @@ static void on_listener_event(struct rpcrdma__watch *w, uint32_t events)
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		struct sockaddr_storage peer;
 		socklen_t plen = sizeof(peer);
+		enum rpcrdma__svc_admit admit = RPCRDMA__SVC_ADMITTED;
 		bool admitted;
 		int fd;
 
@@ -389,12 +439,16 @@ static void on_listener_event(struct rpcrdma__watch *w, uint32_t events)
 			return;
 		}
 		admitted = srv->cb->conn_admit != NULL;
-		if (admitted && !srv->cb->conn_admit(srv->cb_ctx)) {
-			/* max_conns: refused at once; the peer sees the close. */
+		if (admitted)
+			admit = srv->cb->conn_admit(srv->cb_ctx);
+		if (admit == RPCRDMA__SVC_REFUSED) {
+			/* max_conns, every connection busy: refused at once;
+			 * the peer sees the close. */
 			srv->st.conns_refused++;
 			close(fd);
 			continue;
 		}
+		srv->st.conns_evicted += admit == RPCRDMA__SVC_ADMITTED_EVICTING;
 		(void)rpcrdma__sock_set_nodelay(fd);
 		if (srv->cb->place) {
 			struct rpcrdma__svc_transport *to = srv->cb->place(srv->cb_ctx);
@@ -530,6 +584,7 @@ static void call_release(struct svc_call *r)
 	if (done)
 		done(done_ctx);
 	sc->inflight--;
+	conn_lru_update(sc);
 	if (!sc->dead && sc->c.paused && !conn_should_pause(sc) && !sc->later.armed) {
 		sc->later_err = 0;
 		rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);

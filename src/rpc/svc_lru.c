@@ -1,0 +1,192 @@
+/*
+ * svc_lru.c - which connection goes when a new one arrives at max_conns.
+ *
+ * As the Linux server does (svc_check_conn_limits), a server at its limit
+ * closes its least recently active connection rather than refuse the new
+ * one, so that connections left open and silent cannot lock every later
+ * client out until the idle time-out; unlike it, a connection with a call
+ * in progress (read, served, deferred, or its reply queued) is never the
+ * one: its calls hold their resources and would lose their replies.
+ *
+ * Each core (the server's, and each worker's) keeps the admitted
+ * connections of its loop that have nothing in progress on lru_idle, in
+ * the order they last became idle or received (the transports report
+ * both, cb->conn_idle and cb->conn_busy), so the list is sorted by last
+ * activity and its head is its oldest.  The listener's thread, at the
+ * limit, compares the heads of every core's list (one for the server and
+ * one per worker: O(workers) per refused-or-evicting accept, nothing per
+ * accept below the limit), moves the oldest onto that core's lru_evict
+ * and has the core's loop close it.  A connection that receives a call
+ * meanwhile finds itself chosen in cb->conn_busy and closes at once,
+ * dropping the call: at the moment it was chosen it had nothing in
+ * progress.
+ *
+ * The newcomer is admitted at once, beyond max_conns, and the evicted
+ * connection gives its place back when it is gone (cb->conn_release), so
+ * the count never hides a connection that still holds resources.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpc/svc_internal.h"
+
+enum lru_state {
+	LRU_OFF,      /* on no list */
+	LRU_IDLE,     /* on its core's lru_idle */
+	LRU_EVICTING, /* on its core's lru_evict */
+};
+
+void rpcrdma__svc_lru_idle(void *ctx, struct rpcrdma__svc_lru_entry *e)
+{
+	struct rpcrdma_server *s = ctx;
+	uint64_t now = rpcrdma__loop_recent_ms(s->loop);
+
+	pthread_mutex_lock(&s->lru_lock);
+	/* One chosen already goes; being idle again does not save it. */
+	if (e->state != LRU_EVICTING) {
+		if (e->state == LRU_IDLE)
+			rpcrdma__list_del(&e->node);
+		else
+			rpcrdma__list_init(&e->node);
+		e->since = now;
+		e->state = LRU_IDLE;
+		rpcrdma__list_add_tail(&s->lru_idle, &e->node);
+	}
+	pthread_mutex_unlock(&s->lru_lock);
+	e->listed = true;
+}
+
+bool rpcrdma__svc_lru_busy(void *ctx, struct rpcrdma__svc_lru_entry *e)
+{
+	struct rpcrdma_server *s = ctx;
+	bool chosen;
+
+	if (!e->listed)
+		return true;
+	pthread_mutex_lock(&s->lru_lock);
+	chosen = e->state == LRU_EVICTING;
+	if (e->state != LRU_OFF)
+		rpcrdma__list_del(&e->node);
+	e->state = LRU_OFF;
+	pthread_mutex_unlock(&s->lru_lock);
+	e->listed = false;
+	return !chosen;
+}
+
+/* On @s's loop: close what the listener chose. */
+static void evict_chosen(struct rpcrdma_server *s)
+{
+	for (;;) {
+		struct rpcrdma__svc_lru_entry *e;
+		struct rpcrdma__list *n;
+
+		pthread_mutex_lock(&s->lru_lock);
+		n = rpcrdma__list_first(&s->lru_evict);
+		if (n) {
+			rpcrdma__list_del(n);
+			e = rpcrdma__container_of(n, struct rpcrdma__svc_lru_entry, node);
+			e->state = LRU_OFF;
+		}
+		pthread_mutex_unlock(&s->lru_lock);
+		if (!n)
+			return;
+		/* Connections are freed on this loop only: @e is alive. */
+		e->listed = false;
+		e->evict(e);
+	}
+}
+
+static void evict_on_timer(struct rpcrdma__timer *tm)
+{
+	evict_chosen(tm->ctx);
+}
+
+static void evict_on_wake(void *arg)
+{
+	evict_chosen(arg);
+}
+
+/* The core at index @i: the server's own (0), then each worker's. */
+static struct rpcrdma_server *core_at(struct rpcrdma_server *root, unsigned int i)
+{
+	return i ? root->workers[i - 1].srv : root;
+}
+
+/* The core whose oldest idle connection is the oldest of all, or NULL. */
+static struct rpcrdma_server *oldest_core(struct rpcrdma_server *root)
+{
+	struct rpcrdma_server *best = NULL;
+	uint64_t best_since = 0;
+
+	for (unsigned int i = 0; i <= root->nworkers; i++) {
+		struct rpcrdma_server *c = core_at(root, i);
+		struct rpcrdma__list *n;
+
+		if (!c)
+			continue;
+		pthread_mutex_lock(&c->lru_lock);
+		n = rpcrdma__list_first(&c->lru_idle);
+		if (n) {
+			uint64_t since =
+			    rpcrdma__container_of(n, struct rpcrdma__svc_lru_entry, node)->since;
+
+			if (!best || since < best_since) {
+				best = c;
+				best_since = since;
+			}
+		}
+		pthread_mutex_unlock(&c->lru_lock);
+	}
+	return best;
+}
+
+bool rpcrdma__svc_lru_evict_one(struct rpcrdma_server *root)
+{
+	/* A list looked at may empty before we take from it (its
+	 * connections got calls): look again, once. */
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct rpcrdma_server *c = oldest_core(root);
+		struct rpcrdma__list *n;
+
+		if (!c)
+			return false;
+		pthread_mutex_lock(&c->lru_lock);
+		n = rpcrdma__list_first(&c->lru_idle);
+		if (n) {
+			rpcrdma__list_del(n);
+			rpcrdma__list_add_tail(&c->lru_evict, n);
+			rpcrdma__container_of(n, struct rpcrdma__svc_lru_entry, node)->state =
+			    LRU_EVICTING;
+		}
+		pthread_mutex_unlock(&c->lru_lock);
+		if (!n)
+			continue;
+		if (c == root) {
+			/* Our own loop: not from inside the accept that asked. */
+			if (!c->evict_timer.armed)
+				rpcrdma__timer_start(c->loop, &c->evict_timer, 0, evict_on_timer,
+						     c);
+			return true;
+		}
+		if (!rpcrdma_loop_wake(c->loop, evict_on_wake, c))
+			return true;
+		/* No memory to tell the worker: it stays, the newcomer is
+		 * refused.  Unless a call took it off meanwhile (and it may be
+		 * freed: looked for among those still listed, not touched),
+		 * it is idle again, and as the oldest, first. */
+		pthread_mutex_lock(&c->lru_lock);
+		for (struct rpcrdma__list *it = c->lru_evict.next; it != &c->lru_evict;
+		     it = it->next) {
+			if (it != n)
+				continue;
+			rpcrdma__list_del(n);
+			rpcrdma__list_add_head(&c->lru_idle, n);
+			rpcrdma__container_of(n, struct rpcrdma__svc_lru_entry, node)->state =
+			    LRU_IDLE;
+			break;
+		}
+		pthread_mutex_unlock(&c->lru_lock);
+		return false;
+	}
+	return false;
+}
