@@ -153,10 +153,11 @@ static void fill_start(struct rpcrdma_client *c, struct fill_call *f, uint32_t n
 }
 
 /*
- * max_conns: connections beyond it are refused (closed at accept on TCP,
- * rejected by the connection manager over RDMA) and counted; once one of
- * the admitted ones goes, a new client is served.  Without worker loops,
- * and with two (the limit is the server's, over all of them).
+ * max_conns with refuse_at_max_conns: connections beyond it are refused
+ * (closed at accept on TCP, rejected by the connection manager over RDMA)
+ * and counted, idle ones admitted before or not; once one of the admitted
+ * ones goes, a new client is served.  Without worker loops, and with two
+ * (the limit is the server's, over all of them).
  */
 static void bound_conns(unsigned int workers)
 {
@@ -169,6 +170,7 @@ static void bound_conns(unsigned int workers)
 	rpcrdma_server_opts_default(&so);
 	so.max_conns = 3;
 	so.workers = workers;
+	so.refuse_at_max_conns = true;
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = bounded_server(loop, &so, port);
 	for (int i = 0; i < 3; i++) {
@@ -235,6 +237,171 @@ void case_bound_conns(void)
 {
 	bound_conns(0);
 	bound_conns(2);
+}
+
+/* A client of @port on @loop, connected, that has sent nothing. */
+static struct rpcrdma_client *silent_client(struct rpcrdma_loop *loop, const char *port)
+{
+	struct rpcrdma_client *c = client_for(loop, port, TEST_PROG, 1, NULL);
+
+	CHECK_EQ(rpcrdma_client_connect(c), 0);
+	return c;
+}
+
+static uint64_t client_reconnects(struct rpcrdma_client *c)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
+	return st.reconnects;
+}
+
+/*
+ * max_conns held by connections that send nothing: a new client closes
+ * the least recently active one that has nothing in progress (as the
+ * Linux server closes its oldest) and is served at once, instead of
+ * being refused until idle_timeout_ms.  The oldest connection of all has
+ * a call its handler deferred: it is never the one, nor is a connection
+ * whose calls are answered meanwhile.  When every connection has a call
+ * in progress, a new one is refused as before.
+ */
+void case_bound_conns_evict(void)
+{
+	enum { MAX_CONNS = 4, SILENT = MAX_CONNS - 1 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *deferring, *silent[SILENT], *good;
+	struct defer_call held, later[MAX_CONNS - 1];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+	int32_t sum = 0;
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	/* The oldest connection: one call in progress, deferred by its
+	 * handler for as long as the test runs. */
+	deferring = client_for(loop, port, TEST_PROG, 1, NULL);
+	start_defer(deferring, &held, 600000, 7);
+	while (svc.defer_execs < 1)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	/* The rest of the places: connected, silent, each a little later. */
+	for (int i = 0; i < SILENT; i++) {
+		pump_ms(loop, 20);
+		silent[i] = silent_client(loop, port);
+	}
+	pump_ms(loop, 20);
+	/* A real client gets in, and the oldest silent one went for it. */
+	good = client_for(loop, port, TEST_PROG, 1, NULL);
+	CHECK_EQ(add(good, 20, 22, &sum), 0);
+	CHECK_EQ(sum, 42);
+	RUN_UNTIL(loop, NULL, srv, conns_evicted, 1);
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	/* silent[1] still has its connection: a call needs no new one. */
+	CHECK_EQ(add(silent[1], 1, 1, &sum), 0);
+	CHECK_EQ(client_reconnects(silent[1]), 0);
+	/* silent[0] lost its: it connects again, closing the oldest idle
+	 * one in turn (silent[2]; silent[1] and good have called since). */
+	CHECK_EQ(add(silent[0], 2, 2, &sum), 0);
+	CHECK_EQ(sum, 4);
+	CHECK_EQ(client_reconnects(silent[0]), 1);
+	RUN_UNTIL(loop, NULL, srv, conns_evicted, 2);
+	CHECK_EQ(client_reconnects(deferring), 0);
+	CHECK_EQ(held.completions, 0);
+	/* Every place with a call in progress: a newcomer is refused. */
+	start_defer(silent[0], &later[0], 600000, 1);
+	start_defer(silent[1], &later[1], 600000, 2);
+	start_defer(good, &later[2], 600000, 3);
+	while (svc.defer_execs < 1 + MAX_CONNS - 1)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		struct raw r;
+
+		raw_open(&r, loop, port);
+		CHECK(raw_closed_by_server(&r, loop));
+		raw_close(&r);
+	} else {
+		struct rpcrdma_client *x = client_for(loop, port, TEST_PROG, 1, NULL);
+
+		CHECK_EQ(rpcrdma_client_connect(x), -ECONNREFUSED);
+		rpcrdma_client_destroy(x);
+	}
+	RUN_UNTIL(loop, NULL, srv, conns_refused, 1);
+	CHECK_EQ(STAT(srv, conns_evicted), 2);
+	/* The deferred calls are answered on the connections they came on. */
+	svc_answer_pending();
+	while (held.completions + later[0].completions + later[1].completions +
+		   later[2].completions <
+	       MAX_CONNS)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	CHECK_EQ(held.status, 0);
+	CHECK_EQ(held.res, 7 + 1); /* P_DEFER answers value + 1 */
+	for (int i = 0; i < MAX_CONNS - 1; i++)
+		CHECK_EQ(later[i].status, 0);
+	CHECK_EQ(client_reconnects(deferring), 0);
+	CHECK_EQ(client_reconnects(silent[1]), 0);
+	CHECK_EQ(client_reconnects(good), 0);
+	rpcrdma_client_destroy(good);
+	rpcrdma_client_destroy(deferring);
+	for (int i = 0; i < SILENT; i++)
+		rpcrdma_client_destroy(silent[i]);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * The same with two worker loops: the silent connections are spread over
+ * both, and the oldest over all of them goes for a new client.  TCP silent
+ * peers are raw sockets, so the one closed can be seen; over RDMA they
+ * are clients that never call.
+ */
+void case_bound_conns_evict_workers(void)
+{
+	enum { MAX_CONNS = 4 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *silent[MAX_CONNS] = {0}, *good[2];
+	struct raw raw[MAX_CONNS];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	so.workers = 2;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < MAX_CONNS; i++) {
+		if (transport == RPCRDMA_TRANSPORT_TCP)
+			raw_open(&raw[i], loop, port);
+		else
+			silent[i] = silent_client(loop, port);
+		pump_ms(loop, 20);
+	}
+	/* Each stays, so the next must make room too. */
+	for (int round = 1; round <= 2; round++) {
+		int32_t sum = 0;
+
+		good[round - 1] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(good[round - 1], 20, 22, &sum), 0);
+		CHECK_EQ(sum, 42);
+		RUN_UNTIL(loop, NULL, srv, conns_evicted, (uint64_t)round);
+	}
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		/* The two oldest went. */
+		CHECK(raw_closed_by_server(&raw[0], loop));
+		CHECK(raw_closed_by_server(&raw[1], loop));
+		for (int i = 0; i < MAX_CONNS; i++)
+			raw_close(&raw[i]);
+	} else {
+		for (int i = 0; i < MAX_CONNS; i++)
+			rpcrdma_client_destroy(silent[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		rpcrdma_client_destroy(good[i]);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
 /* idle_timeout_ms: a connection that does nothing is closed; its client
@@ -951,7 +1118,7 @@ void case_bound_handshake(void)
 		ended = 0;
 		for (int i = 0; i < PEERS; i++)
 			ended += raw_ended(&r[i]);
-	} while (transport == RPCRDMA_TRANSPORT_RDMA && ended < PEERS - MAX_CONNS);
+	} while (ended < PEERS - MAX_CONNS);
 	if (transport == RPCRDMA_TRANSPORT_RDMA) {
 		CHECK_EQ(ended, PEERS - MAX_CONNS);
 		CHECK_EQ(STAT(srv, handshake_timeouts), PEERS - MAX_CONNS);
@@ -960,9 +1127,10 @@ void case_bound_handshake(void)
 		pump_ms(loop, 200);
 		CHECK(open_fds() <= before + PEERS + MAX_CONNS + 1);
 	} else {
-		/* TCP: max_conns closes those beyond it at accept. */
+		/* TCP: each beyond max_conns closes the oldest silent one. */
 		CHECK_EQ(ended, PEERS - MAX_CONNS);
-		CHECK_EQ(STAT(srv, conns_refused), PEERS - MAX_CONNS);
+		CHECK_EQ(STAT(srv, conns_evicted), PEERS - MAX_CONNS);
+		CHECK_EQ(STAT(srv, conns_refused), 0);
 	}
 	for (int i = 0; i < PEERS; i++)
 		raw_close(&r[i]);

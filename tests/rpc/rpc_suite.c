@@ -1059,6 +1059,8 @@ static const struct test_case cases[] = {
     {"deferred_order", case_deferred_order, false},
     {"drc_replay_raw", case_drc_replay_raw, true},
     {"bound_conns", case_bound_conns, false},
+    {"bound_conns_evict", case_bound_conns_evict, false},
+    {"bound_conns_evict_workers", case_bound_conns_evict_workers, false},
     {"bound_idle", case_bound_idle, false},
     {"bound_partial", case_bound_partial, false},
     {"bound_drain", case_bound_drain, false},

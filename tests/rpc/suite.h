@@ -239,6 +239,8 @@ void case_conn_cut_port_churn(void);
 
 /* bounds_cases.c */
 void case_bound_conns(void);
+void case_bound_conns_evict(void);
+void case_bound_conns_evict_workers(void);
 void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
