@@ -120,6 +120,8 @@ static void conn_evict(struct rpcrdma__svc_lru_entry *e)
 {
 	struct rpcrdma__xsconn *sc = rpcrdma__container_of(e, struct rpcrdma__xsconn, lru);
 
+	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->c.id, 0, -ECONNABORTED, 0,
+		       "closed, idle longest, for a new connection at max_conns");
 	rpcrdma__xsvc_conn_close(sc);
 }
 
