@@ -50,7 +50,9 @@ enum rpcrdma_call_errcode {
 	 *  the reply is in the call's reply field.  Do not retry. */
 	RPCRDMA_ERR_RPC_REJECTED = -5100,
 	/** The peer answered with RDMA_ERROR (ERR_CHUNK, or ERR_VERS that
-	 *  could not be resolved).  Do not retry the same call. */
+	 *  could not be resolved; Version Two: ERR_BAD_HEADER,
+	 *  ERR_INVAL_OPTION).  rpcrdma_call_strerror() names the code, and
+	 *  ERR_VERS's range.  Do not retry the same call. */
 	RPCRDMA_ERR_TRANSPORT_ERROR = -5101,
 	/** No reply before the call's time-out. */
 	RPCRDMA_ERR_TIMEDOUT = -5102,
@@ -185,7 +187,8 @@ struct rpcrdma_call {
 	 * (capped at 16 MiB) is offered exactly when that, with the reply's
 	 * transport header, exceeds the inline receive size.  With 0 none is
 	 * offered, and a reply that does not fit inline then fails the call
-	 * with RPCRDMA_ERR_TRANSPORT_ERROR (the server's ERR_CHUNK).  TCP
+	 * with RPCRDMA_ERR_TRANSPORT_ERROR (the server's ERR_CHUNK, which
+	 * rpcrdma_call_strerror() says came with no Reply chunk).  TCP
 	 * ignores it (opts.max_record bounds replies there).
 	 */
 	size_t max_reply;
@@ -223,7 +226,8 @@ struct rpcrdma_call {
 	void (*done)(struct rpcrdma_call *call, void *ctx);
 	void *ctx;
 
-	/* Library-private. */
+	/* Library-private: while the call runs, and after it completed (the
+	 * detail of its failure, rpcrdma_call_strerror()). */
 	void *priv[8];
 };
 
@@ -242,9 +246,28 @@ RPCRDMA_EXTERN int rpcrdma_client_call(struct rpcrdma_client *clnt, struct rpcrd
 /**
  * rpcrdma_call_strerror - why a completed call failed, in words
  *
- * As rpcrdma_strerror(@call->status), except for RPCRDMA_ERR_RPC_REJECTED:
- * then the server's answer by name (PROG_UNAVAIL, PROC_UNAVAIL, AUTH_ERROR
- * AUTH_TOOWEAK...) and what it means.  Returns a static string.
+ * As rpcrdma_strerror(@call->status), with what the status code alone
+ * cannot say, which the library leaves in the call's private slots:
+ *   - RPCRDMA_ERR_RPC_REJECTED: the server's answer by name
+ *     (PROG_UNAVAIL, PROC_UNAVAIL, AUTH_ERROR AUTH_TOOWEAK...) and what it
+ *     means;
+ *   - RPCRDMA_ERR_TRANSPORT_ERROR: the RDMA_ERROR's code: ERR_CHUNK (with
+ *     the Reply chunk offered, or that none was), ERR_VERS with the
+ *     server's version range, Version Two's ERR_BAD_HEADER or
+ *     ERR_INVAL_OPTION;
+ *   - RPCRDMA_ERR_BAD_HEADER: which rule the reply's chunks broke;
+ *   - a reply that does not decode: the header or the results, and at
+ *     which byte;
+ *   - a connection lost (or never made) more than opts.retries times:
+ *     how many times, whether the call was ever sent, and the last
+ *     reason;
+ *   - RPCRDMA_ERR_TIMEDOUT: the time-out, and whether the call was sent;
+ *   - a call that does not encode: the header or the arguments, and the
+ *     largest call the transport sends when it did not fit.
+ * Pass the call unchanged since it completed: the detail applies only to
+ * the status it was recorded with.  Returns a static string, or for those
+ * with detail a string in a buffer of the calling thread that stays valid
+ * until its fourth next call of this function.
  */
 RPCRDMA_EXTERN const char *rpcrdma_call_strerror(const struct rpcrdma_call *call);
 

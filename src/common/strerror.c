@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rpc/call_cause.h"
 #include "rpcrdma/common.h"
+#include "rpcrdma/header.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpc_msg.h"
 #ifdef RPCRDMA_HAVE_RDMA_XPRT
@@ -84,7 +86,7 @@ const char *rpcrdma_strerror(int err)
 	case RPCRDMA_ERR_RPC_REJECTED:
 		return "the server refused the call (rpcrdma_call_strerror() names its reply status)";
 	case RPCRDMA_ERR_TRANSPORT_ERROR:
-		return "the peer answered with RDMA_ERROR";
+		return "the peer answered with RDMA_ERROR (rpcrdma_call_strerror() names its code)";
 	case RPCRDMA_ERR_TIMEDOUT:
 		return "no reply before the time-out";
 	case RPCRDMA_ERR_CANCELLED:
@@ -151,11 +153,139 @@ static const char *rejected_msg(const struct rpcrdma_rpc_reply *r)
 	}
 }
 
+/*
+ * The text of a call's detailed cause is made at each call into one of a
+ * few buffers of the calling thread, taken in turn, so that two calls'
+ * texts can sit in one printf().
+ */
+#define CAUSE_BUFS 4
+#define CAUSE_LEN 512
+
+static _Thread_local char cause_buf[CAUSE_BUFS][CAUSE_LEN];
+static _Thread_local unsigned int cause_next;
+
+/* What the server's RDMA_ERROR said (RFC 8166 5.3.4; Version Two draft 4.2). */
+static void rdma_error_msg(char *b, size_t n, const struct rpcrdma__call_cause *k)
+{
+	switch (k->code) {
+	case RPCRDMA_ERR_VERS:
+		snprintf(b, n,
+			 "the server speaks RPC-over-RDMA versions %u to %u only (RDMA_ERROR "
+			 "ERR_VERS) and refused the version this call was sent in",
+			 k->a, k->b);
+		return;
+	case RPCRDMA_ERR_CHUNK:
+		if (k->vers == RPCRDMA_VERSION_TWO)
+			snprintf(b, n,
+				 "the server refused the call's transport header (RDMA_ERROR "
+				 "ERR_BAD_HEADER, Version Two): ");
+		else
+			snprintf(b, n,
+				 "the server refused the call's chunks (RDMA_ERROR "
+				 "ERR_CHUNK): ");
+		if (k->offered)
+			snprintf(b + strlen(b), n - strlen(b),
+				 "a reply larger than the %u-byte Reply chunk offered (raise "
+				 "call->max_reply), or a call over its limits",
+				 k->offered);
+		else
+			snprintf(
+			    b + strlen(b), n - strlen(b),
+			    "a reply too large to come inline and no Reply chunk offered (set "
+			    "call->max_reply to the largest reply), or a call over its limits");
+		return;
+	case RPCRDMA_ERR_INVAL_OPTION:
+		snprintf(b, n,
+			 "the server answered the call with RDMA_ERROR ERR_INVAL_OPTION "
+			 "(Version Two), which only an RDMA_OPTIONAL may get: a server fault");
+		return;
+	default:
+		snprintf(b, n, "the server answered with RDMA_ERROR code %u", k->code);
+	}
+}
+
+static const char *cause_msg(const struct rpcrdma_call *call, const struct rpcrdma__call_cause *k)
+{
+	char *b = cause_buf[cause_next++ % CAUSE_BUFS];
+	const size_t n = CAUSE_LEN;
+
+	switch (k->kind) {
+	case RPCRDMA__CAUSE_RDMA_ERROR:
+		rdma_error_msg(b, n, k);
+		break;
+	case RPCRDMA__CAUSE_REPLY_CHUNKS:
+		snprintf(b, n, "the server's reply does not match the chunks the call offered: %s",
+			 k->what ? k->what : "(no detail)");
+		break;
+	case RPCRDMA__CAUSE_BAD_REPLY:
+		/* The header decoder takes all or nothing: no byte to name. */
+		if (k->code == RPCRDMA__CAUSE_AT_RESULTS)
+			snprintf(b, n,
+				 "the reply's results do not decode (decode_res): they stop at "
+				 "byte %u of the %u-byte RPC reply: %s",
+				 k->a, k->b, rpcrdma_strerror(call->status));
+		else if (k->code == RPCRDMA__CAUSE_AT_NOT_REPLY)
+			snprintf(b, n,
+				 "the server answered with an RPC CALL, not a REPLY (%u bytes)",
+				 k->b);
+		else
+			snprintf(b, n,
+				 "the RPC reply header does not decode (a %u-byte RPC reply): %s",
+				 k->b, rpcrdma_strerror(call->status));
+		break;
+	case RPCRDMA__CAUSE_CONN_LOST:
+		/* A peer of the other kind: its own text says what to fix. */
+		if (call->status == RPCRDMA_ERR_NOT_RDMA_PEER ||
+		    call->status == RPCRDMA_ERR_NOT_TCP_PEER)
+			return rpcrdma_strerror(call->status);
+		snprintf(b, n,
+			 k->b ? "the connection was lost %u times while the call waited for its "
+				"reply (opts.retries ran out); the last time: %s"
+			      : "the call was never sent: connecting failed %u times (opts.retries "
+				"ran out); the last time: %s",
+			 k->a, rpcrdma_strerror(call->status));
+		break;
+	case RPCRDMA__CAUSE_TIMEDOUT:
+		if (k->b)
+			snprintf(b, n, "no reply within the call's time-out (%u ms)", k->a);
+		else if (k->code)
+			snprintf(
+			    b, n,
+			    "the call was never sent within its time-out (%u ms): no connection "
+			    "(the last attempt: %s)",
+			    k->a, rpcrdma_strerror(-(int)k->code));
+		else
+			snprintf(b, n, "the call was never sent within its time-out (%u ms)", k->a);
+		break;
+	case RPCRDMA__CAUSE_ENCODE:
+		if (call->status == RPCRDMA_ERR_NOSPACE)
+			snprintf(b, n,
+				 "the call does not fit in the largest call this transport sends "
+				 "(%u bytes): %s ran out of room",
+				 k->b,
+				 k->code == RPCRDMA__CAUSE_IN_ARGS ? "the arguments"
+								   : "the header");
+		else
+			snprintf(b, n, "the call did not encode: %s stopped at byte %u: %s",
+				 k->code == RPCRDMA__CAUSE_IN_ARGS ? "the arguments (encode_args)"
+								   : "the RPC call header",
+				 k->a, rpcrdma_strerror(call->status));
+		break;
+	default:
+		return rpcrdma_strerror(call->status);
+	}
+	return b;
+}
+
 const char *rpcrdma_call_strerror(const struct rpcrdma_call *call)
 {
+	struct rpcrdma__call_cause k;
+
 	if (!call)
 		return "no call";
 	if (call->status == RPCRDMA_ERR_RPC_REJECTED)
 		return rejected_msg(&call->reply);
+	if (rpcrdma__call_cause_load(call, &k))
+		return cause_msg(call, &k);
 	return rpcrdma_strerror(call->status);
 }

@@ -232,6 +232,10 @@ void rpcrdma__clnt_finish(struct client_call *cc, int status)
 	call->status = status;
 	call->xid = cc->req.xid;
 	call->priv[0] = NULL;
+	/* The detail goes with the status it explains; rpcrdma_call_strerror()
+	 * ignores it under any other. */
+	cc->req.cause.status = status;
+	rpcrdma__call_cause_store(call, cc->req.cause.kind ? &cc->req.cause : NULL);
 	if (!keep_spare(cc->clnt, cc))
 		free(cc);
 	call->done(call, call->ctx);
@@ -262,10 +266,18 @@ static void on_timeout(struct rpcrdma__timer *tm)
 	/* Never sent because the peer is not the kind of server this client
 	 * speaks to: that is the cause to report, not the time. */
 	if (!cc->sent_once &&
-	    (c->last_err == RPCRDMA_ERR_NOT_RDMA_PEER || c->last_err == RPCRDMA_ERR_NOT_TCP_PEER))
+	    (c->last_err == RPCRDMA_ERR_NOT_RDMA_PEER || c->last_err == RPCRDMA_ERR_NOT_TCP_PEER)) {
 		fail_call(c, cc, c->last_err);
-	else
+	} else {
+		cc->req.cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_TIMEDOUT,
+		    .a = (uint32_t)(cc->call->timeout_ms ? cc->call->timeout_ms
+							 : c->opts.timeout_ms),
+		    .b = cc->sent_once,
+		    .code = (uint32_t)(c->last_err < 0 ? -c->last_err : 0),
+		};
 		fail_call(c, cc, RPCRDMA_ERR_TIMEDOUT);
+	}
 	leave(c);
 }
 
@@ -285,6 +297,7 @@ void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma
 	struct rpcrdma_client *c = k->clnt;
 	struct client_call *cc = req->core;
 	struct rpcrdma_call *call = cc->call;
+	uint32_t where = RPCRDMA__CAUSE_AT_HEADER;
 	struct rpcrdma_rpc_msg m;
 	int rc;
 
@@ -292,16 +305,27 @@ void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma
 	enter(c);
 	detach(c, cc, false);
 	rc = rpcrdma_rpc_decode_msg(msg, &m);
-	if (rc == 0 && m.type != RPCRDMA_RPC_REPLY)
+	if (rc == 0 && m.type != RPCRDMA_RPC_REPLY) {
 		rc = RPCRDMA_ERR_BAD_RPC;
+		where = RPCRDMA__CAUSE_AT_NOT_REPLY;
+	}
 	if (rc == 0) {
 		call->reply = m.u.reply;
 		if (m.u.reply.stat != RPCRDMA_RPC_MSG_ACCEPTED ||
-		    m.u.reply.accept_stat != RPCRDMA_RPC_SUCCESS)
+		    m.u.reply.accept_stat != RPCRDMA_RPC_SUCCESS) {
 			rc = RPCRDMA_ERR_RPC_REJECTED;
-		else if (call->decode_res)
+		} else if (call->decode_res) {
+			where = RPCRDMA__CAUSE_AT_RESULTS;
 			rc = call->decode_res(msg, call->res);
+		}
 	}
+	if (rc && rc != RPCRDMA_ERR_RPC_REJECTED)
+		cc->req.cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_BAD_REPLY,
+		    .code = where,
+		    .a = (uint32_t)rpcrdma_xdr_pos(msg),
+		    .b = (uint32_t)msg->len,
+		};
 	call->status = rc; /* finish() sets it too; rpcrdma_call_strerror() reads it */
 	if (rc == RPCRDMA_ERR_RPC_REJECTED)
 		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
@@ -533,6 +557,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	call->status = -EINPROGRESS;
 	call->xid = cc->req.xid;
 	memset(&call->reply, 0, sizeof(call->reply));
+	rpcrdma__call_cause_store(call, NULL); /* an earlier call's detail */
 	call->priv[0] = cc;
 
 	cc->table_next = c->table[cc->req.xid & (TABLE_SIZE - 1)];

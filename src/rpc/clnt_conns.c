@@ -74,8 +74,11 @@ static int encode_call(struct rpcrdma_client *c, struct rpcrdma__client_call *cc
 	hdr.cred = c->cred;
 	hdr.verf = c->verf;
 	rc = rpcrdma_rpc_encode_call(&cc->req.send, cc->req.xid, &hdr);
-	if (rc == 0 && call->encode_args)
+	if (rc == 0 && call->encode_args) {
 		rc = call->encode_args(&cc->req.send, call->args);
+		if (rc)
+			cc->req.cause.code = RPCRDMA__CAUSE_IN_ARGS;
+	}
 	return rc;
 }
 
@@ -95,6 +98,7 @@ static int begin_and_encode(struct rpcrdma_client *c, struct rpcrdma__clnt_conn 
 		if (rc)
 			return rc;
 		room = cc->req.send.len;
+		cc->req.cause.code = RPCRDMA__CAUSE_IN_HEADER;
 		rc = encode_call(c, cc);
 		if (rc == RPCRDMA_ERR_NOSPACE && room > prev_room) {
 			/* Ask for four times the room; the transport caps it. */
@@ -104,6 +108,11 @@ static int begin_and_encode(struct rpcrdma_client *c, struct rpcrdma__clnt_conn 
 			continue;
 		}
 		if (rc) {
+			/* Say where it stopped: the arguments' own encoder, or
+			 * a call larger than the transport can send. */
+			cc->req.cause.kind = RPCRDMA__CAUSE_ENCODE;
+			cc->req.cause.a = (uint32_t)rpcrdma_xdr_pos(&cc->req.send);
+			cc->req.cause.b = (uint32_t)room;
 			c->ops->call_abort(k->t, &cc->req);
 			return rc == -EAGAIN || rc == -ENOTCONN ? -EINVAL : rc;
 		}
@@ -467,6 +476,13 @@ static void on_disconnected(void *ctx, int err)
 	/* Complete them only now: done() may start calls or destroy us. */
 	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(&doomed)))) {
 		rpcrdma__list_del(&cc->node);
+		/* The last loss's reason alone would read as if one reset
+		 * ended the call: say it is the retries that ran out. */
+		cc->req.cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_CONN_LOST,
+		    .a = cc->losses,
+		    .b = cc->sent_once,
+		};
 		rpcrdma__clnt_finish(cc, c->last_err);
 	}
 	/* A client hosting callbacks keeps its first connection up even with

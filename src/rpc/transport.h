@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 
 #include "common/list.h"
+#include "rpc/call_cause.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/xdr.h"
 
@@ -45,6 +46,10 @@ struct rpcrdma__creq {
 	void *core;          /* the core's call */
 	void *tpriv;         /* the transport's per-call state */
 	uint32_t conn_id;    /* set by call_send: the connection it left on (trace.h) */
+	/* Why it failed, when the status alone does not say (what the
+	 * peer's RDMA_ERROR carried, which check a reply failed): set by
+	 * the transport before cb->failed, or by the core; zero otherwise. */
+	struct rpcrdma__call_cause cause;
 };
 
 /**
@@ -57,7 +62,8 @@ struct rpcrdma__creq {
  *         context that resolves rpcrdma_xdr_decode_ddp() against the Write
  *         chunk; the core decodes during the call, @msg is invalid after.
  * @failed: @req ends with @err (RDMA_ERROR: RPCRDMA_ERR_TRANSPORT_ERROR),
- *          its grants revoked as for @reply.
+ *          its grants revoked as for @reply; req->cause says more when
+ *          the transport knows more (the RDMA_ERROR's code and range).
  * @connected: the connection asked for by connect is up.
  * @disconnected: the connection is gone or could not be made.  Every call
  *                outstanding has had its remote access revoked (closing

@@ -36,25 +36,29 @@ static int check_returned(const struct rpcrdma_hdr *h, const struct rpcrdma_chun
 	return 0;
 }
 
-static int check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
+/* Checks the reply header @h against what call @x offered.  Returns NULL,
+ * or the rule it breaks, in words, for the trace and
+ * rpcrdma_call_strerror(). */
+static const char *check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
 {
 	uint64_t total;
 
 	/* Version One responders send no Read chunks. */
 	if (h->nreads)
-		return RPCRDMA_ERR_BAD_HEADER;
+		return "it carries a Read list, which no reply may";
 	x->written = 0;
 	/* Every Write chunk comes back, used or not (4.4.6.2); a responder
 	 * that drops the list entirely wrote nothing. */
 	if (h->nwrites) {
 		if (h->nwrites != x->nwch)
-			return RPCRDMA_ERR_BAD_HEADER;
+			return "its Write list has another number of chunks than the call offered";
 		for (uint32_t i = 0; i < x->nwch; i++) {
 			struct rpcrdma__wchunk *c = &x->wch[i];
 
 			if (check_returned(h, &h->writes[i], &x->wseg[c->seg0], c->nsegs,
 					   &c->written))
-				return RPCRDMA_ERR_BAD_HEADER;
+				return "a Write chunk comes back with other segments than "
+				       "offered, longer ones, or filled out of order";
 			x->written += c->written;
 		}
 	} else {
@@ -65,13 +69,17 @@ static int check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
 		x->rep_in_rbuf = false;
 		x->rep_off = h->hdr_len;
 		x->rep_len = h->payload_len;
-		return 0;
+		return NULL;
 	}
 	/* RDMA_NOMSG: the message is in our Reply chunk. */
-	if (!(x->chunks & XREQ_CH_REPLY) || !h->has_reply ||
-	    check_returned(h, &h->reply, x->rseg, x->rsegs, &total) || total > x->rbuf.len ||
-	    total < 4)
-		return RPCRDMA_ERR_BAD_HEADER;
+	if (!(x->chunks & XREQ_CH_REPLY))
+		return "RDMA_NOMSG, but the call offered no Reply chunk";
+	if (!h->has_reply || check_returned(h, &h->reply, x->rseg, x->rsegs, &total) ||
+	    total > x->rbuf.len)
+		return "the Reply chunk comes back with other segments than offered, or "
+		       "longer ones";
+	if (total < 4)
+		return "the Reply chunk holds less than an XID";
 	{
 		uint32_t xid;
 
@@ -80,12 +88,12 @@ static int check_reply(struct rpcrdma__xreq *x, const struct rpcrdma_hdr *h)
 		 * requester answers nothing: the call fails. */
 		memcpy(&xid, x->rbuf.addr, 4);
 		if (be32toh(xid) != x->xid)
-			return RPCRDMA_ERR_BAD_HEADER;
+			return "the message in the Reply chunk has another XID";
 	}
 	x->rep_in_rbuf = true;
 	x->rep_off = 0;
 	x->rep_len = (size_t)total;
-	return 0;
+	return NULL;
 }
 
 /* Posts @x's Send again, its header now in the connection's version
@@ -139,9 +147,23 @@ void rpcrdma__xclnt_reply_arrived(struct rpcrdma__xclnt *t, struct rpcrdma__xreq
  * freed its credit; an RDMA_ERROR or a reply that does not match what the
  * call offered fails it; a good one is held.  Each way the call's grants
  * are revoked before the core hears of it. */
+/* Bytes of Reply chunk call @x offered; 0: none. */
+static uint32_t reply_chunk_offered(const struct rpcrdma__xreq *x)
+{
+	uint64_t n = 0;
+
+	if (!(x->chunks & XREQ_CH_REPLY))
+		return 0;
+	for (uint32_t i = 0; i < x->rsegs; i++)
+		n += x->rseg[i].length;
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
 static void reply_complete(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 			   struct rpcrdma__xrecv *r, const struct rpcrdma_hdr *h)
 {
+	const char *why;
+
 	rpcrdma__xclnt_reply_arrived(t, x, h);
 	t->st.calls_received++;
 	if (!x->creq) {
@@ -157,20 +179,34 @@ static void reply_complete(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 		t->st.rdma_errors_received++;
 		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_ERR_RECEIVED, t->conn.id, h->xid,
 			       h->err, 0, "RDMA_ERROR %s: the responder refused the call",
-			       h->err == RPCRDMA_ERR_CHUNK ? "ERR_CHUNK" : "(unknown code)");
+			       h->err == RPCRDMA_ERR_CHUNK          ? "ERR_CHUNK"
+			       : h->err == RPCRDMA_ERR_INVAL_OPTION ? "ERR_INVAL_OPTION"
+								    : "(unknown code)");
 		x->state = XREQ_FAILED;
 		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
+		x->creq->cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_RDMA_ERROR,
+		    .code = h->err,
+		    .vers = h->vers,
+		    .offered = reply_chunk_offered(x),
+		};
 		rpcrdma__xclnt_req_repost(t, r);
 		rpcrdma__xclnt_req_fence(t, x);
 		return;
 	}
-	if (check_reply(x, h)) {
+	why = check_reply(x, h);
+	if (why) {
 		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, t->conn.id, h->xid,
 			       RPCRDMA_ERR_BAD_HEADER, 0,
-			       "reply refused: its chunks do not match those the call offered");
+			       "reply refused: its chunks do not match those the call offered: %s",
+			       why);
 		t->st.bad_msgs++;
 		x->state = XREQ_FAILED;
 		x->fail_err = RPCRDMA_ERR_BAD_HEADER;
+		x->creq->cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_REPLY_CHUNKS,
+		    .what = why,
+		};
 		rpcrdma__xclnt_req_repost(t, r);
 		rpcrdma__xclnt_req_fence(t, x);
 		return;

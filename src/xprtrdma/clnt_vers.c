@@ -72,6 +72,13 @@ void rpcrdma__xclnt_handle_err_vers(struct rpcrdma__xclnt *t, struct rpcrdma__xr
 	} else {
 		x->state = XREQ_FAILED;
 		x->fail_err = RPCRDMA_ERR_TRANSPORT_ERROR;
+		x->creq->cause = (struct rpcrdma__call_cause){
+		    .kind = RPCRDMA__CAUSE_RDMA_ERROR,
+		    .code = RPCRDMA_ERR_VERS,
+		    .vers = h->vers,
+		    .a = h->vers_low,
+		    .b = h->vers_high,
+		};
 	}
 	rpcrdma__xclnt_req_fence(t, x);
 	if (t->conn.pc && t->conn.state == RPCRDMA__XCONN_UP)

@@ -56,7 +56,17 @@ static int proc_null(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
-static const struct rpcrdma_svc_proc procs[] = {{proc_null, NULL, 0, NULL, 0, NULL}};
+/* Never answers: the client's call times out. */
+static int proc_silent(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static const struct rpcrdma_svc_proc procs[] = {{proc_null, NULL, 0, NULL, 0, NULL},
+						{proc_silent, NULL, 0, NULL, 0, NULL}};
 
 struct env {
 	struct rpcrdma_loop *loop;
@@ -75,7 +85,7 @@ static int server_up(struct env *e, enum rpcrdma_transport tr)
 	so.transport = tr;
 	so.provider = "ofi";
 	CHECK_RC(rpcrdma_server_create(e->loop, "127.0.0.1", "0", &so, &e->srv), 0);
-	CHECK_RC(rpcrdma_server_register(e->srv, PROG, 1, procs, 1), 0);
+	CHECK_RC(rpcrdma_server_register(e->srv, PROG, 1, procs, 2), 0);
 	snprintf(e->port, sizeof(e->port), "%d", rpcrdma_server_port(e->srv));
 	return 0;
 }
@@ -202,6 +212,71 @@ static int case_call_refused(void)
 	return 0;
 }
 
+/* Results expected where the reply has none. */
+static int decode_u32(struct rpcrdma_xdr_stream *xdr, void *obj)
+{
+	return rpcrdma_xdr_decode_u32(xdr, obj);
+}
+
+/* Results that do not decode: the text says the results, and where. */
+static int case_results_undecodable(void)
+{
+	struct rpcrdma_call call;
+	uint32_t res;
+	struct env e;
+
+	CHECK_RC(server_up(&e, RPCRDMA_TRANSPORT_TCP), 0);
+	CHECK_RC(client_of(&e, RPCRDMA_TRANSPORT_TCP, PROG), 0);
+	memset(&call, 0, sizeof(call));
+	call.decode_res = decode_u32;
+	call.res = &res;
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TRUNCATED);
+	CHECK_RC(says(rpcrdma_call_strerror(&call), "results do not decode (decode_res)",
+		      "stop at byte 24 of the 24-byte RPC reply"),
+		 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* A server that is not there: the call was never sent, and the retries
+ * ran out, not the time-out. */
+static int case_conn_refused(void)
+{
+	struct rpcrdma_call call;
+	struct env e;
+
+	CHECK_RC(server_up(&e, RPCRDMA_TRANSPORT_TCP), 0);
+	rpcrdma_server_destroy(e.srv); /* its port, now closed */
+	e.srv = NULL;
+	CHECK_RC(client_of(&e, RPCRDMA_TRANSPORT_TCP, PROG), 0);
+	memset(&call, 0, sizeof(call));
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), -ECONNREFUSED);
+	CHECK_RC(says(rpcrdma_call_strerror(&call), "never sent: connecting failed 2 times",
+		      "Connection refused"),
+		 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/* No reply in time: the time-out, and that the call was sent. */
+static int case_timed_out(void)
+{
+	struct rpcrdma_call call;
+	struct env e;
+
+	CHECK_RC(server_up(&e, RPCRDMA_TRANSPORT_TCP), 0);
+	CHECK_RC(client_of(&e, RPCRDMA_TRANSPORT_TCP, PROG), 0);
+	memset(&call, 0, sizeof(call));
+	call.proc = 1;
+	call.timeout_ms = 300;
+	CHECK_RC(rpcrdma_client_call(e.clnt, &call), RPCRDMA_ERR_TIMEDOUT);
+	CHECK_RC(says(rpcrdma_call_strerror(&call), "no reply within the call's time-out (300 ms)",
+		      NULL),
+		 0);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
 /* An unknown provider: the text lists those built in. */
 static int case_unknown_provider(void)
 {
@@ -273,6 +348,9 @@ static const struct {
     {"errors_rdma_client_tcp_port", case_rdma_client_tcp_port},
     {"errors_tcp_client_rdma_port", case_tcp_client_rdma_port},
     {"errors_call_refused", case_call_refused},
+    {"errors_results_undecodable", case_results_undecodable},
+    {"errors_conn_refused", case_conn_refused},
+    {"errors_timed_out", case_timed_out},
     {"errors_unknown_provider", case_unknown_provider},
     {"errors_verbs_no_addr", case_verbs_no_addr},
 };
