@@ -574,6 +574,24 @@ RPCRDMA_EXTERN int rpcrdma_server_register(struct rpcrdma_server *srv, uint32_t 
 					   uint32_t nprocs);
 
 /**
+ * rpcrdma_server_register2 - rpcrdma_server_register() with a context of
+ * the registration
+ * @ctx: what rpcrdma_svc_prog_ctx() returns for each request of
+ *	@prog/@vers on this server (procedures shared by several programs
+ *	or servers tell them apart by it)
+ * @release: NULL, or called once with @ctx when the registration ends:
+ *	as rpcrdma_server_destroy() frees the server, after its last
+ *	request was answered and, with worker loops, every worker ended
+ *
+ * Returns 0, -EINVAL, -ENOMEM, or -EEXIST when @prog/@vers is registered
+ * on this server already; on any error @release is not called (@ctx stays
+ * the caller's).
+ */
+RPCRDMA_EXTERN int rpcrdma_server_register2(struct rpcrdma_server *srv, uint32_t prog,
+					    uint32_t vers, const struct rpcrdma_svc_proc *procs,
+					    uint32_t nprocs, void *ctx, void (*release)(void *ctx));
+
+/**
  * rpcrdma_server_set_idempotent - say whether procedure @proc of
  * @prog/@vers may run twice for one call without harm (a read, a lookup)
  *
@@ -623,6 +641,10 @@ rpcrdma_svc_cred(const struct rpcrdma_svc_req *req);
  * when the transport does not know it.
  */
 RPCRDMA_EXTERN const struct sockaddr *rpcrdma_svc_peer(const struct rpcrdma_svc_req *req);
+
+/** The @ctx given to rpcrdma_server_register2() for @req's program and
+ * version (NULL for one registered by rpcrdma_server_register()). */
+RPCRDMA_EXTERN void *rpcrdma_svc_prog_ctx(const struct rpcrdma_svc_req *req);
 
 /** XID, program, version and procedure of a request. */
 RPCRDMA_EXTERN const struct rpcrdma_rpc_msg *rpcrdma_svc_msg(const struct rpcrdma_svc_req *req);

@@ -59,6 +59,10 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 			struct rpcrdma__svc_prog *p = s->progs;
 
 			s->progs = p->next;
+			/* Every request is answered and every worker gone:
+			 * nothing reads the context any more. */
+			if (p->release)
+				p->release(p->ctx);
 			free(p->procs);
 			free((void *)p->idempotent);
 			free(p);
@@ -296,6 +300,7 @@ static const struct rpcrdma__svc_prog *route_call(struct rpcrdma_server *s,
 		return NULL;
 	}
 	r->proc = &prog->procs[call->proc];
+	r->prog_ctx = prog->ctx;
 	return prog;
 }
 
@@ -587,6 +592,13 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t vers,
 			    const struct rpcrdma_svc_proc *procs, uint32_t nprocs)
 {
+	return rpcrdma_server_register2(s, prog, vers, procs, nprocs, NULL, NULL);
+}
+
+int rpcrdma_server_register2(struct rpcrdma_server *s, uint32_t prog, uint32_t vers,
+			     const struct rpcrdma_svc_proc *procs, uint32_t nprocs, void *ctx,
+			     void (*release)(void *ctx))
+{
 	struct rpcrdma__svc_prog *p;
 	int rc = 0;
 
@@ -609,6 +621,8 @@ int rpcrdma_server_register(struct rpcrdma_server *s, uint32_t prog, uint32_t ve
 	p->prog = prog;
 	p->vers = vers;
 	p->nprocs = nprocs;
+	p->ctx = ctx;
+	p->release = release;
 	pthread_rwlock_wrlock(&s->reg_lock);
 	for (const struct rpcrdma__svc_prog *q = s->progs; q; q = q->next) {
 		if (q->prog == prog && q->vers == vers)

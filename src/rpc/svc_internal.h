@@ -23,6 +23,8 @@ struct rpcrdma__svc_prog {
 	uint32_t nprocs;
 	struct rpcrdma_svc_proc *procs;
 	_Atomic bool *idempotent; /* per procedure; set while workers dispatch */
+	void *ctx;                /* rpcrdma_svc_prog_ctx() */
+	void (*release)(void *ctx); /* when the server is freed; may be NULL */
 };
 
 /*
@@ -53,6 +55,7 @@ struct rpcrdma_svc_req {
 	struct rpcrdma_server *srv;
 	struct rpcrdma__sreq *t;
 	const struct rpcrdma_svc_proc *proc;
+	void *prog_ctx; /* its registration's context (rpcrdma_server_register2) */
 	void *args, *res;
 	struct rpcrdma__drc_entry *drc;     /* running: its cache entry (the entry's owner is us) */
 	struct rpcrdma_svc_req *parked;     /* running: its newest duplicate waiting */

@@ -109,6 +109,11 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r)
 
 /* What a procedure may ask of its request (rpc.h). */
 
+void *rpcrdma_svc_prog_ctx(const struct rpcrdma_svc_req *r)
+{
+	return r ? r->prog_ctx : NULL;
+}
+
 struct rpcrdma_loop *rpcrdma_svc_loop(const struct rpcrdma_svc_req *r)
 {
 	return r ? r->srv->loop : NULL;
