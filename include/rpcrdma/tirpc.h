@@ -165,6 +165,23 @@ RPCRDMA_EXTERN CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t pro
 RPCRDMA_EXTERN int rpcrdma_tirpc_clnt_stats(CLIENT *cl, struct rpcrdma_xprt_stats *out);
 
 /**
+ * rpcrdma_tirpc_clnt_strerror - why the last clnt_call() on @cl failed, in
+ * words
+ *
+ * clnt_perror() and clnt_sperror() are libtirpc's: they print the
+ * rpc_err, whose errno is the nearest one (a server's RDMA_ERROR
+ * ERR_CHUNK is EMSGSIZE, ERR_VERS EPROTONOSUPPORT, a reply whose chunks
+ * are not those offered EBADMSG).  This says what the rpc_err cannot, as
+ * rpcrdma_call_strerror() does ("the server refused the call's chunks
+ * (RDMA_ERROR ERR_CHUNK): ...", "cl_auth's credential is 520 bytes: ONC
+ * RPC allows at most 400 ..."); "success" after a call that succeeded.
+ * Returns a string that stays valid until the next clnt_call() or
+ * clnt_destroy() of @cl, or NULL when @cl is not a CLIENT this library
+ * made (libtirpc's own).
+ */
+RPCRDMA_EXTERN const char *rpcrdma_tirpc_clnt_strerror(CLIENT *cl);
+
+/**
  * rpcrdma_clnt_create - clnt_create() with the netids of RFC 8166
  * section 12
  *
@@ -186,11 +203,19 @@ RPCRDMA_EXTERN CLIENT *rpcrdma_clnt_create(const char *host, rpcprog_t prog, rpc
  * Procedures 0 to RPCRDMA_TIRPC_MAX_PROCS - 1 go to @dispatch, which runs
  * on the loop (or the worker) that received the call.  svc_sendreply()
  * encodes the results at once, so the dispatch may free them right after.
- * One dispatch per program and version per process: registering the same
- * one with several servers (RDMA and TCP) is fine.
  *
- * Returns 0, -EINVAL, -ENOMEM, -EEXIST when another dispatch serves
- * @prog/@vers in this process, or the errors of rpcrdma_server_register().
+ * As libtirpc's svc_reg(), which keys registrations by program, version
+ * and netid: on one server, registering the same dispatch (and binding)
+ * again is no error, another one is refused with -EEXIST; each server
+ * (an RDMA one and a TCP one, say) may serve @prog/@vers with a dispatch
+ * of its own.  A registration ends with its server
+ * (rpcrdma_server_destroy()): a server made afterwards may register the
+ * program with any dispatch.  svc_unreg() has no counterpart: a program
+ * stays on its server until the server is destroyed.
+ *
+ * Returns 0, -EINVAL, -ENOMEM, -EEXIST when another dispatch or binding
+ * serves @prog/@vers on @srv (also one registered there with
+ * rpcrdma_server_register()), or the errors of rpcrdma_server_register2().
  */
 #define RPCRDMA_TIRPC_MAX_PROCS 256u
 RPCRDMA_EXTERN int rpcrdma_tirpc_svc_reg(struct rpcrdma_server *srv, rpcprog_t prog,

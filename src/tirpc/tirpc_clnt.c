@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc/call_cause.h"
+#include "rpcrdma/header.h"
 #include "tirpc/tirpc_xdr.h"
 
 /* As TCP's largest record by default (rpc.h): 1 MiB of data and its headers. */
@@ -40,6 +42,9 @@ struct tclnt {
 	char *provider;
 	char host[INET6_ADDRSTRLEN], port[8];
 	struct rpcrdma_opaque_auth cred_sent; /* what t->c sends */
+	/* Why the last clnt_call() failed, in words ("" after a success):
+	 * what rpc_err cannot carry (rpcrdma_tirpc_clnt_strerror()). */
+	char why[320];
 };
 
 /* One direction of one call: the caller's routine and object. */
@@ -55,6 +60,9 @@ static int run_xdr(struct rpcrdma_xdr_stream *s, struct txdr_obj *o, enum xdr_op
 	struct rpcrdma__txdr t;
 	XDR x;
 
+	/* The core encodes again into more room after RPCRDMA_ERR_NOSPACE:
+	 * only the last attempt's failure is the call's. */
+	o->err = 0;
 	if (!o->proc)
 		return 0;
 	rpcrdma__txdr_init(&x, &t, s, op, o->ddp_items);
@@ -125,6 +133,8 @@ static void set_err_from_reply(struct rpc_err *e, const struct rpcrdma_rpc_reply
  */
 static int errno_of(int rc)
 {
+	if (rc == RPCRDMA_ERR_BAD_HEADER)
+		return EBADMSG;
 	if (rc > -4096)
 		return -rc;
 	switch (rc) {
@@ -140,6 +150,51 @@ static int errno_of(int rc)
 	default:
 		return EPROTO;
 	}
+}
+
+/*
+ * The errno for a call the server answered with RDMA_ERROR, by its code:
+ * clnt_sperror() prints only an errno beside "Can't receive", so pick the
+ * one that reads nearest to the cause.
+ */
+static int errno_of_rdma_error(const struct rpcrdma_call *call)
+{
+	struct rpcrdma__call_cause k;
+
+	if (!rpcrdma__call_cause_load(call, &k) || k.kind != RPCRDMA__CAUSE_RDMA_ERROR)
+		return EPROTO;
+	switch (k.code) {
+	case RPCRDMA_ERR_VERS:
+		return EPROTONOSUPPORT;
+	case RPCRDMA_ERR_CHUNK:
+		return EMSGSIZE; /* a reply or call beyond what the chunks allow */
+	default:
+		return EPROTO;
+	}
+}
+
+/* A cl_auth the core cannot send, @t->why saying why.  Returns -EINVAL. */
+static int auth_refused(struct tclnt *t, const AUTH *auth)
+{
+	if (!auth)
+		snprintf(t->why, sizeof(t->why),
+			 "the CLIENT has no cl_auth (set AUTH_NONE: "
+			 "authnone_create())");
+	else if (auth->ah_cred.oa_flavor != AUTH_NONE && auth->ah_cred.oa_flavor != AUTH_SYS)
+		snprintf(t->why, sizeof(t->why),
+			 "cl_auth's flavor %d cannot be sent over this library: AUTH_NONE and "
+			 "AUTH_SYS only",
+			 (int)auth->ah_cred.oa_flavor);
+	else if (auth->ah_cred.oa_length > RPCRDMA_AUTH_BODY_MAX)
+		snprintf(t->why, sizeof(t->why),
+			 "cl_auth's credential is %u bytes: ONC RPC allows at most %u "
+			 "(RFC 5531 8.2, RPCRDMA_AUTH_BODY_MAX)",
+			 (unsigned int)auth->ah_cred.oa_length, RPCRDMA_AUTH_BODY_MAX);
+	else
+		snprintf(t->why, sizeof(t->why),
+			 "cl_auth's credential is %u bytes long but has no body (oa_base NULL)",
+			 (unsigned int)auth->ah_cred.oa_length);
+	return -EINVAL;
 }
 
 static int land_room(struct tclnt *t, size_t len)
@@ -187,7 +242,7 @@ static int use_auth(struct tclnt *t, const AUTH *auth)
 	    (auth->ah_cred.oa_flavor != AUTH_NONE && auth->ah_cred.oa_flavor != AUTH_SYS) ||
 	    auth->ah_cred.oa_length > RPCRDMA_AUTH_BODY_MAX ||
 	    (auth->ah_cred.oa_length && !auth->ah_cred.oa_base))
-		return -EINVAL;
+		return auth_refused(t, auth);
 	memset(&cred, 0, sizeof(cred));
 	cred.flavor = (uint32_t)auth->ah_cred.oa_flavor;
 	cred.len = auth->ah_cred.oa_length;
@@ -217,6 +272,7 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 	int rc;
 
 	memset(&t->err, 0, sizeof(t->err));
+	t->why[0] = '\0';
 	rc = use_auth(t, cl->cl_auth);
 	if (rc == -EINVAL) {
 		/* A flavor the core cannot send: never AUTH_NONE instead. */
@@ -225,6 +281,8 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		return RPC_AUTHERROR;
 	}
 	if (rc) {
+		snprintf(t->why, sizeof(t->why), "a client for the new cl_auth: %s",
+			 rpcrdma_strerror(rc));
 		t->err.re_status = RPC_SYSTEMERROR;
 		t->err.re_errno = errno_of(rc);
 		return RPC_SYSTEMERROR;
@@ -261,12 +319,18 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		t->err.re_status = RPC_TIMEDOUT;
 	} else if (rc == RPCRDMA_ERR_TRANSPORT_ERROR) {
 		t->err.re_status = RPC_CANTRECV;
-		t->err.re_errno = EPROTO;
+		t->err.re_errno = errno_of_rdma_error(&call);
+	} else if (rc == RPCRDMA_ERR_BAD_HEADER) {
+		/* A reply whose chunks are not those the call offered. */
+		t->err.re_status = RPC_CANTRECV;
+		t->err.re_errno = EBADMSG;
 	} else {
 		/* Refused connections, and a peer of the other transport. */
 		t->err.re_status = RPC_CANTSEND;
 		t->err.re_errno = errno_of(rc);
 	}
+	if (rc)
+		snprintf(t->why, sizeof(t->why), "%s", rpcrdma_call_strerror(&call));
 	return t->err.re_status;
 }
 
@@ -496,4 +560,16 @@ int rpcrdma_tirpc_clnt_stats(CLIENT *cl, struct rpcrdma_xprt_stats *out)
 	if (!cl || !out || cl->cl_ops != &tc_ops)
 		return -EINVAL;
 	return rpcrdma_client_stats(((struct tclnt *)cl->cl_private)->c, out);
+}
+
+const char *rpcrdma_tirpc_clnt_strerror(CLIENT *cl)
+{
+	const struct tclnt *t;
+
+	if (!cl || cl->cl_ops != &tc_ops)
+		return NULL;
+	t = cl->cl_private;
+	if (t->why[0])
+		return t->why;
+	return t->err.re_status == RPC_SUCCESS ? "success" : clnt_sperrno(t->err.re_status);
 }

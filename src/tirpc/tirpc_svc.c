@@ -16,8 +16,16 @@
  *     go in the client's Write chunk, and free_res frees the copies after
  *     the Write.
  *
- * The core has no per-registration context in a procedure call, so the
- * dispatch is found by program and version in a process-wide table.
+ * Registrations, as libtirpc's svc_reg(), which keys them by program,
+ * version and netid: each server (one transport) may serve a program and
+ * version with a dispatch of its own; the same dispatch registered again
+ * on a server is accepted, another one refused (-EEXIST, where svc_reg()
+ * returns FALSE).  Each registration is the core's context for that
+ * program on that server (rpcrdma_server_register2), so a call finds its
+ * dispatch without a process-wide look-up, and the registration ends with
+ * its server: a program registered anew after rpcrdma_server_destroy() is
+ * free to take another dispatch.  libtirpc's svc_unreg() has no
+ * counterpart: the core does not take a program off a running server.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,14 +38,16 @@
 #define RES_MAX ((size_t)64 << 20)
 #define RES_MAX_DDP 8u
 
+/* One program/version on one server, from registration to the server's end. */
 struct treg {
+	const struct rpcrdma_server *srv; /* only compared: valid while listed */
 	uint32_t prog, vers;
 	void (*dispatch)(struct svc_req *, SVCXPRT *);
 	struct rpcrdma_tirpc_binding *binding;
-	unsigned int refs;
 	struct treg *next;
 };
 
+/* The live registrations, to tell a repeated one from a conflicting one. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct treg *regs;
 
@@ -290,22 +300,15 @@ static int run_dispatch(struct rpcrdma_svc_req *req, void *args, void *res)
 	const struct rpcrdma_rpc_msg *m = rpcrdma_svc_msg(req);
 	const struct rpcrdma_opaque_auth *cred = rpcrdma_svc_cred(req);
 	const struct sockaddr *peer = rpcrdma_svc_peer(req);
-	void (*dispatch)(struct svc_req *, SVCXPRT *) = NULL;
-	const struct rpcrdma_tirpc_proc *b = NULL;
+	const struct treg *reg = rpcrdma_svc_prog_ctx(req);
+	const struct rpcrdma_tirpc_proc *b;
 	struct svc_req rq;
 	struct tsvc st;
 	SVCXPRT xp;
 
-	pthread_mutex_lock(&reg_lock);
-	for (struct treg *r = regs; r; r = r->next)
-		if (r->prog == m->u.call.prog && r->vers == m->u.call.vers) {
-			dispatch = r->dispatch;
-			b = rpcrdma__tirpc_proc_for(r->binding, m->u.call.proc);
-			break;
-		}
-	pthread_mutex_unlock(&reg_lock);
-	if (!dispatch)
-		return -RPCRDMA_RPC_PROG_UNAVAIL;
+	if (!reg)
+		return -RPCRDMA_RPC_PROG_UNAVAIL; /* our procedures, registered by others */
+	b = rpcrdma__tirpc_proc_for(reg->binding, m->u.call.proc);
 
 	memset(&st, 0, sizeof(st));
 	st.args = args;
@@ -336,7 +339,7 @@ static int run_dispatch(struct rpcrdma_svc_req *req, void *args, void *res)
 	rq.rq_cred.oa_length = cred->len;
 	rq.rq_clntcred = cooked_cred(&st, cred);
 	rq.rq_xprt = &xp;
-	dispatch(&rq, &xp);
+	reg->dispatch(&rq, &xp);
 	return st.status;
 }
 
@@ -355,66 +358,107 @@ static void procs_init(void)
 	}
 }
 
+static bool same_binding(const struct rpcrdma_tirpc_binding *a,
+			 const struct rpcrdma_tirpc_binding *b)
+{
+	unsigned int na = a ? a->nprocs : 0, nb = b ? b->nprocs : 0;
+
+	if (na != nb)
+		return false;
+	for (unsigned int i = 0; i < na; i++) {
+		const struct rpcrdma_tirpc_proc *x = &a->procs[i], *y = &b->procs[i];
+
+		if (x->proc != y->proc || x->args_items != y->args_items ||
+		    x->res_items != y->res_items || x->res_max != y->res_max ||
+		    x->idempotent != y->idempotent)
+			return false;
+	}
+	return true;
+}
+
+static void reg_free(struct treg *r)
+{
+	free(r->binding);
+	free(r);
+}
+
+/* The core's release of a registration: its server is being freed. */
+static void reg_release(void *ctx)
+{
+	struct treg *r = ctx;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct treg **pp = &regs; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	reg_free(r);
+}
+
+/* @srv's registration of @prog/@vers.  Caller holds reg_lock. */
+static const struct treg *reg_find_locked(const struct rpcrdma_server *srv, uint32_t prog,
+					  uint32_t vers)
+{
+	for (const struct treg *r = regs; r; r = r->next)
+		if (r->srv == srv && r->prog == prog && r->vers == vers)
+			return r;
+	return NULL;
+}
+
 int rpcrdma_tirpc_svc_reg(struct rpcrdma_server *srv, rpcprog_t prog, rpcvers_t vers,
 			  void (*dispatch)(struct svc_req *, SVCXPRT *),
 			  const struct rpcrdma_tirpc_binding *binding)
 {
-	struct rpcrdma_tirpc_binding *copy;
-	struct treg *r, *mine = NULL;
+	const struct treg *old;
+	struct treg *r;
 	int rc;
 
 	if (!srv || !dispatch)
 		return -EINVAL;
 	pthread_once(&procs_once, procs_init);
-	rc = rpcrdma__tirpc_binding_copy(binding, &copy);
-	if (rc)
-		return rc;
 	pthread_mutex_lock(&reg_lock);
-	for (r = regs; r; r = r->next)
-		if (r->prog == prog && r->vers == vers)
-			break;
-	if (r && r->dispatch != dispatch && r->refs) {
-		pthread_mutex_unlock(&reg_lock);
-		free(copy);
-		return -EEXIST;
-	}
-	if (r && r->dispatch != dispatch) {
-		/* A registration whose servers all failed: take its place. */
-		free(r->binding);
-		r->binding = copy;
-		r->dispatch = dispatch;
-		copy = NULL;
-	}
-	if (!r) {
-		mine = calloc(1, sizeof(*mine));
-		if (!mine) {
-			pthread_mutex_unlock(&reg_lock);
-			free(copy);
-			return -ENOMEM;
-		}
-		mine->prog = (uint32_t)prog;
-		mine->vers = (uint32_t)vers;
-		mine->dispatch = dispatch;
-		mine->binding = copy;
-		mine->next = regs;
-		regs = mine;
-		copy = NULL;
-		r = mine;
-	}
-	r->refs++;
+	old = reg_find_locked(srv, (uint32_t)prog, (uint32_t)vers);
+	/* As svc_reg(): the same dispatch again is no error, another one is. */
+	rc = !old                                                               ? 1
+	     : old->dispatch == dispatch && same_binding(old->binding, binding) ? 0
+										: -EEXIST;
 	pthread_mutex_unlock(&reg_lock);
-	free(copy);
+	if (rc <= 0)
+		return rc;
 
-	rc = rpcrdma_server_register(srv, (uint32_t)prog, (uint32_t)vers, procs,
-				     RPCRDMA_TIRPC_MAX_PROCS);
-	for (unsigned int i = 0; !rc && binding && i < binding->nprocs; i++)
-		if (binding->procs[i].idempotent && binding->procs[i].proc < RPCRDMA_TIRPC_MAX_PROCS)
-			rc = rpcrdma_server_set_idempotent(srv, (uint32_t)prog, (uint32_t)vers,
-							   binding->procs[i].proc, true);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	rc = rpcrdma__tirpc_binding_copy(binding, &r->binding);
 	if (rc) {
-		pthread_mutex_lock(&reg_lock);
-		r->refs--;
-		pthread_mutex_unlock(&reg_lock);
+		free(r);
+		return rc;
 	}
-	return rc;
+	r->srv = srv;
+	r->prog = (uint32_t)prog;
+	r->vers = (uint32_t)vers;
+	r->dispatch = dispatch;
+	/* ORDER: listed before the core may call reg_release (at the server's
+	 * end), and unlisted again should the core refuse it. */
+	pthread_mutex_lock(&reg_lock);
+	r->next = regs;
+	regs = r;
+	pthread_mutex_unlock(&reg_lock);
+	rc = rpcrdma_server_register2(srv, (uint32_t)prog, (uint32_t)vers, procs,
+				      RPCRDMA_TIRPC_MAX_PROCS, r, reg_release);
+	if (rc) {
+		/* -EEXIST here: registered on this server by another thread
+		 * meanwhile, or through rpcrdma_server_register(). */
+		reg_release(r);
+		return rc;
+	}
+	for (unsigned int i = 0; binding && i < binding->nprocs; i++)
+		if (binding->procs[i].idempotent &&
+		    binding->procs[i].proc < RPCRDMA_TIRPC_MAX_PROCS)
+			(void)rpcrdma_server_set_idempotent(srv, (uint32_t)prog, (uint32_t)vers,
+							    binding->procs[i].proc, true);
+	return 0;
 }

@@ -280,7 +280,14 @@ enum {
 	P_TRACKED_FREEARGS, /* the same, with svc_freeargs() after a failure too */
 	P_PAIR,             /* results: two ints */
 	P_WHOAMI,           /* results: the AUTH_SYS uid and first gid, or -1 */
+	P_ECHO_STRING,      /* arguments and results: a string */
 };
+
+/* A string of any length (xdr_wrapstring() stops at RPC_MAXDATASIZE). */
+static bool_t xdr_bigstring(XDR *x, char **p)
+{
+	return xdr_string(x, p, ~0u);
+}
 
 static void dispatch(struct svc_req *rq, SVCXPRT *xp)
 {
@@ -319,6 +326,17 @@ static void dispatch(struct svc_req *rq, SVCXPRT *xp)
 	case P_NULL:
 		svc_sendreply(xp, (xdrproc_t)xdr_void, NULL);
 		return;
+	case P_ECHO_STRING: {
+		char *str = NULL;
+
+		if (!svc_getargs(xp, (xdrproc_t)xdr_bigstring, (caddr_t)&str)) {
+			svcerr_decode(xp);
+			return;
+		}
+		svc_sendreply(xp, (xdrproc_t)xdr_bigstring, (caddr_t)&str);
+		svc_freeargs(xp, (xdrproc_t)xdr_bigstring, (caddr_t)&str);
+		return;
+	}
 	case P_ECHO:
 		memset(&in, 0, sizeof(in));
 		if (!svc_getargs(xp, (xdrproc_t)xdr_msg, (caddr_t)&in)) {
@@ -692,6 +710,133 @@ static void test_authunix_credential_sent(void **state)
 	server_stop(&s);
 }
 
+/* A server of its own thread with nothing registered yet. */
+static void bare_server_start(struct server *s, enum rpcrdma_transport tr)
+{
+	struct rpcrdma_server_opts so;
+
+	assert_int_equal(rpcrdma_loop_create(&s->loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = tr;
+	assert_int_equal(rpcrdma_server_create(s->loop, "127.0.0.1", "0", &so, &s->srv), 0);
+	snprintf(s->port, sizeof(s->port), "%d", rpcrdma_server_port(s->srv));
+}
+
+static void bare_server_run(struct server *s)
+{
+	assert_int_equal(pthread_create(&s->th, NULL, serve, s), 0);
+}
+
+/* P_NULL on @port's server, over TCP. */
+static enum clnt_stat null_call(const char *port, rpcprog_t prog)
+{
+	struct timeval tv = {5, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	enum clnt_stat st;
+	CLIENT *cl;
+
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", prog, 1, &o);
+	assert_non_null(cl);
+	st = clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv);
+	clnt_destroy(cl);
+	return st;
+}
+
+/*
+ * Registrations behave as libtirpc's svc_reg(), which keys them by
+ * program, version and netid: the same dispatch again on a server is
+ * accepted, another one refused; another server (transport) may take
+ * another dispatch for the same program, and each serves its own; and a
+ * registration ends with its server, so the program can be registered
+ * anew with another dispatch afterwards.  Before, the first dispatch was
+ * kept for the whole process: the second server's calls went to it, and
+ * the registration after the server's end failed with -EEXIST.
+ */
+#define PROG_REG 0x20000ff0u
+static void test_svc_reg_like_libtirpc(void **state)
+{
+	struct server a, b, c;
+	(void)state;
+
+	bare_server_start(&a, RPCRDMA_TRANSPORT_TCP);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(a.srv, PROG_REG, 1, dispatch, NULL), 0);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(a.srv, PROG_REG, 1, dispatch, NULL), 0);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(a.srv, PROG_REG, 1, other_dispatch, NULL), -EEXIST);
+	bare_server_start(&b, RPCRDMA_TRANSPORT_TCP);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(b.srv, PROG_REG, 1, other_dispatch, NULL), 0);
+	bare_server_run(&a);
+	bare_server_run(&b);
+	assert_int_equal(null_call(a.port, PROG_REG), RPC_SUCCESS);
+	assert_int_equal(null_call(b.port, PROG_REG), RPC_SYSTEMERROR); /* other_dispatch's */
+	server_stop(&a);
+	server_stop(&b);
+
+	bare_server_start(&c, RPCRDMA_TRANSPORT_TCP);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(c.srv, PROG_REG, 1, other_dispatch, NULL), 0);
+	bare_server_run(&c);
+	assert_int_equal(null_call(c.port, PROG_REG), RPC_SYSTEMERROR);
+	server_stop(&c);
+}
+
+/*
+ * What clnt_perror() cannot say, rpcrdma_tirpc_clnt_strerror() does: a
+ * cl_auth whose credential is over RPC's limit names the limit; a reply
+ * too large for the chunks offered names the server's RDMA_ERROR
+ * ERR_CHUNK (and its errno reads so: EMSGSIZE, not EPROTO).
+ */
+static void test_causes_said(void **state)
+{
+	struct timeval tv = {10, 0};
+	struct rpcrdma_tirpc_opts o = {0};
+	struct rpc_err err;
+	char big[100000], *bigp = big;
+	struct server s;
+	CLIENT *cl;
+	(void)state;
+
+	bare_server_start(&s, RPCRDMA_TRANSPORT_RDMA);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(s.srv, PROG, 1, dispatch, NULL), 0);
+	bare_server_run(&s);
+	o.transport = RPCRDMA_TRANSPORT_RDMA;
+	o.service = s.port;
+	o.max_reply = 1024; /* no Reply chunk for the echo below */
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	assert_null(rpcrdma_tirpc_clnt_strerror(NULL));
+
+	AUTH fat = *cl->cl_auth, *none = cl->cl_auth;
+	fat.ah_cred.oa_flavor = AUTH_SYS;
+	fat.ah_cred.oa_length = 520;
+	fat.ah_cred.oa_base = big;
+	cl->cl_auth = &fat;
+	assert_int_equal(
+	    clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv),
+	    RPC_AUTHERROR);
+	fprintf(stderr, "  %s\n", rpcrdma_tirpc_clnt_strerror(cl));
+	assert_non_null(strstr(rpcrdma_tirpc_clnt_strerror(cl), "520 bytes"));
+	assert_non_null(strstr(rpcrdma_tirpc_clnt_strerror(cl), "at most 400"));
+	cl->cl_auth = none;
+
+	/* An echo of 100000 bytes: beyond the inline size, no Reply chunk. */
+	memset(big, 'x', sizeof(big));
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(clnt_call(cl, P_ECHO_STRING, (xdrproc_t)xdr_bigstring, (caddr_t)&bigp,
+				   (xdrproc_t)xdr_void, NULL, tv),
+			 RPC_CANTRECV);
+	clnt_geterr(cl, &err);
+	assert_int_equal(err.re_errno, EMSGSIZE);
+	fprintf(stderr, "  %s\n  %s\n", clnt_sperror(cl, "echo"), rpcrdma_tirpc_clnt_strerror(cl));
+	assert_non_null(strstr(rpcrdma_tirpc_clnt_strerror(cl), "ERR_CHUNK"));
+	assert_int_equal(
+	    clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, tv),
+	    RPC_SUCCESS);
+	assert_string_equal(rpcrdma_tirpc_clnt_strerror(cl), "success");
+	clnt_destroy(cl);
+	server_stop(&s);
+}
+
 static void test_create_errors(void **state)
 {
 	struct rpcrdma_xprt_stats st;
@@ -717,6 +862,8 @@ int main(void)
 	    cmocka_unit_test(test_wrong_transport_said),
 	    cmocka_unit_test(test_authunix_credential_sent),
 	    cmocka_unit_test(test_rpcbind_unreachable_said),
+	    cmocka_unit_test(test_svc_reg_like_libtirpc),
+	    cmocka_unit_test(test_causes_said),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
