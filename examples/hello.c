@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 	struct fill_res got = { 0 };
 	uint32_t want = 300000;
 	char port[16];
+	const char *why = NULL; /* a failed call's cause, in words */
 	int rc;
 
 	if (argc > 1 && strcmp(argv[1], "tcp") == 0)
@@ -144,8 +145,10 @@ int main(int argc, char **argv)
 	struct rpcrdma_call echo = { .proc = HELLO_ECHO, .encode_args = enc_str, .args = &in,
 				     .decode_res = dec_str, .res = &out };
 	rc = rpcrdma_client_call(clnt, &echo);
-	if (rc)
+	if (rc) {
+		why = rpcrdma_call_strerror(&echo); /* the cause, beyond the code */
 		goto out;
+	}
 	if (out.len != in.len || memcmp(out.s, in.s, in.len) != 0) {
 		rc = -EBADMSG;
 		goto out;
@@ -160,8 +163,10 @@ int main(int argc, char **argv)
 				     .decode_res = dec_fill_res, .res = &got,
 				     .ddp_buf = got.data, .ddp_len = MAX_FILL };
 	rc = rpcrdma_client_call(clnt, &fill);
-	if (rc)
+	if (rc) {
+		why = rpcrdma_call_strerror(&fill);
 		goto out;
+	}
 	for (uint32_t i = 0; i < want; i++)
 		if (got.len != want || got.data[i] != (uint8_t)(i * 7u)) {
 			rc = -EBADMSG;
@@ -179,6 +184,6 @@ out:
 	if (loop)
 		rpcrdma_loop_destroy(loop);
 	if (rc)
-		fprintf(stderr, "hello: %s\n", rpcrdma_strerror(rc));
+		fprintf(stderr, "hello: %s\n", why ? why : rpcrdma_strerror(rc));
 	return rc ? 1 : 0;
 }

@@ -281,6 +281,23 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* One call of @st, data checked; returns 0 or a negative error. */
+/* Why the last call failed, in the library's words (rpcrdma_call_strerror
+ * says more than the status code: the RDMA_ERROR's code, the time-out...). */
+static char call_why[512];
+
+static int call_failed(const struct rpcrdma_call *call)
+{
+	snprintf(call_why, sizeof(call_why), "%s", rpcrdma_call_strerror(call));
+	return call->status;
+}
+
+static const char *failure_text(int rc)
+{
+	if (rc == -EBADMSG)
+		return "data differs";
+	return call_why[0] ? call_why : rpcrdma_strerror(rc);
+}
+
 static int run_once(struct rpcrdma_client *clnt, const struct step *st, uint32_t seed,
 		    struct bytes *buf, struct bytes *back)
 {
@@ -319,7 +336,7 @@ static int run_once(struct rpcrdma_client *clnt, const struct step *st, uint32_t
 	}
 	rc = rpcrdma_client_call(clnt, &call);
 	if (rc)
-		return rc;
+		return call_failed(&call);
 
 	if (st->proc == P_PUT || st->proc == P_SUM) {
 		if (dg.len != st->size || dg.sum != checksum(buf->data, buf->len))
@@ -496,8 +513,10 @@ int main(int argc, char **argv)
 		memset(&call, 0, sizeof(call));
 		call.proc = P_NULL;
 		rc = rpcrdma_client_call(clnt, &call);
-		if (rc)
+		if (rc) {
+			call_failed(&call);
 			goto out_err;
+		}
 	}
 
 	printf("librpcrdma demo: provider %s, server %s:%s, %d rounds per form\n\n", provider,
@@ -518,7 +537,7 @@ int main(int argc, char **argv)
 			rtt[r] = now_us() - t0;
 			if (rc) {
 				fprintf(stderr, "rpcrdma-demo: %s %u B: %s\n", st->form, st->size,
-					rc == -EBADMSG ? "data differs" : rpcrdma_strerror(rc));
+					failure_text(rc));
 				bad = 1;
 				break;
 			}
@@ -565,7 +584,7 @@ int main(int argc, char **argv)
 	goto out;
 
 out_err:
-	fprintf(stderr, "rpcrdma-demo: %s\n", rpcrdma_strerror(rc));
+	fprintf(stderr, "rpcrdma-demo: %s\n", failure_text(rc));
 	failures++;
 out:
 	signal(SIGUSR1, SIG_IGN);

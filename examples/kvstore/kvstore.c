@@ -57,6 +57,17 @@ static int check(const kv_get_res *r, u_int n, u_int seed)
 	return 0;
 }
 
+/* clnt_perror(), and for our CLIENTs what its rpc_err cannot carry (the
+ * RDMA_ERROR's code, a refused cl_auth's limit...). */
+static void say_failure(CLIENT *cl, const char *what)
+{
+	const char *why = rpcrdma_tirpc_clnt_strerror(cl);
+
+	clnt_perror(cl, what);
+	if (why)
+		fprintf(stderr, "%s: %s\n", what, why);
+}
+
 /* PUT @n bytes under @key, GET them back and check; 0 or -1. */
 static int put_get(CLIENT *cl, const char *key, char *buf, u_int n, u_int seed, bool get)
 {
@@ -70,14 +81,14 @@ static int put_get(CLIENT *cl, const char *key, char *buf, u_int n, u_int seed, 
 	a.val.kv_val_val = buf;
 	st = kv_put_1(&a, cl);
 	if (!st || *st != 0) {
-		clnt_perror(cl, "kv_put_1");
+		say_failure(cl, "kv_put_1");
 		return -1;
 	}
 	if (!get)
 		return 0;
 	r = kv_get_1((kv_key *)&key, cl);
 	if (!r) {
-		clnt_perror(cl, "kv_get_1");
+		say_failure(cl, "kv_get_1");
 		return -1;
 	}
 	rc = check(r, n, seed);
@@ -141,7 +152,7 @@ static int workload(CLIENT *cl, const char *mode, int rounds)
 	rc = 0;
 	goto out;
 out_err:
-	clnt_perror(cl, "kvstore");
+	say_failure(cl, "kvstore");
 out:
 	free(buf);
 	return rc;
@@ -369,6 +380,7 @@ static int ping(const char *host)
 	struct rpcrdma_client *c;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_call nc;
+	bool called = false;
 	int rc;
 
 	rc = rpcrdma_loop_create(&loop);
@@ -380,10 +392,16 @@ static int ping(const char *host)
 		memset(&nc, 0, sizeof(nc));
 		nc.proc = KV_NULL;
 		rc = rpcrdma_client_call(c, &nc);
+		called = true;
 		rpcrdma_client_destroy(c);
 	}
 	rpcrdma_loop_destroy(loop);
-	printf("kvstore ping %s: %s\n", host, rc ? rpcrdma_strerror(rc) : "NULL answered over rdma");
+	/* A failed call says its cause (the RDMA_ERROR's code, ...), not
+	 * only its status code. */
+	printf("kvstore ping %s: %s\n", host,
+	       !rc      ? "NULL answered over rdma"
+	       : called ? rpcrdma_call_strerror(&nc)
+			: rpcrdma_strerror(rc));
 	return rc ? 1 : 0;
 }
 
