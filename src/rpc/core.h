@@ -38,6 +38,18 @@ int rpcrdma__rpcbind_port(struct rpcrdma_loop *loop, uint32_t prog, uint32_t ver
 			  enum rpcrdma_transport transport, struct sockaddr_storage *ss);
 
 /*
+ * rpcbind's results as rpcrdma_rpcbind_getaddr() decodes them off the wire
+ * (rpcbind.c), reachable on their own for tests/fuzz/rpcbind_fuzz.c: the
+ * universal address of a GETADDR result, or of the first mapping of
+ * @prog/@vers over @netid a DUMP lists ("" when it lists none).  @uaddr
+ * has room for RPCRDMA_RPCBIND_STRING_MAX + 1 bytes.  Returns 0 with the
+ * address's length in *@len, or the XDR decoders' error.
+ */
+int rpcrdma__rpcbind_decode_getaddr(struct rpcrdma_xdr_stream *xdr, char *uaddr, uint32_t *len);
+int rpcrdma__rpcbind_decode_dump(struct rpcrdma_xdr_stream *xdr, uint32_t prog, uint32_t vers,
+				 const char *netid, char *uaddr, uint32_t *len);
+
+/*
  * Test hooks.  rpcrdma__client_disconnect() drops the client's connections
  * now (ops->disconnect), as a network failure would: outstanding calls are
  * then sent again after a reconnect.  _conn drops connection @conn only

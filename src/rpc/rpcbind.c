@@ -119,6 +119,31 @@ static int decode_dump(struct rpcrdma_xdr_stream *xdr, void *obj)
 	}
 }
 
+int rpcrdma__rpcbind_decode_getaddr(struct rpcrdma_xdr_stream *xdr, char *uaddr, uint32_t *len)
+{
+	struct uaddr_res res;
+	int rc = decode_uaddr(xdr, &res);
+
+	if (rc)
+		return rc;
+	memcpy(uaddr, res.s, (size_t)res.len + 1);
+	*len = res.len;
+	return 0;
+}
+
+int rpcrdma__rpcbind_decode_dump(struct rpcrdma_xdr_stream *xdr, uint32_t prog, uint32_t vers,
+				 const char *netid, char *uaddr, uint32_t *len)
+{
+	struct dump_res d = {prog, vers, netid, {{0}, 0}, false};
+	int rc = decode_dump(xdr, &d);
+
+	if (rc)
+		return rc;
+	memcpy(uaddr, d.hit.s, (size_t)d.hit.len + 1);
+	*len = d.hit.len;
+	return 0;
+}
+
 static bool string_ok(const char *s, bool may_be_empty)
 {
 	size_t n;
