@@ -31,6 +31,7 @@
 #define FH_HEAD 6u
 #define FH_MAC 8u
 #define FH_KERNEL_MAX (RPCRDMA_NFS3_FHSIZE - FH_HEAD - FH_MAC)
+_Static_assert(FH_KERNEL_MAX == NFSD_FH_KERNEL_MAX, "export.h's NFSD_FH_KERNEL_MAX");
 
 static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, int flags);
 
@@ -201,14 +202,54 @@ static uint64_t fh_mac(const struct nfsd_export *ex, const uint8_t *data, size_t
 	return nfsd_siphash24(ex->key, buf, FH_EXPORT_ID + len);
 }
 
+uint32_t nfsd_fh_pack(const struct nfsd_export *ex, const struct nfsd_kernel_fh *kfh,
+		      struct rpcrdma_nfs3_fh *fh)
+{
+	uint32_t type = (uint32_t)kfh->type;
+
+	if (kfh->len > FH_KERNEL_MAX)
+		return RPCRDMA_NFS3ERR_NOTSUPP;
+	fh->data[0] = FH_VERSION;
+	fh->data[1] = (uint8_t)kfh->len;
+	for (int i = 0; i < 4; i++)
+		fh->data[2 + i] = (uint8_t)(type >> (8 * i));
+	memcpy(fh->data + FH_HEAD, kfh->bytes, kfh->len);
+	fh->len = FH_HEAD + kfh->len + FH_MAC;
+	put_le64(fh->data + FH_HEAD + kfh->len, fh_mac(ex, fh->data, FH_HEAD + kfh->len));
+	return RPCRDMA_NFS3_OK;
+}
+
+bool nfsd_fh_unpack(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
+		    struct nfsd_kernel_fh *kfh)
+{
+	uint8_t mac[FH_MAC], diff = 0;
+	uint32_t n, type = 0;
+
+	if (fh->len < FH_HEAD + FH_MAC || fh->len > RPCRDMA_NFS3_FHSIZE ||
+	    fh->data[0] != FH_VERSION || (n = fh->data[1]) != fh->len - FH_HEAD - FH_MAC)
+		return false;
+	put_le64(mac, fh_mac(ex, fh->data, FH_HEAD + n));
+	/* Every byte compared, whatever differs first: no timing to learn from. */
+	for (unsigned int i = 0; i < FH_MAC; i++)
+		diff |= (uint8_t)(mac[i] ^ fh->data[FH_HEAD + n + i]);
+	if (diff)
+		return false;
+	for (int i = 3; i >= 0; i--)
+		type = (type << 8) | fh->data[2 + i];
+	kfh->type = (int)type;
+	kfh->len = n;
+	memcpy(kfh->bytes, fh->data + FH_HEAD, n);
+	return true;
+}
+
 uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh)
 {
 	union {
 		struct file_handle h;
 		uint8_t room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 	} u;
+	struct nfsd_kernel_fh kfh;
 	int mount_id;
-	uint32_t type;
 
 	u.h.handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(fd, "", &u.h, &mount_id, AT_EMPTY_PATH) < 0)
@@ -217,16 +258,10 @@ uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_
 		return RPCRDMA_NFS3ERR_ACCES; /* see mount_id_of */
 	if (u.h.handle_bytes > FH_KERNEL_MAX)
 		return RPCRDMA_NFS3ERR_NOTSUPP;
-	type = (uint32_t)u.h.handle_type;
-	fh->data[0] = FH_VERSION;
-	fh->data[1] = (uint8_t)u.h.handle_bytes;
-	for (int i = 0; i < 4; i++)
-		fh->data[2 + i] = (uint8_t)(type >> (8 * i));
-	memcpy(fh->data + FH_HEAD, u.h.f_handle, u.h.handle_bytes);
-	fh->len = FH_HEAD + u.h.handle_bytes + FH_MAC;
-	put_le64(fh->data + FH_HEAD + u.h.handle_bytes,
-		 fh_mac(ex, fh->data, FH_HEAD + u.h.handle_bytes));
-	return RPCRDMA_NFS3_OK;
+	kfh.type = u.h.handle_type;
+	kfh.len = u.h.handle_bytes;
+	memcpy(kfh.bytes, u.h.f_handle, u.h.handle_bytes);
+	return nfsd_fh_pack(ex, &kfh, fh);
 }
 
 int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status)
@@ -235,28 +270,17 @@ int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
 		struct file_handle h;
 		uint8_t room[sizeof(struct file_handle) + MAX_HANDLE_SZ];
 	} u;
-	uint8_t mac[FH_MAC], diff = 0;
-	uint32_t n, type = 0;
+	struct nfsd_kernel_fh kfh;
 	struct stat st;
 	int fd;
 
-	if (fh->len < FH_HEAD + FH_MAC || fh->len > RPCRDMA_NFS3_FHSIZE ||
-	    fh->data[0] != FH_VERSION || (n = fh->data[1]) != fh->len - FH_HEAD - FH_MAC) {
+	if (!nfsd_fh_unpack(ex, fh, &kfh)) {
 		*status = RPCRDMA_NFS3ERR_BADHANDLE;
 		return -1;
 	}
-	put_le64(mac, fh_mac(ex, fh->data, FH_HEAD + n));
-	for (unsigned int i = 0; i < FH_MAC; i++)
-		diff |= (uint8_t)(mac[i] ^ fh->data[FH_HEAD + n + i]);
-	if (diff) {
-		*status = RPCRDMA_NFS3ERR_BADHANDLE;
-		return -1;
-	}
-	for (int i = 3; i >= 0; i--)
-		type = (type << 8) | fh->data[2 + i];
-	u.h.handle_bytes = n;
-	u.h.handle_type = (int)type;
-	memcpy(u.h.f_handle, fh->data + FH_HEAD, n);
+	u.h.handle_bytes = kfh.len;
+	u.h.handle_type = kfh.type;
+	memcpy(u.h.f_handle, kfh.bytes, kfh.len);
 	fd = open_by_handle(ex, &u.h, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		*status = errno == EPERM ? RPCRDMA_NFS3ERR_PERM : RPCRDMA_NFS3ERR_STALE;

@@ -44,6 +44,25 @@ struct nfsd_export {
 int nfsd_export_open(struct nfsd_export *ex, const char *dir, const char *keyfile);
 void nfsd_export_close(struct nfsd_export *ex);
 
+/* A kernel file handle (name_to_handle_at) as our handles carry it: its
+ * type and at most NFSD_FH_KERNEL_MAX bytes (the layout is in export.c). */
+#define NFSD_FH_KERNEL_MAX (RPCRDMA_NFS3_FHSIZE - 14u)
+struct nfsd_kernel_fh {
+	int type;
+	uint32_t len;
+	uint8_t bytes[NFSD_FH_KERNEL_MAX];
+};
+
+/* Wrap @kfh into a handle signed for @ex.  Returns an nfsstat3:
+ * NFS3ERR_NOTSUPP for a kernel handle too long to carry. */
+uint32_t nfsd_fh_pack(const struct nfsd_export *ex, const struct nfsd_kernel_fh *kfh,
+		      struct rpcrdma_nfs3_fh *fh);
+/* The kernel handle inside @fh if @ex signed it, whatever bytes a client
+ * sent: false for any other handle (to answer NFS3ERR_BADHANDLE).  Uses
+ * only the key and the export's identity, opens nothing. */
+bool nfsd_fh_unpack(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
+		    struct nfsd_kernel_fh *kfh);
+
 /* The handle of the file @fd (O_PATH, inside the export).  Returns an
  * nfsstat3: NFS3ERR_ACCES for a file on another mount than the export's. */
 uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_fh *fh);
