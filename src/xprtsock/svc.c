@@ -100,22 +100,28 @@ static void conn_put(struct svc_conn *sc)
 
 /*
  * Tell the core whether @sc may be closed for a newcomer at max_conns:
- * only while nothing is in progress, no call and no reply queued (a call
- * taken in goes through deliver_call's own check instead).  Listed when
- * it becomes idle; conn_on_event makes it the most recent as it receives.
+ * only while nothing is in progress, no call being read (a record begun
+ * and not whole), none served and no reply queued (a whole call taken in
+ * goes through deliver_call's own check instead).  Listed when it becomes
+ * idle; @received (conn_on_event, bytes read) makes it the most recent.
+ * Returns false when it was chosen for eviction while listed and is no
+ * longer idle (a call began arriving): the caller closes it, since the
+ * core no longer will.
  */
-static void conn_lru_update(struct svc_conn *sc)
+static bool conn_lru_update(struct svc_conn *sc, bool received)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
-	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head;
+	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head &&
+		    !rpcrdma__sock_rx_in_record(&sc->c.rx);
 
 	/* Without its transport (destroyed, calls left) it is listed nowhere. */
 	if (!srv || !sc->admitted || !srv->cb->conn_idle)
-		return;
-	if (idle && !sc->lru.listed)
+		return true;
+	if (idle && (!sc->lru.listed || received))
 		srv->cb->conn_idle(srv->cb_ctx, &sc->lru);
 	else if (!idle && sc->lru.listed)
-		(void)srv->cb->conn_busy(srv->cb_ctx, &sc->lru);
+		return srv->cb->conn_busy(srv->cb_ctx, &sc->lru);
+	return true;
 }
 
 static void conn_close(struct svc_conn *sc, int err);
@@ -135,7 +141,7 @@ static void conn_close(struct svc_conn *sc, int err)
 	if (sc->dead)
 		return;
 	sc->dead = true;
-	conn_lru_update(sc);
+	(void)conn_lru_update(sc, false);
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
 		       "TCP: %s: %s (%d)", err ? "connection closed" : "connection shut down",
 		       rpcrdma_strerror(err), err);
@@ -236,7 +242,7 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			conn_close(sc, rc);
 			goto out;
 		}
-		conn_lru_update(sc); /* the last reply may have left */
+		(void)conn_lru_update(sc, false); /* the last reply may have left */
 		if (sc->c.paused && !conn_should_pause(sc)) {
 			conn_resume(sc);
 			rpcrdma__sock_conn_update(&sc->c);
@@ -255,8 +261,10 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			conn_close(sc, rc);
 		} else if (!sc->dead && sc->srv->st.inline_recv_bytes != before) {
 			sc->last_rx = rpcrdma_loop_now(sc->c.loop);
-			if (sc->lru.listed) /* now the most recently active */
-				sc->srv->cb->conn_idle(sc->srv->cb_ctx, &sc->lru);
+			/* Now the most recently active, or off the list while
+			 * a call is being read. */
+			if (!conn_lru_update(sc, true))
+				conn_close(sc, -ECONNABORTED);
 		}
 	}
 out:
@@ -365,7 +373,7 @@ static void conn_start(struct rpcrdma__svc_transport *srv, int fd,
 	sc->last_rx = rpcrdma_loop_now(srv->loop);
 	rpcrdma__timer_start(srv->loop, &sc->tick, srv->b.tick_ms, conn_tick, sc);
 	rpcrdma__list_add_head(&srv->conns, &sc->node);
-	conn_lru_update(sc);
+	(void)conn_lru_update(sc, false);
 	sc->id = rpcrdma__trace_conn_id();
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_ACCEPT, sc->id, 0, 0, 0,
 		       "TCP: accepted");
@@ -584,7 +592,7 @@ static void call_release(struct svc_call *r)
 	if (done)
 		done(done_ctx);
 	sc->inflight--;
-	conn_lru_update(sc);
+	(void)conn_lru_update(sc, false);
 	if (!sc->dead && sc->c.paused && !conn_should_pause(sc) && !sc->later.armed) {
 		sc->later_err = 0;
 		rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);

@@ -404,6 +404,51 @@ void case_bound_conns_evict_workers(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
+/*
+ * A connection in the middle of sending a call has a call in progress
+ * ("being read", rpc.h): it is not idle, so a newcomer at max_conns does
+ * not close it for room.  With max_conns 1 the newcomer is refused
+ * instead, and the call, once whole, is answered on its connection.
+ * Before, a TCP connection was listed as idle while a record was begun
+ * and not whole, and the newcomer closed it, losing the call.
+ */
+void case_bound_conns_evict_reading(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct raw a, b;
+	uint8_t msg[64];
+	char port[16];
+	size_t len;
+	ssize_t n;
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = 1;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	len = build_call(msg, 0x5150, 2, P_NULL);
+	raw_open(&a, loop, port);
+	put32(a.buf, 0x80000000u | (uint32_t)len);
+	raw_send(&a, a.buf, 4);
+	raw_send(&a, msg, len / 2);
+	pump_ms(loop, 50);
+	/* The newcomer finds the only place taken by a call being read. */
+	raw_open(&b, loop, port);
+	CHECK(raw_closed_by_server(&b, loop));
+	raw_close(&b);
+	RUN_UNTIL(loop, NULL, srv, conns_refused, 1);
+	CHECK_EQ(STAT(srv, conns_evicted), 0);
+	/* The call goes on and is answered. */
+	raw_send(&a, msg + len / 2, len - len / 2);
+	n = raw_recv_record(&a, loop, 3000);
+	CHECK(n > 0);
+	(void)reply_body(&a, n, 0x5150, RPCRDMA_RPC_MSG_ACCEPTED);
+	raw_close(&a);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
 /* idle_timeout_ms: a connection that does nothing is closed; its client
  * reconnects on its next call. */
 void case_bound_idle(void)

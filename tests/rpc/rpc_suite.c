@@ -1061,6 +1061,7 @@ static const struct test_case cases[] = {
     {"bound_conns", case_bound_conns, false},
     {"bound_conns_evict", case_bound_conns_evict, false},
     {"bound_conns_evict_workers", case_bound_conns_evict_workers, false},
+    {"bound_conns_evict_reading", case_bound_conns_evict_reading, true},
     {"bound_idle", case_bound_idle, false},
     {"bound_partial", case_bound_partial, false},
     {"bound_drain", case_bound_drain, false},

@@ -241,6 +241,7 @@ void case_conn_cut_port_churn(void);
 void case_bound_conns(void);
 void case_bound_conns_evict(void);
 void case_bound_conns_evict_workers(void);
+void case_bound_conns_evict_reading(void);
 void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
