@@ -53,12 +53,14 @@ enum {
 	RPCRDMA__CAUSE_AT_RESULTS,    /* the results (decode_res) */
 };
 
+/* kind and vers are 16 bits so that the whole fits in the 28 bytes the
+ * slots have where pointers are 4 bytes (see the second assertion). */
 struct rpcrdma__call_cause {
 	const char *what; /* static text, or NULL */
 	int status;       /* the call status this explains */
-	uint32_t kind;    /* enum rpcrdma__cause_kind */
+	uint16_t kind;    /* enum rpcrdma__cause_kind */
+	uint16_t vers;
 	uint32_t code;
-	uint32_t vers;
 	uint32_t a, b;
 	uint32_t offered;
 };
@@ -67,6 +69,10 @@ struct rpcrdma__call_cause {
 #define RPCRDMA__CALL_CAUSE_ROOM (sizeof(((struct rpcrdma_call *)0)->priv) - sizeof(void *))
 _Static_assert(sizeof(struct rpcrdma__call_cause) <= RPCRDMA__CALL_CAUSE_ROOM,
 	       "the cause of a call must fit in struct rpcrdma_call's private slots");
+/* The same on a 32-bit target, checked from any build: there the slots
+ * hold 7 x 4 bytes and the one pointer of the cause takes 4. */
+_Static_assert(sizeof(struct rpcrdma__call_cause) - sizeof(const char *) <= 7 * 4 - 4,
+	       "the cause of a call must fit in the private slots of a 32-bit build too");
 
 static inline void rpcrdma__call_cause_store(struct rpcrdma_call *call,
 					     const struct rpcrdma__call_cause *cause)
