@@ -251,12 +251,12 @@ struct rpcrdma__svc_cb {
 	 * whenever it has nothing in progress: no call being read, served,
 	 * deferred or answered, no reply queued.  It lists it again (as the
 	 * most recent) when it receives while listed, and takes it off with
-	 * conn_busy before it takes a call in, and when it closes.  When
-	 * conn_busy returns false the connection was chosen for eviction
-	 * meanwhile: the transport drops what arrived and leaves it listed
-	 * (e->listed stays true), and e->evict closes it soon after on the
-	 * same loop.  The entry must stay valid until conn_busy has taken it
-	 * off (svc_lru.c).
+	 * conn_busy before it takes a call in (a TCP record begun counts),
+	 * and when it closes.  When conn_busy returns false the connection
+	 * was chosen for eviction meanwhile and is off every list (e->listed
+	 * false): e->evict will not run for it, so the transport drops what
+	 * arrived and closes it itself.  The entry must stay valid until
+	 * conn_busy has taken it off (svc_lru.c).
 	 */
 	void (*conn_idle)(void *ctx, struct rpcrdma__svc_lru_entry *e);
 	bool (*conn_busy)(void *ctx, struct rpcrdma__svc_lru_entry *e);
