@@ -123,8 +123,10 @@ RPCRDMA_EXTERN int rpcrdma_trace_format(const struct rpcrdma_trace_event *ev, ch
  *
  * A peer can cause events at will (each bad message it sends is an
  * "error" event), so the stderr sink prints at most RPCRDMA_TRACE_RATE
- * lines a second (default 200; 0: no limit), and at the start of the next
- * second one line saying how many it left out.  The callback of
+ * lines a second (default 200; 0: no limit), and just before the next
+ * line it prints, in a later second, one line saying how many it left out
+ * (none is printed while no further event comes: read this count for
+ * them).  The callback of
  * rpcrdma_trace_set() is not limited: it gets every event.  Thread-safe.
  */
 RPCRDMA_EXTERN uint64_t rpcrdma_trace_suppressed(void);
