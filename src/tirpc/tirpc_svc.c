@@ -419,46 +419,55 @@ int rpcrdma_tirpc_svc_reg(struct rpcrdma_server *srv, rpcprog_t prog, rpcvers_t 
 	if (!srv || !dispatch)
 		return -EINVAL;
 	pthread_once(&procs_once, procs_init);
+	/*
+	 * One critical section from the look-up to the listing: two threads
+	 * registering the same dispatch at once must not both find nothing,
+	 * or the core refuses the second with -EEXIST.  ORDER: reg_lock,
+	 * then the server's own lock (rpcrdma_server_register2); reg_release
+	 * takes reg_lock alone.
+	 */
 	pthread_mutex_lock(&reg_lock);
 	old = reg_find_locked(srv, (uint32_t)prog, (uint32_t)vers);
-	/* As svc_reg(): the same dispatch again is no error, another one is. */
-	rc = !old                                                               ? 1
-	     : old->dispatch == dispatch && same_binding(old->binding, binding) ? 0
-										: -EEXIST;
-	pthread_mutex_unlock(&reg_lock);
-	if (rc <= 0)
-		return rc;
-
+	if (old) {
+		/* As svc_reg(): the same dispatch again is no error, another one is. */
+		rc = old->dispatch == dispatch && same_binding(old->binding, binding) ? 0 : -EEXIST;
+		goto out_unlock;
+	}
 	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
+	if (!r) {
+		rc = -ENOMEM;
+		goto out_unlock;
+	}
 	rc = rpcrdma__tirpc_binding_copy(binding, &r->binding);
 	if (rc) {
 		free(r);
-		return rc;
+		goto out_unlock;
 	}
 	r->srv = srv;
 	r->prog = (uint32_t)prog;
 	r->vers = (uint32_t)vers;
 	r->dispatch = dispatch;
-	/* ORDER: listed before the core may call reg_release (at the server's
-	 * end), and unlisted again should the core refuse it. */
-	pthread_mutex_lock(&reg_lock);
-	r->next = regs;
-	regs = r;
-	pthread_mutex_unlock(&reg_lock);
 	rc = rpcrdma_server_register2(srv, (uint32_t)prog, (uint32_t)vers, procs,
 				      RPCRDMA_TIRPC_MAX_PROCS, r, reg_release);
 	if (rc) {
-		/* -EEXIST here: registered on this server by another thread
-		 * meanwhile, or through rpcrdma_server_register(). */
-		reg_release(r);
-		return rc;
+		/* -EEXIST here: registered on this server through
+		 * rpcrdma_server_register().  The core keeps nothing of it. */
+		reg_free(r);
+		goto out_unlock;
 	}
+	/* Listed before reg_lock is released, so before the server's end can
+	 * call reg_release. */
+	r->next = regs;
+	regs = r;
+	pthread_mutex_unlock(&reg_lock);
 	for (unsigned int i = 0; binding && i < binding->nprocs; i++)
 		if (binding->procs[i].idempotent &&
 		    binding->procs[i].proc < RPCRDMA_TIRPC_MAX_PROCS)
 			(void)rpcrdma_server_set_idempotent(srv, (uint32_t)prog, (uint32_t)vers,
 							    binding->procs[i].proc, true);
 	return 0;
+
+out_unlock:
+	pthread_mutex_unlock(&reg_lock);
+	return rc;
 }

@@ -781,6 +781,65 @@ static void test_svc_reg_like_libtirpc(void **state)
 }
 
 /*
+ * The same registration from two threads at once is, as svc_reg() again,
+ * no error for either: one registers, the other finds it.  Before, both
+ * looked, found nothing, and the one whose core registration came second
+ * failed with -EEXIST.
+ */
+#define PROG_RACE 0x20100000u
+#define RACE_ROUNDS 1000
+
+struct reg_racer {
+	struct rpcrdma_server *srv;
+	_Atomic unsigned int *ready; /* both threads at round i: 2 * i + 2 */
+	int rc[RACE_ROUNDS];
+};
+
+static void *reg_race(void *arg)
+{
+	struct reg_racer *r = arg;
+
+	for (unsigned int i = 0; i < RACE_ROUNDS; i++) {
+		/* A spin rather than a barrier: both start within
+		 * nanoseconds, as two threads of an application would. */
+		atomic_fetch_add(r->ready, 1);
+		while (atomic_load(r->ready) < 2 * i + 2)
+			;
+		r->rc[i] = rpcrdma_tirpc_svc_reg(r->srv, PROG_RACE + i, 1, dispatch, NULL);
+	}
+	return NULL;
+}
+
+static void test_svc_reg_same_concurrent(void **state)
+{
+	struct reg_racer racer[2];
+	_Atomic unsigned int ready = 0;
+	pthread_t th[2];
+	struct server s;
+	int failed = 0;
+	(void)state;
+
+	bare_server_start(&s, RPCRDMA_TRANSPORT_TCP);
+	for (int t = 0; t < 2; t++) {
+		racer[t].srv = s.srv;
+		racer[t].ready = &ready;
+		assert_int_equal(pthread_create(&th[t], NULL, reg_race, &racer[t]), 0);
+	}
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
+	for (int t = 0; t < 2; t++)
+		for (unsigned int i = 0; i < RACE_ROUNDS; i++)
+			failed += racer[t].rc[i] != 0;
+	if (failed)
+		fprintf(stderr, "%d of %u concurrent registrations failed\n", failed,
+			2 * RACE_ROUNDS);
+	assert_int_equal(failed, 0);
+	bare_server_run(&s);
+	assert_int_equal(null_call(s.port, PROG_RACE), RPC_SUCCESS);
+	server_stop(&s);
+}
+
+/*
  * What clnt_perror() cannot say, rpcrdma_tirpc_clnt_strerror() does: a
  * cl_auth whose credential is over RPC's limit names the limit; a reply
  * too large for the chunks offered names the server's RDMA_ERROR
@@ -863,6 +922,7 @@ int main(void)
 	    cmocka_unit_test(test_authunix_credential_sent),
 	    cmocka_unit_test(test_rpcbind_unreachable_said),
 	    cmocka_unit_test(test_svc_reg_like_libtirpc),
+	    cmocka_unit_test(test_svc_reg_same_concurrent),
 	    cmocka_unit_test(test_causes_said),
 	};
 
