@@ -142,6 +142,12 @@ struct ofi_listener {
 	 * first saw each. */
 	struct ofi_unrequested *unreq;
 	size_t nunreq, capunreq;
+	/* /proc/self/fd, kept open from the listen: the scan must run when
+	 * those connections have taken every descriptor the process may
+	 * have, when a new opendir() fails with EMFILE.  Opened by @fd_pid,
+	 * since it names that process's table even in a forked child. */
+	DIR *fd_dir;
+	pid_t fd_pid;
 };
 
 struct ofi_unrequested {
@@ -1215,6 +1221,9 @@ static int ofi_listen(struct rpcrdma_provider *b, const struct sockaddr *addr, s
 	rpcrdma__list_add_head(&p->listeners, &l->node);
 	p->st.listeners_live++;
 	p->eq_due = true;
+	/* Failing here, the first scan tries again (ofi_listener_fd_dir). */
+	l->fd_dir = opendir("/proc/self/fd");
+	l->fd_pid = getpid();
 	*out = &l->base;
 	return 0;
 }
@@ -1276,6 +1285,8 @@ static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 	fi_close(&l->pep->fid);
 	rpcrdma__list_del(&l->node);
 	p->st.listeners_live--;
+	if (l->fd_dir)
+		closedir(l->fd_dir);
 	free(l->unreq);
 	free(l);
 }
@@ -1380,6 +1391,24 @@ static int unreq_newest_first(const void *a, const void *b)
  * which sees the end at its next progress and frees it.  The cost is a few
  * system calls per descriptor of the process, once per call.
  */
+/* @l's /proc/self/fd, from its start, or NULL with errno set. */
+static DIR *ofi_listener_fd_dir(struct ofi_listener *l)
+{
+	pid_t me = getpid();
+
+	if (l->fd_dir && l->fd_pid == me) {
+		rewinddir(l->fd_dir); /* procfs lists the table as it is now */
+		return l->fd_dir;
+	}
+	/* Never opened, or another process's (a fork): its numbers are not
+	 * ours to shut down. */
+	if (l->fd_dir)
+		closedir(l->fd_dir);
+	l->fd_dir = opendir("/proc/self/fd");
+	l->fd_pid = me;
+	return l->fd_dir;
+}
+
 static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now_ms,
 				  uint64_t max_age_ms, unsigned int max_count)
 {
@@ -1394,7 +1423,7 @@ static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now
 	ret = ofi_listener_addr(bl, &me, &melen);
 	if (ret)
 		return ret;
-	d = opendir("/proc/self/fd");
+	d = ofi_listener_fd_dir(l);
 	if (!d)
 		return -errno;
 	for (size_t i = 0; i < l->nunreq; i++)
@@ -1416,7 +1445,6 @@ static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now
 		if (unreq_note(l, (ino_t)ino, (int)fd, now_ms))
 			break; /* the rest waits for the next call */
 	}
-	closedir(d);
 	/* Those gone (their request came, or they closed) are forgotten. */
 	for (size_t i = 0; i < l->nunreq; i++) {
 		if (l->unreq[i].seen)

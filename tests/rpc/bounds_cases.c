@@ -15,6 +15,7 @@
  * attacker has a loop of its own, run only while it attacks.
  */
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "suite.h"
 
@@ -1184,6 +1185,82 @@ void case_bound_handshake(void)
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(r);
+}
+
+/*
+ * Silent peers until the process has no descriptor left (the soft
+ * RLIMIT_NOFILE lowered to what it uses and a few more): the scan that
+ * finds them (ofi) must still run then, since that is when they do the
+ * most harm, and cut them after record_timeout_ms; over TCP the idle
+ * clock closes them.  Before, the ofi scan opened /proc/self/fd anew each
+ * tick, which failed with EMFILE, so nothing was ever cut and the server
+ * stayed out of descriptors for as long as the peers liked.
+ */
+void case_bound_handshake_nofile(void)
+{
+	enum { ROOM = 24, MAX_PEERS = 64 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rlimit old, low;
+	struct sockaddr_in sin;
+	int fds[MAX_PEERS], npeers = 0, ended;
+	char port[16];
+	uint64_t end;
+
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 300;
+	so.idle_timeout_ms = 300;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	good_client_served(loop, port);
+	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = open_fds() + ROOM;
+	CHECK(low.rlim_cur <= old.rlim_cur);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* Each peer takes two of ours: its socket and the one tcp accepts. */
+	while (npeers < MAX_PEERS) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			CHECK_EQ(errno, EMFILE);
+			break;
+		}
+		CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		fds[npeers++] = fd;
+		pump_ms(loop, 5);
+	}
+	CHECK(npeers < MAX_PEERS); /* the limit was reached */
+	/* Some are cut (RDMA: the scan; TCP: the idle clock): their peers
+	 * see the end. */
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	do {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		pump_ms(loop, 50);
+		ended = 0;
+		for (int i = 0; i < npeers; i++) {
+			char b;
+			ssize_t n = recv(fds[i], &b, 1, MSG_DONTWAIT);
+
+			ended += n == 0 || (n < 0 && errno == ECONNRESET);
+		}
+	} while (ended == 0);
+	if (transport == RPCRDMA_TRANSPORT_RDMA)
+		CHECK(STAT(srv, handshake_timeouts) > 0);
+	else
+		CHECK(STAT(srv, idle_closes) > 0);
+	for (int i = 0; i < npeers; i++)
+		close(fds[i]);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+	pump_ms(loop, 200);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
 /*
