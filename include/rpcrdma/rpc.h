@@ -487,7 +487,8 @@ struct rpcrdma_server_opts {
 	 * max_conns: connections at once, over all workers; 0: 1024.  A new
 	 * connection beyond it makes room: the least recently active
 	 * connection with nothing in progress (no call being read, served or
-	 * deferred, no reply queued) is closed for it, as the Linux NFS
+	 * deferred, no reply queued, no backchannel bound to it: backchannel.h)
+	 * is closed for it, as the Linux NFS
 	 * server closes its oldest; conns_evicted.  A connection with a call
 	 * in progress is never closed for this.  When every connection has
 	 * one, or with refuse_at_max_conns, the new connection is closed at

@@ -309,7 +309,8 @@ void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
  *
  * Listed while it is up or connecting, not closing, and has nothing in
  * progress: no call object alive (received, reading, served, deferred,
- * its reply queued or being sent) and no call held back.
+ * its reply queued or being sent), no call held back, and no backchannel
+ * bound (its reverse calls).
  */
 void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc);
 

@@ -20,7 +20,12 @@ static void hold_release(struct rpcrdma__timer *tm);
 void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc)
 {
 	struct rpcrdma__xsvc *v = sc->svc;
+	/* A bound backchannel makes it busy too: reverse calls may be out on
+	 * it at any time (they wait on the client, not on us), and closed,
+	 * its client cannot be called back until it reconnects and its upper
+	 * layer binds again (backchannel.h). */
 	bool idle = !sc->closing && !v->destroying && sc->c.pc && !sc->sreqs && !sc->hold_head &&
+		    !sc->bc_req &&
 		    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING);
 
 	if (!sc->admitted || v->partner || !v->cb->conn_idle)

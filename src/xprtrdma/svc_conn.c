@@ -651,6 +651,7 @@ int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void 
 		sc->bc_down = NULL;
 		sc->bc = NULL;
 		sc->bc_recvs = 0;
+		rpcrdma__xsvc_lru_update(sc); /* idle again, maybe */
 		return 0;
 	}
 	if (sc->bc && sc->bc != bc)
@@ -665,6 +666,8 @@ int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void 
 	 * reverse call can leave (RFC 8167 4.3.2). */
 	rpcrdma__xsvc_refill(sc);
 	partner->ops->attach(partner, &sc->c);
+	/* Off the eviction list (normally already: bound from a call). */
+	rpcrdma__xsvc_lru_update(sc);
 	return 0;
 }
 

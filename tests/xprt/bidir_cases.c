@@ -30,6 +30,7 @@ static const char *g_srv_addr;
 static struct rpcrdma_backchannel *g_bc;
 static int g_setup_rc;
 static uint32_t g_bc_timeout_ms;
+static unsigned int g_max_conns; /* the server's; 0: its default */
 
 /* CB_HOLD requests the client defers until the case answers them. */
 #define HOLD_MAX 16
@@ -124,6 +125,7 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	so.provider = test_provider;
 	so.credits = FWD_CREDITS;
 	so.inline_send = so.inline_recv = TEST_INLINE;
+	so.max_conns = g_max_conns;
 	CHECK_RC(rpcrdma_server_create(e->loop, g_srv_addr ? g_srv_addr : test_addr, "0", &so,
 				       &e->srv),
 		 0);
@@ -568,6 +570,61 @@ static int case_bidir_reconnect(void)
 	rpcrdma_backchannel_release(g_bc);
 	g_bc = NULL;
 	g_bc_timeout_ms = 0;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/*
+ * A connection whose backchannel has a reverse call out (the client's
+ * callback holds it) has a call in progress: at max_conns a newcomer does
+ * not close it for room (rpc.h), it is refused.  Before, only forward
+ * calls counted, so the connection was closed as idle and the reverse
+ * call had to wait for the client to come back and the upper layer to
+ * rebind.
+ */
+static int case_bidir_evict(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_client *x;
+	struct rpcrdma_call call;
+	char port[16];
+	int flag = 0;
+	struct env e;
+
+	g_max_conns = 1;
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	g_max_conns = 0;
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	call_init(&call, CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &call), 0);
+	call_init(&call, CB_HOLD, NULL, NULL, NULL, NULL);
+	call.done = flag_done;
+	call.ctx = &flag;
+	CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &call), 0);
+	while (nheld < 1)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	/* The only place is taken by a connection with a reverse call out. */
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.inline_send = co.inline_recv = TEST_INLINE;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &x), 0);
+	CHECK_RC(rpcrdma_client_connect(x), -ECONNREFUSED);
+	rpcrdma_client_destroy(x);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(ss.conns_evicted, 0);
+	CHECK_RC(ss.conns_refused, 1);
+	CHECK_RC(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_RC(cs.reconnects, 0);
+	/* Answered, the reverse call completes on its connection. */
+	CHECK_RC(rpcrdma_svc_reply(held[0], 0), 0);
+	nheld = 0;
+	while (!flag)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_RC(call.status, 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_RC(ss.rev_retransmits, 0);
 	CHECK_RC(env_down(&e), 0);
 	return 0;
 }

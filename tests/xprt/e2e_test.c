@@ -1522,6 +1522,7 @@ static const struct test_case cases[] = {
     {"e2e_bidir_refuse_chunks", case_bidir_refuse_chunks},
     {"e2e_bidir_disabled", case_bidir_disabled},
     {"e2e_bidir_reconnect", case_bidir_reconnect},
+    {"e2e_bidir_evict", case_bidir_evict},
     {"e2e_bidir_workers", case_bidir_workers},
     {"e2e_bidir_load", case_bidir_load},
     {"e2e_v2_both", case_v2_both},
