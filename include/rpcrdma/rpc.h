@@ -91,7 +91,18 @@ struct rpcrdma_client_opts {
 	 * private data), on the same connection.
 	 */
 	uint32_t max_vers;
-	int timeout_ms;                /* per call; 0: 30000, -1: none */
+	/*
+	 * Per call; 0: 30000, -1: none.  Over TCP it also bounds what a
+	 * server can make the connection hold: a reply record begun and not
+	 * whole after this long (from its first byte; it does not restart
+	 * with each byte), or calls queued for sending of which not one byte
+	 * has been written for this long, close the connection (with -1: 30
+	 * s, the server's record_timeout_ms default), and its calls go again
+	 * on the next connection as after any lost connection
+	 * (reply_record_timeouts, send_stall_timeouts).  A call given a
+	 * longer timeout_ms of its own does not lengthen it.
+	 */
+	int timeout_ms;
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
 	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
 	uint32_t max_record;           /* TCP: largest reply record; 0: 1 MiB + 64 KiB */
@@ -385,7 +396,13 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* in progress                                          */ \
 	X(drc_bytes_now)       /* server: bytes of replies the cache holds, now        */ \
 	X(conns_evicted)       /* server: idle connections closed, the least recently  */ \
-			       /* active first, to admit a new one at max_conns        */
+			       /* active first, to admit a new one at max_conns        */ \
+	X(reply_record_timeouts) /* client, TCP: closed: a reply record begun and not */ \
+			       /* whole within the call time-out (docs/security.md)    */ \
+	X(send_stall_timeouts) /* client, TCP: closed: queued calls not one byte      */ \
+			       /* written for the call time-out                        */ \
+	X(send_queue_full)     /* client, TCP: calls that waited for the 8 MiB send    */ \
+			       /* queue to drain (the transport's -EAGAIN)             */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

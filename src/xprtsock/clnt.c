@@ -9,6 +9,13 @@
  * callback runs inside a core call; the queued calls are forgotten (a record
  * partly written goes with the socket) and the core sends them again on the
  * next connection, which binds the previous local port again.
+ *
+ * The server is not trusted to keep the connection moving: a tick closes
+ * it when a reply record begun is not whole, or queued calls have not
+ * moved, after the call time-out (clock_ms), so that a server trickling a
+ * reply or not reading our calls cannot hold a record of up to max_record
+ * and the send queue for as long as it likes; the calls go again on the
+ * next connection.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -26,6 +33,10 @@
 
 /* Attempts to connect from the old port before taking a new one. */
 #define LOCAL_PORT_TRIES 3u
+
+/* The connection's clock when calls have no time-out (timeout_ms -1): the
+ * server's record_timeout_ms default, far beyond any healthy network. */
+#define CLOCK_NO_TIMEOUT_MS 30000u
 
 enum clnt_state {
 	C_IDLE,
@@ -47,6 +58,12 @@ struct rpcrdma__clnt_transport {
 	bool want_writable;
 	struct rpcrdma__timer report; /* deferred cb->disconnected */
 	int report_err;
+	/* How long a reply record begun may take to be whole, and queued
+	 * calls may go without a byte written: the call time-out, since a
+	 * connection that cannot carry a call within it is of no use to
+	 * the call.  Looked at every tick_ms while connected. */
+	uint32_t clock_ms, tick_ms;
+	struct rpcrdma__timer tick;
 	struct rpcrdma_xprt_stats st;
 	/* The local address of the last connection that came up: the next
 	 * one binds it again, as the Linux client does, because a server's
@@ -139,6 +156,7 @@ static void clnt_fail(struct rpcrdma__clnt_transport *t, int err)
 		       t->state == C_CONNECTING ? "connection attempt failed" : "connection lost",
 		       rpcrdma_strerror(err), err);
 	rpcrdma__sock_conn_teardown(&t->c);
+	rpcrdma__timer_stop(&t->tick);
 	t->state = C_IDLE;
 	t->want_writable = false;
 	t->gen++;
@@ -188,6 +206,36 @@ out_bad:
 	return 0;
 }
 
+/*
+ * The connection's clock, while connected.  The reply record's clock runs
+ * from its first byte (record.c) and does not restart with each byte, so
+ * a reply trickled a byte at a time is cut as surely as one stopped; the
+ * client always reads, so the time is all the server's.  The send queue's
+ * runs from when it last moved or last became non-empty.
+ */
+static void clnt_tick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__clnt_transport *t = tm->ctx;
+	uint64_t now = rpcrdma_loop_now(t->loop);
+
+	if (t->state != C_CONNECTED)
+		return;
+	if (t->c.q.head && now - t->c.last_tx >= t->clock_ms)
+		goto out_send_stalled;
+	if (rpcrdma__sock_rx_in_record(&t->c.rx) && now - t->c.rx.rec_began >= t->clock_ms)
+		goto out_reply_stalled;
+	rpcrdma__timer_start(t->loop, &t->tick, t->tick_ms, clnt_tick, t);
+	return;
+
+out_send_stalled:
+	t->st.send_stall_timeouts++;
+	clnt_fail(t, -ETIMEDOUT);
+	return;
+out_reply_stalled:
+	t->st.reply_record_timeouts++;
+	clnt_fail(t, -ETIMEDOUT);
+}
+
 /* The socket of a connection under way reported @events: done, or failed. */
 static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
 {
@@ -211,6 +259,7 @@ static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
 	if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
 		t->local_len = 0;
 	rpcrdma__sock_conn_update(&t->c);
+	rpcrdma__timer_start(t->loop, &t->tick, t->tick_ms, clnt_tick, t);
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
 		       "TCP: connected");
 	t->cb->connected(t->cb_ctx);
@@ -274,6 +323,14 @@ static int tcp_clnt_create(struct rpcrdma_loop *loop, const struct sockaddr *add
 	t->addrlen = addrlen;
 	t->cb = cb;
 	t->cb_ctx = cb_ctx;
+	t->clock_ms = opts->timeout_ms > 0 ? (uint32_t)opts->timeout_ms : CLOCK_NO_TIMEOUT_MS;
+	/* A quarter of the bound, as the server's tick: a cut comes at most
+	 * a quarter late, and a healthy connection wakes seldom. */
+	t->tick_ms = t->clock_ms / 4;
+	if (t->tick_ms < 10)
+		t->tick_ms = 10;
+	if (t->tick_ms > 5000)
+		t->tick_ms = 5000;
 	*out = t;
 	return 0;
 }
@@ -342,6 +399,7 @@ static int tcp_call_begin(struct rpcrdma__clnt_transport *t, struct rpcrdma__cre
 	if (t->state != C_CONNECTED)
 		return -ENOTCONN;
 	if (t->c.q.bytes >= SENDQ_LIMIT) {
+		t->st.send_queue_full++;
 		t->want_writable = true;
 		return -EAGAIN;
 	}
@@ -413,6 +471,7 @@ static void tcp_clnt_destroy(struct rpcrdma__clnt_transport *t)
 	if (!t)
 		return;
 	rpcrdma__timer_stop(&t->report);
+	rpcrdma__timer_stop(&t->tick);
 	rpcrdma__sock_conn_free(&t->c);
 	if (t->spare_fd >= 0)
 		close(t->spare_fd);
