@@ -256,6 +256,11 @@ void case_bound_handshake(void);
 void case_bound_handshake_nofile(void);
 void case_bound_drc(void);
 
+/* client_bounds_cases.c */
+void case_client_bound_reply_record(void);
+void case_client_bound_slow_reply(void);
+void case_client_bound_send_stall(void);
+
 /* workers_cases.c */
 void case_workers(void);
 void case_workers_inflight(void);
