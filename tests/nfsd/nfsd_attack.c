@@ -18,6 +18,13 @@
  *             mode asked (knfsd runs with umask 0); another's WRITE or
  *             truncation, and a change of group, take the set-id bits off;
  *             SETATTR sets a symbolic link's own times
+ *   perms     knfsd's rules for data (nfsd_permission): a file's owner
+ *             reads, writes, truncates and commits it whatever its mode (a
+ *             file created 0444 and then written); a READ the mode refuses
+ *             passes when the caller may execute the file (0711), unless
+ *             a POSIX ACL could deny that; nobody else gets more: another's
+ *             0444 file cannot be written, truncated or committed, nor
+ *             another's 0700 file read
  *   sizes     READDIR and READDIRPLUS with a count of 0xffffffff answer at
  *             most rtmax bytes; READs at offsets up to 2^64 - 1 answer no
  *             data and end of file
@@ -68,6 +75,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -630,6 +638,105 @@ static void modes(void)
 	       "set-id bits off\n");
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "mode checks");
+}
+
+/*
+ * Permissions for data, as knfsd's nfsd_permission gives them (fs/nfsd/
+ * vfs.c): READ, WRITE, COMMIT and a SETATTR of the size ask with
+ * NFSD_MAY_OWNER_OVERRIDE, and a READ may fall back on the execute right.
+ * nfsd-attack made, as 2000:2000 unless said: x711 (0711), p700 (0700),
+ * ro1000 (1000:1000, 0444), own000 (1000:1000, 0000) and ro2000 (0444).
+ */
+static uint32_t truncate_fh(struct conn *k, const struct rpcrdma_nfs3_fh *fh)
+{
+	struct rpcrdma_nfs3_sattr sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.set_size = true;
+	sa.size = 1;
+	return setattr(k, fh, &sa);
+}
+
+/* xacl, 2000:2000, mode 0711 with a POSIX ACL that denies user 1000
+ * everything, made here (we run on the server's host); false where the
+ * filesystem takes no ACL. */
+static bool make_acl_file(void)
+{
+	/* The kernel's xattr form of an ACL: a version, then entries of
+	 * tag, permission and id, little-endian. */
+	struct {
+		uint32_t version;
+		struct {
+			uint16_t tag, perm;
+			uint32_t id;
+		} e[5];
+	} acl = {
+	    2,
+	    {{0x01, 7, NONE}, {0x02, 0, 1000}, {0x04, 1, NONE}, {0x10, 1, NONE}, {0x20, 1, NONE}}};
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/xacl", export_path);
+	fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0711);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "xacl\n", 5) == 5);
+	CHECK(fchown(fd, 2000, 2000) == 0);
+	close(fd);
+	if (setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0) == 0)
+		return true;
+	CHECK(errno == EOPNOTSUPP);
+	return false;
+}
+
+static void perms(void)
+{
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, fh;
+	struct rpcrdma_nfs3_create_res cr;
+	struct conn k;
+	char name[64];
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+
+	CHECK_RC(lookup(&k, &root, "x711", &fh), 0);
+	CHECK_RC(read_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	CHECK_RC(write_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	printf("ok - perms: another's 0711 file is read (run), not written\n");
+	if (make_acl_file()) {
+		CHECK_RC(lookup(&k, &root, "xacl", &fh), 0);
+		CHECK_RC(read_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+		printf("ok - perms: no read by execute right where an ACL may deny it\n");
+	} else {
+		printf("# not checked: the export's filesystem takes no POSIX ACL\n");
+	}
+
+	CHECK_RC(lookup(&k, &root, "ro1000", &fh), 0);
+	CHECK_RC(write_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	CHECK_RC(commit_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	CHECK_RC(truncate_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	CHECK_RC(mode_of(&k, &fh), 0444);
+	CHECK_RC(lookup(&k, &root, "own000", &fh), 0);
+	CHECK_RC(read_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	/* As cp does: create read-only, then write the data. */
+	snprintf(name, sizeof(name), "cp-%d", (int)tr);
+	CHECK_RC(create(&k, &root, name, RPCRDMA_GUARDED, 0444, &cr), 0);
+	CHECK_RC(write_fh(&k, &cr.obj), RPCRDMA_NFS3_OK);
+	printf("ok - perms: the owner writes, commits and truncates its 0444 file, reads "
+	       "its 0000 one\n");
+
+	CHECK_RC(lookup(&k, &root, "ro2000", &fh), 0);
+	CHECK_RC(read_fh(&k, &fh), RPCRDMA_NFS3_OK);
+	CHECK_RC(write_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(truncate_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(commit_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(lookup(&k, &root, "p700", &fh), 0);
+	CHECK_RC(read_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	CHECK_RC(write_fh(&k, &fh), RPCRDMA_NFS3ERR_ACCES);
+	printf("ok - perms: another's 0444 file is not written, truncated or committed, "
+	       "another's 0700 file not read\n");
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "permission checks");
 }
 
 /* Sizes: counts and offsets at and beyond what a reply or a file holds. */
@@ -1503,6 +1610,8 @@ int main(int argc, char **argv)
 		special();
 	} else if (strcmp(what, "modes") == 0) {
 		modes();
+	} else if (strcmp(what, "perms") == 0) {
+		perms();
 	} else if (strcmp(what, "sizes") == 0) {
 		sizes();
 	} else if (strcmp(what, "swaps") == 0) {

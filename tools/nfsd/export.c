@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -423,34 +424,50 @@ void nfsd_cred_leave(const struct nfsd_export *ex)
 	(void)syscall(SYS_setfsgid, 0);
 }
 
+/*
+ * Raise @cap in this thread's effective set for one call: *@saved keeps
+ * the set before.  Returns whether anything was raised (nothing is when
+ * the thread has it already, as when acting as root).
+ */
+static bool cap_raise(int cap, struct __user_cap_data_struct saved[2])
+{
+	struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+
+	if (caps_get(saved) || (saved[0].effective & (1u << cap)))
+		return false;
+	d[0] = saved[0];
+	d[1] = saved[1];
+	d[0].effective |= (1u << cap) & saved[0].permitted;
+	return syscall(SYS_capset, &hd, d) == 0;
+}
+
+static void cap_restore(const struct __user_cap_data_struct saved[2], bool raised)
+{
+	struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2] = {saved[0], saved[1]};
+
+	/* WARNING: if the drop failed the request would run with the
+	 * capability: never go on then. */
+	if (raised && syscall(SYS_capset, &hd, d) < 0) {
+		fprintf(stderr, "rpcrdma-nfsd: cannot drop a capability again\n");
+		abort();
+	}
+}
+
 static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, int flags)
 {
 	struct __user_cap_data_struct caps[2];
-	bool raised = false;
+	bool raised;
 	int fd, err;
 
 	/* The server resolves the handle it signed, whoever the caller is:
 	 * for that one call the thread gets back CAP_DAC_READ_SEARCH, which
 	 * open_by_handle_at requires, and nothing else. */
-	if (caps_get(caps) == 0 && !(caps[0].effective & (1u << CAP_DAC_READ_SEARCH))) {
-		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
-		struct __user_cap_data_struct d[2] = {caps[0], caps[1]};
-
-		d[0].effective |= (1u << CAP_DAC_READ_SEARCH) & caps[0].permitted;
-		raised = syscall(SYS_capset, &hd, d) == 0;
-	}
+	raised = cap_raise(CAP_DAC_READ_SEARCH, caps);
 	fd = open_by_handle_at(ex->mount_fd, h, flags);
 	err = errno;
-	if (raised) {
-		struct __user_cap_header_struct hd = {_LINUX_CAPABILITY_VERSION_3, 0};
-
-		/* WARNING: if the drop failed the request would run with the
-		 * capability: never go on then. */
-		if (syscall(SYS_capset, &hd, caps) < 0) {
-			fprintf(stderr, "rpcrdma-nfsd: cannot drop a capability again\n");
-			abort();
-		}
-	}
+	cap_restore(caps, raised);
 	errno = err;
 	return fd;
 }
@@ -602,6 +619,57 @@ int nfsd_reopen(int fd, int flags)
 		close(nfd);
 		return -EINVAL;
 	}
+	return nfd;
+}
+
+/* Whether @fd's file carries a POSIX ACL, or may (it cannot be told). */
+static bool may_have_acl(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return getxattr(path, "system.posix_acl_access", NULL, 0) >= 0 || errno != ENODATA;
+}
+
+/*
+ * knfsd's two exceptions to the mode for data (nfsd_permission,
+ * fs/nfsd/vfs.c): READ, WRITE, COMMIT and a SETATTR of the size ask with
+ * NFSD_MAY_OWNER_OVERRIDE, so the file's owner passes whatever the mode
+ * (a client checks permission at open and then expects I/O on the open
+ * file to work: a file made 0444 by cp and then written, a fchmod(fd, 0));
+ * and a READ refused by the mode is let through when the caller may
+ * execute the file (so a binary of mode 0711 runs).  The execute right is
+ * read from the mode bits, as ACCESS reads it: with a POSIX ACL, which
+ * could deny what the bits give, the exception is not made (less than
+ * knfsd, never more).
+ */
+static bool data_override(int fd, const struct nfsd_cred *cred, int flags)
+{
+	struct stat st;
+
+	if (nfsd_stat_fd(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (cred->uid == st.st_uid)
+		return true;
+	return (flags & O_ACCMODE) == O_RDONLY && nfsd_access(cred, &st, RPCRDMA_ACCESS3_EXECUTE) &&
+	       !may_have_acl(fd);
+}
+
+int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags)
+{
+	struct __user_cap_data_struct caps[2];
+	bool raised;
+	int nfd = nfsd_reopen(fd, flags);
+
+	if (nfd != -EACCES || !data_override(fd, cred, flags))
+		return nfd;
+	/* The override is decided above, not by keeping a capability for
+	 * the request: only this open passes the mode, and the kernel still
+	 * refuses what no capability passes (an immutable or append-only
+	 * file, a read-only mount). */
+	raised = cap_raise(CAP_DAC_OVERRIDE, caps);
+	nfd = nfsd_reopen(fd, flags);
+	cap_restore(caps, raised);
 	return nfd;
 }
 

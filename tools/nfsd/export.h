@@ -109,6 +109,10 @@ int nfsd_stat_fd(int fd, struct stat *st);
 /* Reopen an O_PATH descriptor for I/O with @flags, permission checked as
  * the current filesystem identity.  Returns the fd or -errno. */
 int nfsd_reopen(int fd, int flags);
+/* Reopen for data (READ, WRITE, COMMIT, a SETATTR of the size) as @cred
+ * with knfsd's rules: the mode, but the owner always, and a reader who
+ * may execute the file.  Returns the fd or -errno. */
+int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags);
 /* ACCESS3 bits @cred has on @st, of those asked. */
 uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked);
 

@@ -318,8 +318,8 @@ static int child_open(int dfd, const struct stat *dst, const char *name, uint32_
 
 /* SETATTR's work, also after CREATE, MKDIR, SYMLINK, MKNOD (@skip_mode:
  * the mode was given at creation). */
-static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nfs3_sattr *sa,
-			  bool skip_mode)
+static uint32_t set_attrs(const struct call *c, int fd, const struct stat *st,
+			  const struct rpcrdma_nfs3_sattr *sa, bool skip_mode)
 {
 	char path[64];
 	bool lnk = S_ISLNK(st->st_mode);
@@ -344,7 +344,7 @@ static uint32_t set_attrs(int fd, const struct stat *st, const struct rpcrdma_nf
 		}
 		if (sa->size > (uint64_t)INT64_MAX)
 			return RPCRDMA_NFS3ERR_FBIG;
-		wfd = nfsd_reopen(fd, O_WRONLY);
+		wfd = nfsd_open_data(fd, &c->cred, O_WRONLY);
 		if (wfd < 0)
 			return nfsd_errno_stat(-wfd);
 		rc = ftruncate(wfd, (off_t)sa->size);
@@ -408,7 +408,6 @@ static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
 {
 	struct stat st;
 	int fd = fh_open_stat(&a->obj, &st, &r->status);
-	(void)c;
 
 	if (fd < 0)
 		return;
@@ -416,7 +415,7 @@ static void setattr(struct call *c, struct rpcrdma_nfs3_setattr_args *a,
 			 (uint32_t)st.st_ctim.tv_nsec != a->guard_ctime.nseconds)) {
 		r->status = RPCRDMA_NFS3ERR_NOT_SYNC;
 	} else {
-		r->status = set_attrs(fd, &st, &a->attr, false);
+		r->status = set_attrs(c, fd, &st, &a->attr, false);
 	}
 	nfsd_wcc(ex, &st, fd, &r->wcc);
 	close(fd);
@@ -510,7 +509,7 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
 		goto out;
 	}
-	rfd = nfsd_reopen(fd, O_RDONLY);
+	rfd = nfsd_open_data(fd, &c->cred, O_RDONLY);
 	if (rfd < 0) {
 		r->status = nfsd_errno_stat(-rfd);
 		goto out;
@@ -591,7 +590,6 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 	struct stat st;
 	size_t done = 0;
 	int fd = fh_open_stat(&a->file, &st, &r->status), wfd;
-	(void)c;
 
 	if (fd < 0)
 		return;
@@ -608,7 +606,7 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 		r->status = RPCRDMA_NFS3ERR_FBIG;
 		goto out;
 	}
-	wfd = nfsd_reopen(fd, O_WRONLY);
+	wfd = nfsd_open_data(fd, &c->cred, O_WRONLY);
 	if (wfd < 0) {
 		r->status = nfsd_errno_stat(-wfd);
 		goto out;
@@ -646,14 +644,14 @@ PROC(p_write, write3)
  * by name: by then the name may be another's file, swapped in by a
  * RENAME, and the client would write its data there).
  */
-static void created(int fd, const struct rpcrdma_nfs3_sattr *sa, bool skip_mode,
-		    struct rpcrdma_nfs3_create_res *r)
+static void created(const struct call *c, int fd, const struct rpcrdma_nfs3_sattr *sa,
+		    bool skip_mode, struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat st;
 
 	r->status = RPCRDMA_NFS3_OK;
 	if (sa && nfsd_stat_fd(fd, &st) == 0)
-		r->status = set_attrs(fd, &st, sa, skip_mode);
+		r->status = set_attrs(c, fd, &st, sa, skip_mode);
 	if (r->status == RPCRDMA_NFS3_OK) {
 		r->has_obj = nfsd_fh_make(ex, fd, &r->obj) == RPCRDMA_NFS3_OK;
 		nfsd_post_attr(ex, fd, &r->obj_attr);
@@ -683,7 +681,7 @@ static void made_by_name(int dfd, const struct stat *dst, const char *name, mode
 	if (fd < 0)
 		return;
 	if (nfsd_stat_fd(fd, &st) == 0 && (st.st_mode & S_IFMT) == type && st.st_uid == c->cred.uid)
-		created(fd, sa, true, r);
+		created(c, fd, sa, true, r);
 	else
 		atomic_fetch_add(&counters.refused_swapped, 1);
 	close(fd);
@@ -699,7 +697,6 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 	 * a FIFO, whose open blocks, or a device). */
 	int flags = O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
 	struct rpcrdma_nfs3_sattr sa = a->attr;
-	(void)c;
 
 	if (dfd < 0)
 		return;
@@ -725,7 +722,7 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		if (efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint32_t)st.st_atim.tv_sec == sa.atime.seconds &&
 		    (uint32_t)st.st_mtim.tv_sec == sa.mtime.seconds) {
-			created(efd, NULL, true, r);
+			created(c, efd, NULL, true, r);
 			close(efd);
 			goto out;
 		}
@@ -753,7 +750,7 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		memset(&size_only, 0, sizeof(size_only));
 		size_only.set_size = sa.set_size;
 		size_only.size = sa.size;
-		created(efd, &size_only, true, r);
+		created(c, efd, &size_only, true, r);
 		close(efd);
 		goto out;
 	}
@@ -761,7 +758,7 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		r->status = err_stat();
 		goto out;
 	}
-	created(fd, &sa, a->mode != RPCRDMA_EXCLUSIVE, r);
+	created(c, fd, &sa, a->mode != RPCRDMA_EXCLUSIVE, r);
 	close(fd);
 out:
 	nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
@@ -1148,19 +1145,17 @@ static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
 	struct stat st;
 	int fd = fh_open_stat(&a->file, &st, &r->status), sfd;
 
-	(void)c;
 	if (fd < 0)
 		return;
 	if (!S_ISREG(st.st_mode)) {
+		/* As knfsd's fh_verify for a regular file answers. */
 		atomic_fetch_add(&counters.refused_special, !S_ISDIR(st.st_mode));
-		r->status = RPCRDMA_NFS3ERR_INVAL;
+		r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : RPCRDMA_NFS3ERR_INVAL;
 	} else {
-		/* As the caller, who may read or write the file (knfsd asks
-		 * for write access; one who could write it may also have
-		 * dropped that since). */
-		sfd = nfsd_reopen(fd, O_RDONLY);
-		if (sfd == -EACCES)
-			sfd = nfsd_reopen(fd, O_WRONLY);
+		/* As the caller, with write access or owning the file, as
+		 * knfsd's nfsd_commit asks (NFSD_MAY_WRITE, with the owner
+		 * override); before, a reader could COMMIT too. */
+		sfd = nfsd_open_data(fd, &c->cred, O_WRONLY);
 		if (sfd < 0 || fsync(sfd) < 0)
 			r->status = sfd < 0 ? nfsd_errno_stat(-sfd) : err_stat();
 		close_fd(sfd);
