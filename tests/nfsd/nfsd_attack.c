@@ -25,6 +25,11 @@
  *             a POSIX ACL could deny that; nobody else gets more: another's
  *             0444 file cannot be written, truncated or committed, nor
  *             another's 0700 file read
+ *   errors    the answers knfsd gives: a name that is empty or holds a '/'
+ *             is GARBAGE_ARGS in every procedure that takes one; REMOVE and
+ *             RMDIR of "." or ".." NFS3ERR_ACCES, RENAME to or from them
+ *             NFS3ERR_PERM, COMMIT and LINK of a directory NFS3ERR_ISDIR,
+ *             MKNOD of a device number that does not fit NFS3ERR_INVAL
  *   sizes     READDIR and READDIRPLUS with a count of 0xffffffff answer at
  *             most rtmax bytes; READs at offsets up to 2^64 - 1 answer no
  *             data and end of file
@@ -737,6 +742,157 @@ static void perms(void)
 	       "another's 0700 file not read\n");
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "permission checks");
+}
+
+/*
+ * Errors as knfsd answers them (fs/nfsd/nfs3xdr.c, nfs3proc.c, vfs.c).
+ * nfsd-attack made a file "f" and a directory "d", both the user's.
+ */
+static void named_call(struct conn *k, uint32_t proc, const struct rpcrdma_nfs3_fh *dir,
+		       const char *name, const char *second)
+{
+	union {
+		struct rpcrdma_nfs3_diropargs d;
+		struct rpcrdma_nfs3_create_args c;
+		struct rpcrdma_nfs3_mkdir_args m;
+		struct rpcrdma_nfs3_symlink_args s;
+		struct rpcrdma_nfs3_mknod_args n;
+		struct rpcrdma_nfs3_rename_args r;
+		struct rpcrdma_nfs3_link_args l;
+	} a;
+	union {
+		struct rpcrdma_nfs3_lookup_res lookup;
+		struct rpcrdma_nfs3_create_res create;
+		struct rpcrdma_nfs3_wcc_res wcc;
+		struct rpcrdma_nfs3_rename_res rename;
+		struct rpcrdma_nfs3_link_res link;
+	} r;
+	struct rpcrdma_nfs3_diropargs *where = &a.d;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	switch (proc) {
+	case RPCRDMA_NFS3_CREATE:
+		where = &a.c.where;
+		break;
+	case RPCRDMA_NFS3_MKDIR:
+		where = &a.m.where;
+		break;
+	case RPCRDMA_NFS3_SYMLINK:
+		where = &a.s.where;
+		a.s.target.len = 1;
+		memcpy(a.s.target.s, "f", 2);
+		break;
+	case RPCRDMA_NFS3_MKNOD:
+		where = &a.n.where;
+		a.n.type = RPCRDMA_NF3FIFO;
+		break;
+	case RPCRDMA_NFS3_RENAME:
+		where = &a.r.from;
+		a.r.to.dir = *dir;
+		name_set(&a.r.to.name, second);
+		break;
+	case RPCRDMA_NFS3_LINK:
+		where = &a.l.link;
+		CHECK_RC(lookup(k, dir, "f", &a.l.file), 0);
+		break;
+	}
+	where->dir = *dir;
+	name_set(&where->name, name);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, proc, &a, &r), RPCRDMA_ERR_RPC_REJECTED);
+}
+
+static void errors(void)
+{
+	static const char *bad[] = {"", "a/b", "/"};
+	static const uint32_t named[] = {
+	    RPCRDMA_NFS3_LOOKUP,  RPCRDMA_NFS3_CREATE, RPCRDMA_NFS3_MKDIR,
+	    RPCRDMA_NFS3_SYMLINK, RPCRDMA_NFS3_MKNOD,  RPCRDMA_NFS3_REMOVE,
+	    RPCRDMA_NFS3_RMDIR,   RPCRDMA_NFS3_RENAME, RPCRDMA_NFS3_LINK,
+	};
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, d, f;
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+			named_call(&k, named[i], &root, bad[b], "g");
+			if (named[i] == RPCRDMA_NFS3_RENAME)
+				named_call(&k, named[i], &root, "f", bad[b]);
+		}
+	}
+	CHECK_RC(getattr(&k, &root, NULL), RPCRDMA_NFS3_OK);
+	printf("ok - errors: an empty name or one with '/' is GARBAGE_ARGS\n");
+
+	CHECK_RC(lookup(&k, &root, "d", &d), 0);
+	CHECK_RC(lookup(&k, &root, "f", &f), 0);
+	{
+		struct rpcrdma_nfs3_diropargs a;
+		struct rpcrdma_nfs3_wcc_res r;
+		static const char *dots[] = {".", ".."};
+
+		for (size_t i = 0; i < 2; i++) {
+			for (uint32_t proc = RPCRDMA_NFS3_REMOVE; proc <= RPCRDMA_NFS3_RMDIR;
+			     proc++) {
+				memset(&a, 0, sizeof(a));
+				memset(&r, 0, sizeof(r));
+				a.dir = d;
+				name_set(&a.name, dots[i]);
+				CHECK_RC(rpcrdma_nfs3_call(k.c, proc, &a, &r), 0);
+				CHECK_RC(r.status, RPCRDMA_NFS3ERR_ACCES);
+			}
+		}
+	}
+	{
+		struct rpcrdma_nfs3_rename_args a;
+		struct rpcrdma_nfs3_rename_res r;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.from.dir = a.to.dir = root;
+		name_set(&a.from.name, "f");
+		name_set(&a.to.name, ".");
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_RENAME, &a, &r), 0);
+		CHECK_RC(r.status, RPCRDMA_NFS3ERR_PERM);
+		CHECK_RC(lookup(&k, &root, "f", NULL), 0);
+	}
+	printf("ok - errors: REMOVE, RMDIR of \".\" or \"..\" NFS3ERR_ACCES, RENAME to "
+	       "\".\" NFS3ERR_PERM\n");
+
+	CHECK_RC(commit_fh(&k, &d), RPCRDMA_NFS3ERR_ISDIR);
+	{
+		struct rpcrdma_nfs3_link_args a;
+		struct rpcrdma_nfs3_link_res r;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.file = d;
+		a.link.dir = root;
+		name_set(&a.link.name, "d-link");
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_LINK, &a, &r), 0);
+		CHECK_RC(r.status, RPCRDMA_NFS3ERR_ISDIR);
+	}
+	printf("ok - errors: COMMIT and LINK of a directory NFS3ERR_ISDIR\n");
+
+	{
+		struct rpcrdma_nfs3_mknod_args a;
+		struct rpcrdma_nfs3_create_res r;
+
+		memset(&a, 0, sizeof(a));
+		memset(&r, 0, sizeof(r));
+		a.where.dir = root;
+		name_set(&a.where.name, "big-major");
+		a.type = RPCRDMA_NF3CHR;
+		a.major = 0x1001; /* would be major 1 if cut to 12 bits */
+		a.minor = 3;
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_MKNOD, &a, &r), 0);
+		CHECK_RC(r.status, RPCRDMA_NFS3ERR_INVAL);
+	}
+	printf("ok - errors: MKNOD of a device number that does not fit NFS3ERR_INVAL\n");
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "calls answered with errors");
 }
 
 /* Sizes: counts and offsets at and beyond what a reply or a file holds. */
@@ -1610,6 +1766,8 @@ int main(int argc, char **argv)
 		special();
 	} else if (strcmp(what, "modes") == 0) {
 		modes();
+	} else if (strcmp(what, "errors") == 0) {
+		errors();
 	} else if (strcmp(what, "perms") == 0) {
 		perms();
 	} else if (strcmp(what, "sizes") == 0) {

@@ -823,12 +823,15 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 	r->status = name_ok(&a->where.name);
 	switch (a->type) {
 	case RPCRDMA_NF3CHR:
-		mode |= S_IFCHR;
-		dev = makedev(a->major, a->minor);
-		break;
 	case RPCRDMA_NF3BLK:
-		mode |= S_IFBLK;
+		mode |= a->type == RPCRDMA_NF3CHR ? S_IFCHR : S_IFBLK;
 		dev = makedev(a->major, a->minor);
+		/* The kernel's device numbers hold a 12-bit major and a
+		 * 20-bit minor; knfsd answers NFS3ERR_INVAL to any that do
+		 * not fit rather than make another device (mknod(2) would
+		 * take the low bits). */
+		if (r->status == RPCRDMA_NFS3_OK && (a->major > 0xfffu || a->minor > 0xfffffu))
+			r->status = RPCRDMA_NFS3ERR_INVAL;
 		break;
 	case RPCRDMA_NF3SOCK:
 		mode |= S_IFSOCK;
@@ -860,12 +863,10 @@ static void unlink_common(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 
 	if (dfd < 0)
 		return;
-	if (a->name.len == 0 || strchr(a->name.s, '/'))
+	/* As knfsd's nfsd_unlink answers (before, "." was NFS3ERR_INVAL
+	 * and ".." NFS3ERR_NOTEMPTY, rmdir(2)'s errors). */
+	if (a->name.len == 0 || strchr(a->name.s, '/') || is_dot(&a->name))
 		r->status = RPCRDMA_NFS3ERR_ACCES;
-	else if (strcmp(a->name.s, ".") == 0)
-		r->status = RPCRDMA_NFS3ERR_INVAL;
-	else if (strcmp(a->name.s, "..") == 0)
-		r->status = RPCRDMA_NFS3ERR_NOTEMPTY;
 	if (r->status == RPCRDMA_NFS3_OK) {
 		if (unlinkat(dfd, a->name.s, flags) < 0)
 			r->status = err_stat();
@@ -902,9 +903,13 @@ static void rename3(struct call *c, struct rpcrdma_nfs3_rename_args *a,
 		close(ffd);
 		return;
 	}
+	/* As knfsd's nfsd_rename answers "." or ".." on either side
+	 * (before, NFS3ERR_EXIST). */
 	r->status = name_ok(&a->from.name);
 	if (r->status == RPCRDMA_NFS3_OK)
 		r->status = name_ok(&a->to.name);
+	if (r->status == RPCRDMA_NFS3ERR_EXIST)
+		r->status = RPCRDMA_NFS3ERR_PERM;
 	if (r->status == RPCRDMA_NFS3_OK) {
 		if (renameat(ffd, a->from.name.s, tfd, a->to.name.s) < 0)
 			r->status = err_stat();
@@ -918,20 +923,23 @@ PROC(p_rename, rename3)
 
 static void link3(struct call *c, struct rpcrdma_nfs3_link_args *a, struct rpcrdma_nfs3_link_res *r)
 {
-	struct stat dst;
+	struct stat dst, st;
 	char path[64];
-	int fd = fh_open(&a->file, &r->status), dfd;
+	int dfd = dir_open(&a->link.dir, &dst, &r->status), fd;
 	(void)c;
 
-	if (fd < 0)
+	/* knfsd's nfsd_link checks in this order: the directory, the file,
+	 * that the file is no directory (NFS3ERR_ISDIR; before, linkat's
+	 * EPERM made it NFS3ERR_PERM), then the name. */
+	if (dfd < 0)
 		return;
-	dfd = dir_open(&a->link.dir, &dst, &r->status);
-	if (dfd < 0) {
-		nfsd_post_attr(ex, fd, &r->file_attr);
-		close(fd);
+	fd = fh_open_stat(&a->file, &st, &r->status);
+	if (fd < 0) {
+		nfsd_wcc(ex, &dst, dfd, &r->dir_wcc);
+		close(dfd);
 		return;
 	}
-	r->status = name_ok(&a->link.name);
+	r->status = S_ISDIR(st.st_mode) ? RPCRDMA_NFS3ERR_ISDIR : name_ok(&a->link.name);
 	if (r->status == RPCRDMA_NFS3_OK) {
 		/* Through /proc: linkat(AT_EMPTY_PATH) would need privilege,
 		 * and we act as the caller. */
@@ -1166,6 +1174,41 @@ static void commit3(struct call *c, struct rpcrdma_nfs3_commit_args *a,
 }
 PROC(p_commit, commit3)
 
+/*
+ * Names in arguments: knfsd's decoder (svcxdr_decode_filename3,
+ * fs/nfsd/nfs3xdr.c) takes none that is empty or holds a '/' (or a NUL,
+ * which the library's string decoder refuses already), so such a call is
+ * answered GARBAGE_ARGS and never runs.  Before, we answered
+ * NFS3ERR_ACCES.
+ */
+static int name_arg(const struct rpcrdma_nfs3_diropargs *d)
+{
+	return d->name.len == 0 || memchr(d->name.s, '/', d->name.len) ? RPCRDMA_ERR_BAD_VALUE : 0;
+}
+
+#define NAMED_ARGS_DEC(fn, proc, type, ...)                                                        \
+	static int fn(struct rpcrdma_xdr_stream *x, void *o)                                       \
+	{                                                                                          \
+		const type *a = o;                                                                 \
+		const struct rpcrdma_nfs3_diropargs *names[] = {__VA_ARGS__};                      \
+		int rc = rpcrdma_nfs3_decode_args(proc)(x, o);                                     \
+                                                                                                   \
+		for (size_t i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++)           \
+			rc = name_arg(names[i]);                                                   \
+		return rc;                                                                         \
+	}
+
+NAMED_ARGS_DEC(lookup_args_dec, RPCRDMA_NFS3_LOOKUP, struct rpcrdma_nfs3_diropargs, a)
+NAMED_ARGS_DEC(remove_args_dec, RPCRDMA_NFS3_REMOVE, struct rpcrdma_nfs3_diropargs, a)
+NAMED_ARGS_DEC(rmdir_args_dec, RPCRDMA_NFS3_RMDIR, struct rpcrdma_nfs3_diropargs, a)
+NAMED_ARGS_DEC(create_args_dec, RPCRDMA_NFS3_CREATE, struct rpcrdma_nfs3_create_args, &a->where)
+NAMED_ARGS_DEC(mkdir_args_dec, RPCRDMA_NFS3_MKDIR, struct rpcrdma_nfs3_mkdir_args, &a->where)
+NAMED_ARGS_DEC(symlink_args_dec, RPCRDMA_NFS3_SYMLINK, struct rpcrdma_nfs3_symlink_args, &a->where)
+NAMED_ARGS_DEC(mknod_args_dec, RPCRDMA_NFS3_MKNOD, struct rpcrdma_nfs3_mknod_args, &a->where)
+NAMED_ARGS_DEC(rename_args_dec, RPCRDMA_NFS3_RENAME, struct rpcrdma_nfs3_rename_args, &a->from,
+	       &a->to)
+NAMED_ARGS_DEC(link_args_dec, RPCRDMA_NFS3_LINK, struct rpcrdma_nfs3_link_args, &a->link)
+
 void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS], bool rdma)
 {
 	static const rpcrdma_svc_fn fns[RPCRDMA_NFS3_NPROCS] = {
@@ -1192,6 +1235,15 @@ void nfsd_nfs3_procs(struct rpcrdma_svc_proc procs[RPCRDMA_NFS3_NPROCS], bool rd
 		procs[i].free_res = NULL;
 	}
 	procs[RPCRDMA_NFS3_WRITE].decode_args = write_args_dec;
+	procs[RPCRDMA_NFS3_LOOKUP].decode_args = lookup_args_dec;
+	procs[RPCRDMA_NFS3_REMOVE].decode_args = remove_args_dec;
+	procs[RPCRDMA_NFS3_RMDIR].decode_args = rmdir_args_dec;
+	procs[RPCRDMA_NFS3_CREATE].decode_args = create_args_dec;
+	procs[RPCRDMA_NFS3_MKDIR].decode_args = mkdir_args_dec;
+	procs[RPCRDMA_NFS3_SYMLINK].decode_args = symlink_args_dec;
+	procs[RPCRDMA_NFS3_MKNOD].decode_args = mknod_args_dec;
+	procs[RPCRDMA_NFS3_RENAME].decode_args = rename_args_dec;
+	procs[RPCRDMA_NFS3_LINK].decode_args = link_args_dec;
 	procs[RPCRDMA_NFS3_WRITE].args_size = sizeof(struct write_args);
 	procs[RPCRDMA_NFS3_READ].free_res = free_read;
 	procs[RPCRDMA_NFS3_READDIR].free_res = free_readdir;
