@@ -99,8 +99,10 @@ struct rpcrdma_client_opts {
 	 * has been written for this long, close the connection (with -1: 30
 	 * s, the server's record_timeout_ms default), and its calls go again
 	 * on the next connection as after any lost connection
-	 * (reply_record_timeouts, send_stall_timeouts).  A call given a
-	 * longer timeout_ms of its own does not lengthen it.
+	 * (reply_record_timeouts, send_stall_timeouts).  A call sent with a
+	 * longer timeout_ms of its own lengthens it to that for the rest of
+	 * the connection, and one sent with -1 turns it off until the next
+	 * connection: the clock never cuts a call before its own time-out.
 	 */
 	int timeout_ms;
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */

@@ -551,6 +551,7 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	cc->req.ddp_list = call->ddp_count ? call->ddp_list : NULL;
 	cc->req.ddp_count = call->ddp_count;
 	cc->req.max_reply = call->max_reply;
+	cc->req.timeout_ms = call->timeout_ms ? call->timeout_ms : c->opts.timeout_ms;
 	cc->req.core = cc;
 	cc->hint = c->proc_hint[call->proc % HINT_SLOTS];
 	cc->state = CC_QUEUED;

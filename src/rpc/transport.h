@@ -37,6 +37,10 @@ struct rpcrdma__creq {
 	const struct rpcrdma_ddp_buf *ddp_list;
 	unsigned int ddp_count;
 	size_t max_reply;    /* 0: unknown; the transport then assumes inline */
+	/* The call's own time-out in ms (rpcrdma_call.timeout_ms, else the
+	 * client's), -1 for none: a transport's clock on the connection must
+	 * not cut it sooner. */
+	int timeout_ms;
 	/* Room the core asks call_begin for, in bytes; 0: the transport's
 	 * default.  When an encode runs out of room the core calls call_abort,
 	 * raises the hint and calls call_begin again; a transport that cannot

@@ -12,7 +12,7 @@
  *
  * The server is not trusted to keep the connection moving: a tick closes
  * it when a reply record begun is not whole, or queued calls have not
- * moved, after the call time-out (clock_ms), so that a server trickling a
+ * moved, after the longest call time-out (conn_clock_ms), so that a server trickling a
  * reply or not reading our calls cannot hold a record of up to max_record
  * and the send queue for as long as it likes; the calls go again on the
  * next connection.
@@ -63,6 +63,12 @@ struct rpcrdma__clnt_transport {
 	 * connection that cannot carry a call within it is of no use to
 	 * the call.  Looked at every tick_ms while connected. */
 	uint32_t clock_ms, tick_ms;
+	/* This connection's bound: clock_ms, raised to the longest time-out
+	 * of a call sent on it (a call's own may be longer than the
+	 * client's); 0 once a call without a time-out was sent: it waits for
+	 * its reply however slow, so the connection is not cut under it.
+	 * Back to clock_ms with each new connection. */
+	uint32_t conn_clock_ms;
 	struct rpcrdma__timer tick;
 	struct rpcrdma_xprt_stats st;
 	/* The local address of the last connection that came up: the next
@@ -220,9 +226,10 @@ static void clnt_tick(struct rpcrdma__timer *tm)
 
 	if (t->state != C_CONNECTED)
 		return;
-	if (t->c.q.head && now - t->c.last_tx >= t->clock_ms)
+	if (t->conn_clock_ms && t->c.q.head && now - t->c.last_tx >= t->conn_clock_ms)
 		goto out_send_stalled;
-	if (rpcrdma__sock_rx_in_record(&t->c.rx) && now - t->c.rx.rec_began >= t->clock_ms)
+	if (t->conn_clock_ms && rpcrdma__sock_rx_in_record(&t->c.rx) &&
+	    now - t->c.rx.rec_began >= t->conn_clock_ms)
 		goto out_reply_stalled;
 	rpcrdma__timer_start(t->loop, &t->tick, t->tick_ms, clnt_tick, t);
 	return;
@@ -259,6 +266,7 @@ static void finish_connect(struct rpcrdma__clnt_transport *t, uint32_t events)
 	if (getsockname(t->c.fd, (struct sockaddr *)&t->local, &t->local_len) < 0)
 		t->local_len = 0;
 	rpcrdma__sock_conn_update(&t->c);
+	t->conn_clock_ms = t->clock_ms;
 	rpcrdma__timer_start(t->loop, &t->tick, t->tick_ms, clnt_tick, t);
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_CONNECT, t->conn_id, 0, 0, 0,
 		       "TCP: connected");
@@ -427,6 +435,10 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	}
 	rpcrdma__sock_buf_seal(b, rpcrdma_xdr_pos(&req->send));
 	req->conn_id = t->conn_id;
+	if (req->timeout_ms < 0)
+		t->conn_clock_ms = 0;
+	else if (t->conn_clock_ms && (uint32_t)req->timeout_ms > t->conn_clock_ms)
+		t->conn_clock_ms = (uint32_t)req->timeout_ms;
 	t->sent_any = true;
 	idle = t->c.q.head == NULL;
 	rpcrdma__sock_queue_push(&t->c, b);

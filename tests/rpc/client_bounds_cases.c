@@ -8,6 +8,8 @@
  */
 #include "suite.h"
 
+#include <poll.h>
+
 /* A listening socket on 127.0.0.1 whose port is written to @port;
  * @rcvbuf, when not 0, is the receive buffer its connections get. */
 static int hostile_listen(char *port, size_t port_len, int rcvbuf)
@@ -69,26 +71,6 @@ static int wait_cut(struct raw *r, int limit_ms)
 	return (int)(rpcrdma_loop_now(r->loop) - start);
 }
 
-/* The first @n bytes the client sends on @r (into r->buf), running the
- * loop while they come; the rest is left unread. */
-static const uint8_t *first_bytes(struct raw *r, size_t n)
-{
-	uint64_t end = rpcrdma_loop_now(r->loop) + 3000;
-
-	while (r->have < n) {
-		ssize_t got = recv(r->fd, r->buf + r->have, n - r->have, MSG_DONTWAIT);
-
-		if (got > 0) {
-			r->have += (size_t)got;
-			continue;
-		}
-		CHECK(got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
-		CHECK(rpcrdma_loop_now(r->loop) < end);
-		CHECK(rpcrdma_loop_run_once(r->loop, 5) >= 0);
-	}
-	return r->buf;
-}
-
 static struct rpcrdma_client *client_with_clock(struct rpcrdma_loop *loop, const char *port,
 						int clock_ms)
 {
@@ -109,14 +91,16 @@ static size_t marked_reply(uint8_t *p, uint32_t xid, int32_t result)
 }
 
 #define CLOCK_MS 400
-/* The calls' own time-out: long enough for two cuts and a reconnection. */
+/* A time-out of a call's own, longer than the client's clock. */
 #define CALL_MS 20000
 
 /*
  * A server that trickles a reply a byte at a time (well within any
- * per-byte gap), then one that begins a reply and stops: each connection
- * is cut one clock after the reply began, and the call, still in its own
- * time, goes again on the next connection, same XID, and is answered.
+ * per-byte gap), then one that begins a reply and stops.  The calls have
+ * the client's time-out, so the connection's clock is that: each call
+ * times out first, and its connection is cut one clock after the reply
+ * began, freeing the record.  A server that answers gets the next call
+ * answered on a new connection.
  */
 void case_client_bound_reply_record(void)
 {
@@ -134,7 +118,7 @@ void case_client_bound_reply_record(void)
 	lfd = hostile_listen(port, sizeof(port), 0);
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	c = client_with_clock(loop, port, CLOCK_MS);
-	start_adds(c, &a, 1, &ctx, CALL_MS);
+	start_adds(c, &a, 1, &ctx, 0);
 
 	/* 32 bytes, 50 ms apart: 1.6 s for the record, cut at 0.4 s. */
 	raw_adopt(&r, loop, accept_one(loop, lfd));
@@ -144,31 +128,40 @@ void case_client_bound_reply_record(void)
 	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
 	CHECK_EQ(st.reply_record_timeouts, 1);
 	raw_close(&r);
+	while (ctx.done < 1)
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+	CHECK_EQ(a.call.status, RPCRDMA_ERR_TIMEDOUT);
 
-	/* The mark and half the reply, then nothing. */
+	/* The next call: the mark and half the reply, then nothing. */
+	start_adds(c, &a, 1, &ctx, 0);
 	raw_adopt(&r, loop, accept_one(loop, lfd));
 	CHECK(raw_recv_record(&r, loop, 3000) >= 48);
 	CHECK_EQ(get32(r.buf + 4), a.call.xid);
+	len = marked_reply(reply, a.call.xid, 0);
 	raw_send(&r, reply, len / 2);
 	took = wait_cut(&r, 3000);
 	CHECK(took >= CLOCK_MS - CLOCK_MS / 4); /* not before its time (less a tick) */
 	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
 	CHECK_EQ(st.reply_record_timeouts, 2);
 	raw_close(&r);
+	while (ctx.done < 2)
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+	CHECK_EQ(a.call.status, RPCRDMA_ERR_TIMEDOUT);
 
-	/* A server that answers at once: the call was never failed. */
+	/* A server that answers at once. */
+	start_adds(c, &a, 1, &ctx, 0);
 	raw_adopt(&r, loop, accept_one(loop, lfd));
 	CHECK(raw_recv_record(&r, loop, 3000) >= 48);
 	CHECK_EQ(get32(r.buf + 4), a.call.xid);
+	len = marked_reply(reply, a.call.xid, 0);
 	raw_send(&r, reply, len);
-	while (!ctx.done)
+	while (ctx.done < 3)
 		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
-	CHECK_EQ(ctx.fails, 0);
+	CHECK_EQ(ctx.fails, 2);
+	CHECK_EQ(a.call.status, 0);
 	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
 	CHECK_EQ(st.reply_record_timeouts, 2);
 	CHECK_EQ(st.send_stall_timeouts, 0);
-	CHECK_EQ(st.reconnects, 2);
-	CHECK_EQ(st.retransmits, 2);
 	raw_close(&r);
 	rpcrdma_client_destroy(c);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
@@ -242,9 +235,10 @@ static void stall_done(struct rpcrdma_call *call, void *ctx)
 /*
  * A server that takes the connection and never reads: 16 MiB of calls
  * fill the sockets' buffers and then the client's send queue (the calls
- * past its 8 MiB wait: send_queue_full).  Once nothing has been written
- * for a clock the connection is cut, and the first call goes again on
- * the next one.
+ * past its 8 MiB wait: send_queue_full).  The calls have the client's
+ * time-out, which is then the connection's clock: they time out, and
+ * once nothing has been written for a clock the connection is cut, which
+ * frees what was queued.
  */
 void case_client_bound_send_stall(void)
 {
@@ -253,7 +247,7 @@ void case_client_bound_send_stall(void)
 	struct rpcrdma_client *c;
 	struct stall_call *calls;
 	struct echo *args;
-	struct raw r, again;
+	struct raw r;
 	char port[16];
 	uint64_t start;
 	int lfd;
@@ -273,7 +267,6 @@ void case_client_bound_send_stall(void)
 		call_init(&calls[i].call, P_ECHO, xdr_echo_enc, args, NULL, NULL);
 		calls[i].call.done = stall_done;
 		calls[i].call.ctx = &calls[i];
-		calls[i].call.timeout_ms = CALL_MS;
 		CHECK_EQ(rpcrdma_client_call_async(c, &calls[i].call), 0);
 	}
 	/* Nothing read: the connection goes within a clock and a tick of the
@@ -291,20 +284,85 @@ void case_client_bound_send_stall(void)
 	CHECK_EQ(st.reply_record_timeouts, 0);
 	CHECK(st.send_queue_full >= 1);
 	CHECK(st.inline_send_bytes < (uint64_t)STALL_CALLS * ECHO_MAX);
-	for (int i = 0; i < STALL_CALLS; i++)
-		CHECK(!calls[i].done);
-
-	/* The calls go again on the next connection, the first one first. */
-	raw_adopt(&again, loop, accept_one(loop, lfd));
 	raw_close(&r);
-	CHECK(get32(first_bytes(&again, 8)) > ECHO_MAX);
-	CHECK_EQ(get32(again.buf + 4), calls[0].call.xid);
-	raw_close(&again);
-	rpcrdma_client_destroy(c);
+	for (uint64_t end = rpcrdma_loop_now(loop) + 5000;;) {
+		bool all = true;
+
+		for (int i = 0; i < STALL_CALLS; i++)
+			all = all && calls[i].done;
+		if (all)
+			break;
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
 	for (int i = 0; i < STALL_CALLS; i++)
-		CHECK(calls[i].done);
+		CHECK_EQ(calls[i].status, RPCRDMA_ERR_TIMEDOUT);
+	rpcrdma_client_destroy(c);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	close(lfd);
 	free(calls);
 	free(args);
+}
+
+/*
+ * A call given a time-out of its own, longer than the client's: the
+ * reply comes steadily (never a gap of more than a tenth of the client's
+ * clock) and is whole after twice that clock, well within the call's own
+ * time.  The call is answered on its first connection: the call's
+ * time-out raised the connection's clock.  With the client's clock alone
+ * every connection was cut half-way through the reply, the server sent
+ * the whole reply again on the next one, and the call, which asked to
+ * wait CALL_MS, ended in an error once its retries were spent.
+ */
+void case_client_bound_call_timeout(void)
+{
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c;
+	struct add_call a;
+	struct async_ctx ctx = {0};
+	uint8_t reply[64];
+	struct raw r;
+	char port[16];
+	size_t len;
+	int lfd, cuts = 0;
+
+	lfd = hostile_listen(port, sizeof(port), 0);
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	c = client_with_clock(loop, port, CLOCK_MS);
+	start_adds(c, &a, 1, &ctx, CALL_MS);
+	for (int conn = 0; conn < 5 && !ctx.done; conn++) {
+		uint64_t end = rpcrdma_loop_now(loop) + 3000;
+		int lfd_ready = 0;
+
+		/* The call may have failed for good: then no connection comes. */
+		while (!ctx.done && !lfd_ready) {
+			struct pollfd p = {.fd = lfd, .events = POLLIN};
+
+			lfd_ready = poll(&p, 1, 0) > 0;
+			CHECK(rpcrdma_loop_now(loop) < end);
+			if (!lfd_ready)
+				CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		}
+		if (ctx.done)
+			break;
+		raw_adopt(&r, loop, accept_one(loop, lfd));
+		CHECK(raw_recv_record(&r, loop, 3000) >= 48);
+		len = marked_reply(reply, a.call.xid, a.args.a + a.args.b);
+		/* The whole reply over two clocks, at an even pace. */
+		if (trickle(&r, reply, len, 2 * CLOCK_MS / (int)len) < 0)
+			cuts++;
+		for (uint64_t e2 = rpcrdma_loop_now(loop) + 200;
+		     !ctx.done && rpcrdma_loop_now(loop) < e2;)
+			CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		raw_close(&r);
+	}
+	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
+	CHECK(ctx.done);
+	CHECK_EQ(ctx.fails, 0);
+	CHECK_EQ(cuts, 0);
+	CHECK_EQ(st.reply_record_timeouts, 0);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	close(lfd);
 }

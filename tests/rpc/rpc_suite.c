@@ -1089,6 +1089,7 @@ static const struct test_case cases[] = {
     {"client_bound_reply_record", case_client_bound_reply_record, true},
     {"client_bound_slow_reply", case_client_bound_slow_reply, true},
     {"client_bound_send_stall", case_client_bound_send_stall, true},
+    {"client_bound_call_timeout", case_client_bound_call_timeout, true},
     {"reconnect_backoff_brief", case_reconnect_backoff_brief, true},
     {"two_threads", case_two_threads, false},
     {"external_epoll", case_external_epoll, false},

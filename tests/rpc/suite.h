@@ -260,6 +260,7 @@ void case_bound_drc(void);
 void case_client_bound_reply_record(void);
 void case_client_bound_slow_reply(void);
 void case_client_bound_send_stall(void);
+void case_client_bound_call_timeout(void);
 
 /* workers_cases.c */
 void case_workers(void);
