@@ -1289,6 +1289,16 @@ static void access_case(const char *deny, const char *secure, const char *ro, co
 	CHECK_RC(create(&k, &root, "ro-made", RPCRDMA_GUARDED, 0644, &cr), RPCRDMA_NFS3ERR_ROFS);
 	CHECK_RC(write_fh(&k, &pub), RPCRDMA_NFS3ERR_ROFS);
 	CHECK_RC(nfs_mknod(&k, &root, "ro-fifo", RPCRDMA_NF3FIFO), RPCRDMA_NFS3ERR_ROFS);
+	/* COMMIT asks for write access (knfsd's nfsd_commit, NFSD_MAY_WRITE),
+	 * which a read-only export refuses with NFS3ERR_ROFS before any mode
+	 * or owner is looked at: the owner of a 0444 file, and a reader. */
+	{
+		struct rpcrdma_nfs3_fh mine;
+
+		CHECK_RC(lookup(&k, &root, "mine", &mine), 0);
+		CHECK_RC(commit_fh(&k, &mine), RPCRDMA_NFS3ERR_ROFS);
+		CHECK_RC(commit_fh(&k, &pub), RPCRDMA_NFS3ERR_ROFS);
+	}
 	{
 		struct rpcrdma_nfs3_access_args a = {.obj = root, .access = 0x3f};
 		struct rpcrdma_nfs3_access_res r;

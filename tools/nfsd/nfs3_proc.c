@@ -130,6 +130,9 @@ static bool changes(uint32_t proc)
 	case RPCRDMA_NFS3_RMDIR:
 	case RPCRDMA_NFS3_RENAME:
 	case RPCRDMA_NFS3_LINK:
+	/* It changes nothing, but opens for writing (knfsd's nfsd_commit
+	 * asks for NFSD_MAY_WRITE, so a read-only export answers ROFS). */
+	case RPCRDMA_NFS3_COMMIT:
 		return true;
 	default:
 		return false;
