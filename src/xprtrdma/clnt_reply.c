@@ -143,10 +143,6 @@ void rpcrdma__xclnt_reply_arrived(struct rpcrdma__xclnt *t, struct rpcrdma__xreq
 	t->st.credits_granted = t->cr.granted;
 }
 
-/* The answer @h to call @x, in @r, ends the call: an aborted call's only
- * freed its credit; an RDMA_ERROR or a reply that does not match what the
- * call offered fails it; a good one is held.  Each way the call's grants
- * are revoked before the core hears of it. */
 /* Bytes of Reply chunk call @x offered; 0: none. */
 static uint32_t reply_chunk_offered(const struct rpcrdma__xreq *x)
 {
@@ -159,6 +155,10 @@ static uint32_t reply_chunk_offered(const struct rpcrdma__xreq *x)
 	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+/* The answer @h to call @x, in @r, ends the call: an aborted call's only
+ * freed its credit; an RDMA_ERROR or a reply that does not match what the
+ * call offered fails it; a good one is held.  Each way the call's grants
+ * are revoked before the core hears of it. */
 static void reply_complete(struct rpcrdma__xclnt *t, struct rpcrdma__xreq *x,
 			   struct rpcrdma__xrecv *r, const struct rpcrdma_hdr *h)
 {
