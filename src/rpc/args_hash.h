@@ -35,4 +35,12 @@ void rpcrdma__args_hash_init(struct rpcrdma__args_hash *h);
 void rpcrdma__args_hash_update(struct rpcrdma__args_hash *h, const void *p, size_t n);
 uint64_t rpcrdma__args_hash_final(struct rpcrdma__args_hash *h);
 
+/*
+ * For tests and measurements: run NH's sums with the named code ("avx2",
+ * "sse2", "portable") from now on, in the whole process; the value
+ * is the same whichever runs.  -ENOENT if not built, -ENOTSUP if this CPU
+ * cannot run it.  Not for use while another thread hashes.
+ */
+int rpcrdma__args_hash_use(const char *name);
+
 #endif
