@@ -1777,11 +1777,52 @@ static void chaos(int seconds)
  * against the tree setup() builds.
  */
 
+/* A READDIR(PLUS) count below the reply's fixed part (directory
+ * attributes, verifier, end of list and eof: 104 bytes), at the end of the
+ * directory, is NFS3ERR_TOOSMALL: RFC 1813 counts the whole READDIR3resok.
+ * It was an empty NFS3_OK of 104 bytes, more than the client asked. */
+static void regress_readdir_small(void)
+{
+	static struct rpcrdma_nfs3_entry ents[64];
+	struct rpcrdma_nfs3_readdir_args a;
+	struct rpcrdma_nfs3_readdir_res r;
+	uint64_t last = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.dir = root_fh;
+	a.count = 65536;
+	r.entries = ents;
+	r.max = 64;
+	CHECK_RC(call_sync(CRED_ROOT, RPCRDMA_NFS3_READDIR, &a, &r), 0);
+	CHECK_RC(r.status, 0);
+	CHECK(r.eof && r.n > 0);
+	last = ents[r.n - 1].cookie;
+	for (uint32_t proc = RPCRDMA_NFS3_READDIR; proc <= RPCRDMA_NFS3_READDIRPLUS; proc++) {
+		for (uint32_t count = 0; count < 104; count += 25) {
+			for (int end = 0; end < 2; end++) {
+				memset(&r, 0, sizeof(r));
+				r.entries = ents;
+				r.max = 64;
+				r.plus = proc == RPCRDMA_NFS3_READDIRPLUS;
+				a.cookie = end ? last : 0;
+				memcpy(a.verf, r.verf, 8);
+				a.count = count;
+				a.dircount = count;
+				CHECK_RC(call_sync(CRED_ROOT, proc, &a, &r), 0);
+				CHECK_RC(r.status, RPCRDMA_NFS3ERR_TOOSMALL);
+			}
+		}
+	}
+	printf("ok - regress: READDIR and READDIRPLUS with a count below 104 bytes answer "
+	       "NFS3ERR_TOOSMALL, at the end of the directory too\n");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } regressions[] = {
-    {NULL, NULL},
+    {"readdir-small", regress_readdir_small},
 };
 
 static int regress(const char *name)
@@ -1789,7 +1830,7 @@ static int regress(const char *name)
 	bool any = false;
 
 	setup();
-	for (size_t i = 0; regressions[i].name; i++) {
+	for (size_t i = 0; i < sizeof(regressions) / sizeof(regressions[0]); i++) {
 		if (strcmp(name, "all") == 0 || strcmp(name, regressions[i].name) == 0) {
 			regressions[i].fn();
 			any = true;

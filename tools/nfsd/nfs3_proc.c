@@ -994,6 +994,17 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 	r->plus = plus;
 	if (dfd < 0)
 		return;
+	/* dir attributes, verifier, end of list, eof */
+	used = 4 + 84 + 8 + 4 + 4;
+	/* RFC 1813: count bounds the whole READDIR3resok, its fixed part
+	 * too.  Before, a count below that at the end of the directory (no
+	 * entry to leave out) answered an empty NFS3_OK larger than the
+	 * count, which a client sizing its buffer (or, over RDMA, its Reply
+	 * chunk) by the count could not take. */
+	if (used > count) {
+		r->status = RPCRDMA_NFS3ERR_TOOSMALL;
+		goto out;
+	}
 	iofd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (iofd < 0) {
 		r->status = err_stat();
@@ -1011,8 +1022,6 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 		close(iofd);
 		goto out;
 	}
-	/* dir attributes, verifier, end of list, eof */
-	used = 4 + 84 + 8 + 4 + 4;
 	while (!full) {
 		long n = syscall(SYS_getdents64, iofd, buf, sizeof(buf));
 
