@@ -616,7 +616,7 @@ struct slot {
 	enum fh_kind fh_kind;
 	struct rpcrdma_nfs3_fh fh;
 	uint32_t count, stable;
-	bool name_dotdot_root;
+	bool short_chunk; /* RDMA: a Write or Reply chunk smaller than the reply */
 	unsigned long n;
 };
 static struct slot slots[SLOTS];
@@ -966,6 +966,10 @@ static void check_reply(struct slot *s)
 			  rpcrdma_call_strerror(&s->call));
 		return;
 	}
+	/* RFC 8166 section 4.5.2: a reply that does not fit the chunks the
+	 * requester offered is RDMA_ERROR ERR_CHUNK. */
+	if (st == RPCRDMA_ERR_TRANSPORT_ERROR && s->short_chunk)
+		return;
 	if (st != 0) {
 		violation(s, "no good reply: %s", rpcrdma_call_strerror(&s->call));
 		return;
@@ -1241,7 +1245,7 @@ static void slot_reset(struct slot *s)
 	s->has_ddp = false;
 	s->ddp = NULL;
 	s->ddp_len = 0;
-	s->cut = s->done = false;
+	s->cut = s->done = s->short_chunk = false;
 	s->count = s->stable = 0;
 	s->fh.len = 0;
 	s->fh_kind = FH_LIVE;
@@ -1313,6 +1317,12 @@ static void start_call(struct slot *s)
 			s->call.ddp_buf = s->rbuf;
 			s->call.ddp_len = RPCRDMA_NFS3_MAXDATA;
 			count = RPCRDMA_NFS3_MAXDATA;
+			if (tr == RPCRDMA_TRANSPORT_RDMA && chance(5)) {
+				/* a Write chunk shorter than the READ asks */
+				s->call.ddp_len = below(8192);
+				count = (uint32_t)s->call.ddp_len;
+				s->short_chunk = true;
+			}
 			break;
 		case RPCRDMA_NFS3_READLINK:
 			s->call.ddp_buf = s->res.readlink.path.s;
@@ -1327,6 +1337,11 @@ static void start_call(struct slot *s)
 			break;
 		}
 		s->call.max_reply = rpcrdma_nfs3_max_reply(proc, count);
+		if (tr == RPCRDMA_TRANSPORT_RDMA && chance(3)) {
+			/* no Reply chunk, whatever the reply needs */
+			s->call.max_reply = 0;
+			s->short_chunk = true;
+		}
 	}
 	s->call.done = slot_done;
 	s->call.ctx = s;
@@ -1422,7 +1437,7 @@ static int raw_connect(void)
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	CHECK(fd >= 0);
-	sin.sin_port = htons((uint16_t)atoi(tport));
+	sin.sin_port = htons((uint16_t)atoi(chance(25) ? mport : tport));
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
 		violation(NULL, "raw TCP: connect: %s", strerror(errno));
