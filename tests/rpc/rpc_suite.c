@@ -801,6 +801,17 @@ static void case_destroy_outstanding(void)
 	env_down(&e);
 }
 
+/* On the server's thread: what it has run of P_NEVER, for the test's. */
+static _Atomic unsigned int never_seen;
+static _Atomic bool never_peeked;
+
+static void peek_never(void *arg)
+{
+	(void)arg;
+	never_seen = svc.never_execs;
+	never_peeked = true;
+}
+
 static void case_server_destroy_deferred(void)
 {
 	struct rpcrdma_loop *cloop;
@@ -816,14 +827,25 @@ static void case_server_destroy_deferred(void)
 	CHECK_EQ(add(c, 1, 2, &sum), 0);
 	{
 		struct defer_call d;
+		uint64_t end;
 
 		call_init(&call, P_NEVER, NULL, NULL, NULL, NULL);
 		call.done = defer_done;
 		memset(&d, 0, sizeof(d));
 		call.ctx = &d;
 		CHECK_EQ(rpcrdma_client_call_async(c, &call), 0);
-		/* Let it reach the server, then take the server down. */
-		pump_ms(cloop, 100);
+		/* Let it reach the server, then take the server down.  Not a
+		 * fixed time: under valgrind the server's thread may not have
+		 * run by then, and the call would fail for another reason. */
+		end = rpcrdma_loop_now(cloop) + 10000;
+		do {
+			never_peeked = false;
+			CHECK_EQ(rpcrdma_loop_wake(st.loop, peek_never, NULL), 0);
+			while (!never_peeked) {
+				CHECK(rpcrdma_loop_now(cloop) < end);
+				CHECK(rpcrdma_loop_run_once(cloop, 5) >= 0);
+			}
+		} while (never_seen == 0);
 		server_thread_stop(&st);
 		while (!d.completions)
 			CHECK(rpcrdma_loop_run_once(cloop, 1000) >= 0);
