@@ -221,6 +221,17 @@ void svc_answer_pending(void)
 	}
 }
 
+/*
+ * Keep every deferred request until svc_answer_pending(), whatever its
+ * delay: for a case that needs the server to still hold it when something
+ * else has happened, however slowly that came.
+ */
+void svc_hold_pending(void)
+{
+	for (struct deferred *d = svc.pending; d; d = d->next)
+		rpcrdma__timer_stop(&d->timer);
+}
+
 /* Before destroying the server: its deferred requests are answered by it. */
 void svc_forget_pending(void)
 {

@@ -186,6 +186,7 @@ int xdr_whoami_dec(struct rpcrdma_xdr_stream *x, void *o);
 int xdr_fail_enc(struct rpcrdma_xdr_stream *x, void *o);
 void svc_forget_pending(void);
 void svc_answer_pending(void);
+void svc_hold_pending(void);
 struct rpcrdma_server *server_on(struct rpcrdma_loop *loop, uint32_t max_record, char *port);
 struct rpcrdma_client *client_for(struct rpcrdma_loop *loop, const char *port, uint32_t prog,
 				  uint32_t vers, const struct rpcrdma_client_opts *opts);
