@@ -95,7 +95,9 @@ void case_nconnect_spread(void)
  * One connection cut while the server holds every call: each call
  * completes once, executed once (the retransmissions meet the duplicate
  * request cache), over RDMA on the other connections, over TCP on its own
- * once it is back (same port: the cache keys TCP callers by port).
+ * once it is back (same port: the cache keys TCP callers by port).  The
+ * calls are held until the server has seen every retransmission, not for
+ * a fixed time: a slow reconnection would otherwise find them answered.
  */
 void case_nconnect_lost(void)
 {
@@ -116,13 +118,25 @@ void case_nconnect_lost(void)
 		CHECK_EQ(add(e.clnt, i, 0, &s), 0);
 	}
 	for (int i = 0; i < NCALLS; i++)
-		start_defer(e.clnt, &d[i], 400, (uint32_t)i * 3);
+		start_defer(e.clnt, &d[i], 600000, (uint32_t)i * 3);
 	while (svc.defer_execs < NCALLS)
 		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
 	for (unsigned int i = 0; i < NCONN; i++)
 		before[i] = conn_sent(e.clnt, i);
 	CHECK_EQ(before[cut], 1 + NCALLS / NCONN);
 	rpcrdma__client_disconnect_conn(e.clnt, cut);
+	{
+		uint64_t end = rpcrdma_loop_now(e.loop) + 20000;
+
+		do {
+			CHECK(rpcrdma_loop_now(e.loop) < end);
+			CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+			CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+		} while (ss.retransmits < NCALLS / NCONN);
+	}
+	for (int i = 0; i < NCALLS; i++)
+		CHECK_EQ(d[i].completions, 0);
+	svc_answer_pending();
 	for (int i = 0; i < NCALLS; i++) {
 		while (d[i].completions == 0)
 			CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
