@@ -19,12 +19,12 @@
 #define NWORKERS 4
 #define NCLIENTS 16
 #define WHERE_CALLS 5
-#define ONCE_LATE_MS 300u
+#define LATE_POLL_MS 5u
 
 enum { W_NULL, W_WHERE, W_ECHO, W_ONCE, W_NPROCS };
 
 enum once_mode {
-	ONCE_LATE,     /* answered well after the cut: the retransmission finds it running */
+	ONCE_LATE,     /* answered once the retransmission came: it finds it running */
 	ONCE_ANSWERED, /* answered before the cut: the retransmission finds it cached */
 };
 
@@ -36,6 +36,8 @@ static struct {
 	struct rpcrdma_loop *main_loop;
 	struct rpcrdma_server *srv;
 	struct rpcrdma_client *cut; /* ONCE cuts this client's connection */
+	struct rpcrdma__timer late_poll; /* main thread: ONCE_LATE's retransmission yet? */
+	uint64_t dups_before;
 	atomic_uint once_execs, echo_execs, echo_frees, stats_refused;
 	atomic_bool answered;
 } wk = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -103,7 +105,6 @@ struct once {
 	struct rpcrdma_svc_req *req;
 	uint32_t *res;
 	enum once_mode mode;
-	struct rpcrdma__timer timer;
 };
 
 static void once_answer(struct once *o)
@@ -113,17 +114,29 @@ static void once_answer(struct once *o)
 	free(o);
 }
 
-static void once_timer(struct rpcrdma__timer *tm)
-{
-	once_answer(tm->ctx);
-}
-
-/* On the worker's thread, after the cut. */
+/* On the worker's thread, once the retransmission has come. */
 static void once_late(void *arg)
 {
-	struct once *o = arg;
+	once_answer(arg);
+}
 
-	rpcrdma__timer_start(rpcrdma_svc_loop(o->req), &o->timer, ONCE_LATE_MS, once_timer, o);
+/*
+ * On the main thread, after the cut: the original is answered only once
+ * the server has counted the retransmission, not after a fixed time that
+ * a slow reconnection (valgrind, TSan) could outlast, which would have it
+ * answered from the cache like ONCE_ANSWERED.
+ */
+static void late_poll(struct rpcrdma__timer *tm)
+{
+	struct once *o = tm->ctx;
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_server_stats(wk.srv, &st), 0);
+	if (st.retransmits == wk.dups_before) {
+		rpcrdma__timer_start(wk.main_loop, &wk.late_poll, LATE_POLL_MS, late_poll, o);
+		return;
+	}
+	CHECK_EQ(rpcrdma_loop_wake(rpcrdma_svc_loop(o->req), once_late, o), 0);
 }
 
 /* On the worker's thread, before the cut. */
@@ -138,6 +151,7 @@ static void once_cut(void *arg)
 {
 	struct once *o = arg;
 	struct rpcrdma_loop *wloop = rpcrdma_svc_loop(o->req);
+	struct rpcrdma_xprt_stats st;
 
 	if (o->mode == ONCE_ANSWERED) {
 		/* The reply is sent while this thread, the client's, is held
@@ -149,8 +163,10 @@ static void once_cut(void *arg)
 		rpcrdma__client_disconnect(wk.cut);
 		return;
 	}
+	CHECK_EQ(rpcrdma_server_stats(wk.srv, &st), 0);
+	wk.dups_before = st.retransmits;
 	rpcrdma__client_disconnect(wk.cut);
-	CHECK_EQ(rpcrdma_loop_wake(wloop, once_late, o), 0);
+	rpcrdma__timer_start(wk.main_loop, &wk.late_poll, LATE_POLL_MS, late_poll, o);
 }
 
 static int w_once(struct rpcrdma_svc_req *req, void *args, void *res)
