@@ -902,22 +902,37 @@ void case_bound_record_pipelined(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* One of the replies to ECHO_LATER calls 0x7800 + i, i < 32, each once,
+ * in whatever order they were let go. */
+static void echo_later_reply(struct raw *r, ssize_t n, uint32_t *seen)
+{
+	uint32_t i = get32(r->buf + 4) - 0x7800;
+
+	CHECK_EQ(n, 24 + 4 + ECHO_MAX);
+	CHECK(i < 32 && !(*seen & (1u << i)));
+	*seen |= 1u << i;
+	reply_body(r, n, 0x7800 + i, RPCRDMA_RPC_MSG_ACCEPTED);
+}
+
 /*
  * Time the server spends not reading a connection does not count against
  * the record it stopped in.  A client sends six ECHO_LATER calls of 1 MiB
- * and the first half of a NULL call, and reads nothing: 300 ms later the
- * six replies exceed max_conn_queued and the server stops reading, for
- * 3.2 s (more than twice record_timeout_ms) until the client reads them.
- * The NULL call's record has then been arriving for about 4 s, of which
- * only about 0.8 s was the client's: its last byte, sent 500 ms (more
- * than a tick) after the server read again, is answered, not timed out.
+ * and the first half of a NULL call, and reads nothing.  Once the server
+ * has read all that, the six replies are let go: they exceed
+ * max_conn_queued and the server stops reading, for 3.5 s (more than
+ * record_timeout_ms) until the client reads them.  The call's last byte,
+ * sent 1 s (more than a tick) after the server read again, is answered,
+ * not timed out: of the record's 4.5 s or more, about 1 s was the
+ * client's.
  *
- * The 500 ms run from when the server reads again, seen as it reads the
- * rest of the call but that byte, sent while it did not read: not from
- * when the client has read every reply.  Once the server reads again,
- * the replies it has not yet written are under max_conn_queued, but its
- * socket may hold MiB more, and reading those is the client's time:
- * under valgrind that alone took longer than the record's clock.
+ * Each span is measured from what it follows, not from the start.  The
+ * replies wait until the server has read the half call, not ECHO_LATER's
+ * 300 ms: on a loaded machine they took 1.5 s to fill the sockets, all of
+ * it on the record's clock.  The last byte is sent 1 s after the server
+ * reads again, seen as it reads the rest of the call but that byte, sent
+ * while it did not read; not 1 s after the client has read every reply:
+ * once the server reads again its socket may still hold MiB of them, and
+ * reading those (seconds under valgrind) is the client's time too.
  */
 void case_bound_record_paused(void)
 {
@@ -930,17 +945,18 @@ void case_bound_record_paused(void)
 	const size_t half = sizeof(null_rec) / 2;
 	int small = 16 << 10;
 	uint64_t rx, end;
-	uint32_t got = 0;
+	uint32_t got = 0, seen = 0;
 	char port[16];
 	struct raw r;
 	ssize_t n;
 
 	CHECK(msg);
 	rpcrdma_server_opts_default(&so);
-	so.record_timeout_ms = 1500; /* the tick: 375 ms */
+	so.record_timeout_ms = 3000; /* the tick: 750 ms */
 	so.max_conn_queued = 256u << 10;
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = bounded_server(loop, &so, port);
+	svc.echo_later_ms = 600000; /* until svc_answer_pending() */
 	raw_open(&r, loop, port);
 	/* The kernel takes less of the replies the client leaves unread. */
 	CHECK_EQ(setsockopt(r.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
@@ -954,10 +970,12 @@ void case_bound_record_paused(void)
 	put32(null_rec, 0x80000000u | 40);
 	build_call(null_rec + 4, 0x78ff, 2, P_NULL);
 	raw_send(&r, null_rec, half);
-	while (svc.echo_execs < K)
-		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	RUN_UNTIL(loop, NULL, srv, inline_recv_bytes, K * (4 + len) + half);
+	CHECK_EQ(svc.echo_execs, K);
+	CHECK_EQ(STAT(srv, queue_pauses), 0);
+	svc_answer_pending();
+	RUN_UNTIL(loop, NULL, srv, queue_pauses, 1);
 	pump_ms(loop, 3500);
-	CHECK(STAT(srv, queue_pauses) >= 1);
 	/* The call but its last byte, into a socket the server does not read. */
 	rx = STAT(srv, inline_recv_bytes);
 	raw_send(&r, null_rec + half, sizeof(null_rec) - half - 1);
@@ -969,19 +987,16 @@ void case_bound_record_paused(void)
 		if (n == -ETIMEDOUT)
 			continue;
 		CHECK(got < K);
-		CHECK_EQ(n, 24 + 4 + ECHO_MAX);
-		reply_body(&r, n, 0x7800 + got, RPCRDMA_RPC_MSG_ACCEPTED);
+		echo_later_reply(&r, n, &seen);
 		got++;
 	}
-	/* More than a tick with the record incomplete and read: a clock that
+	/* A tick and more with the record incomplete and read: a clock that
 	 * counted the pause would cut it now. */
-	pump_ms(loop, 500);
+	pump_ms(loop, 1000);
 	raw_send(&r, null_rec + sizeof(null_rec) - 1, 1);
-	for (; got < K; got++) {
-		n = raw_recv_record(&r, loop, WAIT_MS);
-		CHECK_EQ(n, 24 + 4 + ECHO_MAX);
-		reply_body(&r, n, 0x7800 + got, RPCRDMA_RPC_MSG_ACCEPTED);
-	}
+	for (; got < K; got++)
+		echo_later_reply(&r, raw_recv_record(&r, loop, WAIT_MS), &seen);
+	CHECK_EQ(seen, (1u << K) - 1);
 	n = raw_recv_record(&r, loop, WAIT_MS);
 	CHECK(n > 0);
 	reply_body(&r, n, 0x78ff, RPCRDMA_RPC_MSG_ACCEPTED);

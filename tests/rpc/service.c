@@ -195,7 +195,7 @@ static int proc_echo_later(struct rpcrdma_svc_req *req, void *args, void *res)
 	svc.echo_execs++;
 	out->len = in->len;
 	memcpy(out->data, in->data, in->len);
-	return answer_later(req, NULL, 0, ECHO_LATER_MS);
+	return answer_later(req, NULL, 0, svc.echo_later_ms ? svc.echo_later_ms : ECHO_LATER_MS);
 }
 
 static int proc_fill(struct rpcrdma_svc_req *req, void *args, void *res)

@@ -117,6 +117,7 @@ struct svc_state {
 	struct rpcrdma_client *cut;    /* COUNT or ECHO drops this client's connection */
 	struct rpcrdma_server *doomed; /* COUNT destroys this server */
 	struct deferred *pending;
+	uint32_t echo_later_ms; /* ECHO_LATER's delay when not 0, else ECHO_LATER_MS */
 };
 
 extern struct svc_state svc;
