@@ -259,6 +259,14 @@ out_no_stream:
 	if (r->drc) {
 		notes_init(&dn);
 		plain = encode_plain(r, hdr, body, &len, &dn);
+		if (!plain && body == BODY_RESULTS) {
+			/* Results that do not encode are SYSTEM_ERR, as above
+			 * with a stream: the connection is gone, but a duplicate
+			 * parked on us (the client's retransmission) waits for
+			 * this answer, and no answer would drop it. */
+			hdr->accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
+			plain = encode_plain(r, hdr, BODY_NONE, &len, &dn);
+		}
 		cache_reply(s, r, plain, len, dn.items, dn.n);
 		notes_release(&dn);
 		free(plain);

@@ -1,0 +1,232 @@
+/*
+ * The server core's duplicate request cache seen from a transport: a fake
+ * transport (rpcrdma__server_create_on) hands the core calls and records
+ * what each one got, a reply or nothing.  A duplicate the core waits with
+ * (parked on its original) must be answered whatever way the original
+ * ends: over RDMA a client sends a call again only after its connection
+ * was lost, so a duplicate dropped on a live connection is a reply lost
+ * until the client's time-out.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/list.h"
+#include "rpc/core.h"
+#include "rpc/transport.h"
+#include "rpcrdma/loop.h"
+#include "rpcrdma/rpc.h"
+#include "rpcrdma/rpc_msg.h"
+
+#define PROG 0x20000123u
+#define VERS 1u
+#define P_LATER 1u /* deferred; its results never encode */
+
+/* One call handed to the core, and what became of it. */
+struct fake_req {
+	struct rpcrdma__sreq t;
+	uint8_t call[256];
+	size_t call_len;
+	uint8_t reply[4096];
+	bool closed; /* its connection is gone: reply_begin fails */
+	bool sent, dropped;
+	size_t reply_len;
+};
+
+static struct rpcrdma_svc_req *deferred; /* the last call P_LATER kept */
+static int fake_transport;               /* *out of make: any address will do */
+static const struct rpcrdma__svc_cb *core_cb;
+static void *core_ctx;
+
+static int fake_reply_begin(struct rpcrdma__sreq *t)
+{
+	struct fake_req *f = rpcrdma__container_of(t, struct fake_req, t);
+
+	if (f->closed)
+		return -ENOTCONN;
+	rpcrdma_xdr_init(&t->reply, f->reply, sizeof(f->reply));
+	return 0;
+}
+
+static int fake_reply_send(struct rpcrdma__sreq *t)
+{
+	struct fake_req *f = rpcrdma__container_of(t, struct fake_req, t);
+
+	f->sent = true;
+	f->reply_len = rpcrdma_xdr_pos(&t->reply);
+	if (t->done)
+		t->done(t->done_ctx);
+	return 0;
+}
+
+static void fake_reply_drop(struct rpcrdma__sreq *t)
+{
+	struct fake_req *f = rpcrdma__container_of(t, struct fake_req, t);
+
+	f->dropped = true;
+	if (t->done)
+		t->done(t->done_ctx);
+}
+
+static int fake_port(struct rpcrdma__svc_transport *t)
+{
+	(void)t;
+	return 0;
+}
+
+static void fake_destroy(struct rpcrdma__svc_transport *t)
+{
+	(void)t;
+}
+
+static void fake_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out)
+{
+	(void)t;
+	memset(out, 0, sizeof(*out));
+}
+
+static const struct rpcrdma__svc_transport_ops fake_ops = {
+    .name = "fake",
+    .port = fake_port,
+    .reply_begin = fake_reply_begin,
+    .reply_send = fake_reply_send,
+    .reply_drop = fake_reply_drop,
+    .destroy = fake_destroy,
+    .stats = fake_stats,
+};
+
+static int fake_make(void *arg, const struct rpcrdma__svc_cb *cb, void *cb_ctx,
+		     struct rpcrdma__svc_transport **out)
+{
+	(void)arg;
+	core_cb = cb;
+	core_ctx = cb_ctx;
+	*out = (struct rpcrdma__svc_transport *)(void *)&fake_transport;
+	return 0;
+}
+
+static int dec_u32(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return rpcrdma_xdr_decode_u32(x, o);
+}
+
+/* Results no reply can carry: the encoder refuses them (not for lack of
+ * room), as a procedure's own encoder may. */
+static int enc_fail(struct rpcrdma_xdr_stream *x, void *o)
+{
+	(void)x;
+	(void)o;
+	return -EINVAL;
+}
+
+static int proc_later(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)args;
+	(void)res;
+	deferred = req;
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static const struct rpcrdma_svc_proc procs[] = {
+    [0] = {NULL, NULL, 0, NULL, 0, NULL},
+    [P_LATER] = {proc_later, dec_u32, sizeof(uint32_t), enc_fail, sizeof(uint32_t), NULL},
+};
+
+static const struct sockaddr_in peer = {
+    .sin_family = AF_INET,
+    .sin_port = 0x1234,
+    .sin_addr = {.s_addr = 0x0100007f}, /* 127.0.0.1, network order */
+};
+
+/* Hands the core call @proc with XID @xid and argument @arg on @f. */
+static void send_call(struct fake_req *f, uint32_t xid, uint32_t proc, uint32_t arg)
+{
+	struct rpcrdma_rpc_call hdr;
+	struct rpcrdma_xdr_stream x;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.prog = PROG;
+	hdr.vers = VERS;
+	hdr.proc = proc;
+	rpcrdma_auth_none(&hdr.cred);
+	rpcrdma_auth_none(&hdr.verf);
+	rpcrdma_xdr_init(&x, f->call, sizeof(f->call));
+	assert_int_equal(rpcrdma_rpc_encode_call(&x, xid, &hdr), 0);
+	assert_int_equal(rpcrdma_xdr_encode_u32(&x, arg), 0);
+	f->call_len = rpcrdma_xdr_pos(&x);
+	f->t.peer = (const struct sockaddr *)&peer;
+	rpcrdma_xdr_init(&x, f->call, f->call_len);
+	core_cb->call(core_ctx, &f->t, &x);
+}
+
+/* The accept_stat of the reply @f got. */
+static uint32_t accept_stat(const struct fake_req *f)
+{
+	struct rpcrdma_xdr_stream x;
+	struct rpcrdma_rpc_msg m;
+
+	assert_true(f->sent);
+	rpcrdma_xdr_init(&x, (void *)f->reply, f->reply_len);
+	assert_int_equal(rpcrdma_rpc_decode_msg(&x, &m), 0);
+	assert_int_equal(m.type, RPCRDMA_RPC_REPLY);
+	assert_int_equal(m.u.reply.stat, RPCRDMA_RPC_MSG_ACCEPTED);
+	return m.u.reply.accept_stat;
+}
+
+static struct rpcrdma_server *server_up(struct rpcrdma_loop **loop)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_server *srv;
+
+	assert_int_equal(rpcrdma_loop_create(loop), 0);
+	rpcrdma_server_opts_default(&so);
+	assert_int_equal(rpcrdma__server_create_on(*loop, &so, &fake_ops, fake_make, NULL, &srv),
+			 0);
+	assert_int_equal(rpcrdma_server_register(srv, PROG, VERS, procs, 2), 0);
+	return srv;
+}
+
+/*
+ * The original's connection closed while it ran, its retransmission waits
+ * parked on it, and its results fail to encode.  Had its connection stayed
+ * the client would have had SYSTEM_ERR (send_reply falls back to it); the
+ * retransmission must get that answer too, not be dropped.
+ */
+static void test_parked_gets_system_err(void **state)
+{
+	static struct fake_req orig, dup;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+
+	(void)state;
+	srv = server_up(&loop);
+	send_call(&orig, 0x51, P_LATER, 7);
+	assert_non_null(deferred);
+	orig.closed = true;
+	send_call(&dup, 0x51, P_LATER, 7); /* the same call again: parked */
+	assert_false(dup.sent || dup.dropped);
+	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
+	assert_true(orig.dropped); /* its connection is gone */
+	assert_false(dup.dropped);
+	assert_int_equal(accept_stat(&dup), RPCRDMA_RPC_SYSTEM_ERR);
+	rpcrdma_server_destroy(srv);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parked_gets_system_err),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
