@@ -240,13 +240,24 @@ static void watch_look(struct rpcrdma__timer *tm)
 		ok = rpcrdma__svc_cached_copy(root->drc, e, &c);
 		break;
 	case RPCRDMA__DRC_NEW:
-		/* The original produced no reply, or its entry was evicted:
-		 * we hold no arguments to run it with, so give the entry up
-		 * and let the client's next retransmission run it. */
+		/* The original's reply is gone: its entry was evicted for
+		 * newer calls before we looked, or it produced none.  We run
+		 * the call, as a retransmission arriving now would be run:
+		 * dropped, this one would be a lost reply, since a client
+		 * sends again only after its connection is lost (over RDMA
+		 * always), not while it waits on a live one.  The stream
+		 * still holds the arguments (rpc.h: until the reply is sent
+		 * or the call dropped). */
 		if (e)
-			rpcrdma__drc_forget(root->drc, e);
-		memset(&c, 0, sizeof(c));
-		break;
+			*rpcrdma__drc_owner(e) = r;
+		pthread_mutex_unlock(&root->drc_lock);
+		enter(s);
+		rpcrdma__svc_waiting_remove(s, r);
+		atomic_store_explicit(&r->state, RPCRDMA__SVC_RUNNING, memory_order_relaxed);
+		r->drc = e;
+		run_proc(s, r, &r->wargs);
+		leave(s);
+		return;
 	}
 	pthread_mutex_unlock(&root->drc_lock);
 	enter(s);
@@ -361,6 +372,10 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		if (!orig_here) {
 			atomic_store_explicit(&r->state, RPCRDMA__SVC_WATCHING, memory_order_relaxed);
 			r->key = key;
+			r->wargs = *msg;
+			/* A stream over one buffer points into itself. */
+			if (msg->iov == &msg->single)
+				r->wargs.iov = &r->wargs.single;
 			r->watch_ms = WATCH_FIRST_MS;
 			rpcrdma__svc_waiting_add(s, r);
 			rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);

@@ -62,6 +62,7 @@ struct rpcrdma_svc_req {
 	struct rpcrdma_svc_req *orig;       /* parked: the call it waits for */
 	struct rpcrdma_svc_req *spare_next; /* answered: on the core's spares */
 	struct rpcrdma__drc_key key;        /* watching: the call it waits for */
+	struct rpcrdma_xdr_stream wargs;    /* watching: its arguments, to run it itself */
 	struct rpcrdma__timer watch;        /* watching: the next look at the cache */
 	uint32_t watch_ms;
 	/* Set on the core's thread, read by rpcrdma_server_inflight() from any. */

@@ -15,14 +15,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/list.h"
 #include "rpc/core.h"
 #include "rpc/transport.h"
+#include "rpc/loop_internal.h"
 #include "rpcrdma/loop.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpc_msg.h"
@@ -222,10 +226,163 @@ static void test_parked_gets_system_err(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/*
+ * With worker loops a retransmission that reaches another worker than its
+ * original's watches the shared cache until the original's reply is there.
+ * When the cache no longer has the entry by then (evicted for newer calls,
+ * here with a cache of one entry), the duplicate must not be dropped: over
+ * a live connection the client sends nothing again before its time-out.
+ * It runs the call, as a retransmission arriving after the eviction would.
+ */
+#define W_LATER 1u /* deferred, answered LATER_MS later with its run count */
+#define W_PLAIN 2u /* not idempotent: takes a cache entry */
+#define LATER_MS 300u
+
+static struct {
+	struct rpcrdma_loop *main_loop;
+	struct rpcrdma_client *cut;
+	atomic_uint execs;
+	atomic_bool answered;
+} wk;
+
+struct later {
+	struct rpcrdma_svc_req *req;
+	uint32_t *res;
+	struct rpcrdma__timer timer;
+};
+
+static void later_answer(struct rpcrdma__timer *tm)
+{
+	struct later *l = tm->ctx;
+
+	*l->res = atomic_load(&wk.execs);
+	assert_int_equal(rpcrdma_svc_reply(l->req, 0), 0);
+	free(l);
+	atomic_store(&wk.answered, true);
+}
+
+/* On the client's (main) thread: the original's reply will be lost. */
+static void cut_client(void *arg)
+{
+	(void)arg;
+	rpcrdma__client_disconnect(wk.cut);
+}
+
+static int w_later(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct later *l = calloc(1, sizeof(*l));
+
+	(void)args;
+	assert_non_null(l);
+	l->req = req;
+	l->res = res;
+	if (atomic_fetch_add(&wk.execs, 1) == 0)
+		assert_int_equal(rpcrdma_loop_wake(wk.main_loop, cut_client, NULL), 0);
+	rpcrdma__timer_start(rpcrdma_svc_loop(req), &l->timer, LATER_MS, later_answer, l);
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static int w_plain(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	*(uint32_t *)res = *(uint32_t *)args;
+	return 0;
+}
+
+static int enc_u32(struct rpcrdma_xdr_stream *x, void *o)
+{
+	return rpcrdma_xdr_encode_u32(x, *(uint32_t *)o);
+}
+
+static const struct rpcrdma_svc_proc wprocs[] = {
+    [0] = {NULL, NULL, 0, NULL, 0, NULL},
+    [W_LATER] = {w_later, dec_u32, sizeof(uint32_t), enc_u32, sizeof(uint32_t), NULL},
+    [W_PLAIN] = {w_plain, dec_u32, sizeof(uint32_t), enc_u32, sizeof(uint32_t), NULL},
+};
+
+struct async_call {
+	struct rpcrdma_call call;
+	uint32_t arg, res;
+	bool done;
+};
+
+static void async_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	((struct async_call *)ctx)->done = true;
+}
+
+static void call_setup(struct async_call *a, uint32_t proc, uint32_t arg)
+{
+	memset(a, 0, sizeof(*a));
+	a->arg = arg;
+	a->call.proc = proc;
+	a->call.encode_args = enc_u32;
+	a->call.args = &a->arg;
+	a->call.decode_res = dec_u32;
+	a->call.res = &a->res;
+	a->call.timeout_ms = 5000;
+	a->call.done = async_done;
+	a->call.ctx = a;
+}
+
+static void test_watcher_runs_evicted(void **state)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c1, *c2;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_xprt_stats st;
+	struct async_call once, plain;
+	char port[16];
+
+	(void)state;
+	assert_int_equal(rpcrdma_loop_create(&wk.main_loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	so.workers = 2;      /* connections in turn: the reconnection goes to the other */
+	so.drc_entries = 1; /* the next call's entry evicts an answered one */
+	assert_int_equal(rpcrdma_server_create(wk.main_loop, "127.0.0.1", "0", &so, &srv), 0);
+	assert_int_equal(rpcrdma_server_register(srv, PROG, VERS, wprocs, 3), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	assert_int_equal(rpcrdma_client_create(wk.main_loop, "127.0.0.1", port, PROG, VERS, &co, &c1),
+			 0);
+	assert_int_equal(rpcrdma_client_create(wk.main_loop, "127.0.0.1", port, PROG, VERS, &co, &c2),
+			 0);
+	wk.cut = c1;
+
+	call_setup(&once, W_LATER, 0);
+	assert_int_equal(rpcrdma_client_call_async(c1, &once.call), 0);
+	/* The connection is cut at once; the retransmission reaches the
+	 * other worker while the original runs, and watches. */
+	while (!atomic_load(&wk.answered))
+		assert_true(rpcrdma_loop_run_once(wk.main_loop, 10) >= 0);
+	/* Answered: its reply is in the cache, the watcher looks next a few
+	 * hundred milliseconds after it started.  Before that, another call
+	 * takes the cache's only entry. */
+	call_setup(&plain, W_PLAIN, 42);
+	assert_int_equal(rpcrdma_client_call(c2, &plain.call), 0);
+	assert_int_equal(plain.res, 42);
+	while (!once.done)
+		assert_true(rpcrdma_loop_run_once(wk.main_loop, 100) >= 0);
+	assert_int_equal(once.call.status, 0);
+	assert_int_equal(once.res, 2); /* ran again: its first reply was gone */
+	assert_int_equal(rpcrdma_server_stats(srv, &st), 0);
+	assert_true(st.retransmits >= 1);
+
+	rpcrdma_server_destroy(srv);
+	rpcrdma_client_destroy(c1);
+	rpcrdma_client_destroy(c2);
+	assert_int_equal(rpcrdma_loop_destroy(wk.main_loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parked_gets_system_err),
+	    cmocka_unit_test(test_watcher_runs_evicted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
