@@ -25,6 +25,8 @@
 
 #include "common/list.h"
 #include "rpc/core.h"
+#include "rpc/drc.h"
+#include "rpc/svc_internal.h"
 #include "rpc/transport.h"
 #include "rpc/loop_internal.h"
 #include "rpcrdma/loop.h"
@@ -229,20 +231,20 @@ static void test_parked_gets_system_err(void **state)
 /*
  * With worker loops a retransmission that reaches another worker than its
  * original's watches the shared cache until the original's reply is there.
- * When the cache no longer has the entry by then (evicted for newer calls,
- * here with a cache of one entry), the duplicate must not be dropped: over
- * a live connection the client sends nothing again before its time-out.
- * It runs the call, as a retransmission arriving after the eviction would.
+ * When the cache no longer has the entry by then (evicted for newer calls),
+ * the duplicate must not be dropped: over a live connection the client
+ * sends nothing again before its time-out.  It runs the call, as a
+ * retransmission arriving after the eviction would be.
  */
 #define W_LATER 1u /* deferred, answered LATER_MS later with its run count */
-#define W_PLAIN 2u /* not idempotent: takes a cache entry */
 #define LATER_MS 300u
 
 static struct {
 	struct rpcrdma_loop *main_loop;
+	struct rpcrdma_server *srv;
 	struct rpcrdma_client *cut;
 	atomic_uint execs;
-	atomic_bool answered;
+	atomic_bool other_held, evicted;
 } wk;
 
 struct later {
@@ -251,14 +253,53 @@ struct later {
 	struct rpcrdma__timer timer;
 };
 
+/* On the other worker's thread: no look at the cache until the entry is
+ * gone, so the watcher's timing cannot matter. */
+static void hold_other(void *arg)
+{
+	(void)arg;
+	atomic_store(&wk.other_held, true);
+	while (!atomic_load(&wk.evicted))
+		usleep(1000);
+}
+
+/* A call of no one's takes the cache's only entry, evicting the answered
+ * one, as a stream of newer calls would. */
+static void evict_all(void)
+{
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key key;
+
+	rpcrdma__drc_key_init(&key, 0xdead, PROG, VERS, W_LATER, NULL, NULL);
+	pthread_mutex_lock(&wk.srv->drc_lock);
+	assert_int_equal(rpcrdma__drc_lookup(wk.srv->drc, &key, &e), RPCRDMA__DRC_NEW);
+	rpcrdma__drc_forget(wk.srv->drc, e);
+	pthread_mutex_unlock(&wk.srv->drc_lock);
+}
+
 static void later_answer(struct rpcrdma__timer *tm)
 {
 	struct later *l = tm->ctx;
+	bool first = !atomic_load(&wk.evicted);
+	struct rpcrdma_loop *other = NULL;
 
+	if (first) {
+		for (unsigned int i = 0; i < wk.srv->nworkers; i++) {
+			if (wk.srv->workers[i].loop != rpcrdma_svc_loop(l->req))
+				other = wk.srv->workers[i].loop;
+		}
+		assert_non_null(other);
+		assert_int_equal(rpcrdma_loop_wake(other, hold_other, NULL), 0);
+		while (!atomic_load(&wk.other_held))
+			usleep(1000);
+	}
 	*l->res = atomic_load(&wk.execs);
 	assert_int_equal(rpcrdma_svc_reply(l->req, 0), 0);
 	free(l);
-	atomic_store(&wk.answered, true);
+	if (first) {
+		evict_all();
+		atomic_store(&wk.evicted, true);
+	}
 }
 
 /* On the client's (main) thread: the original's reply will be lost. */
@@ -282,13 +323,6 @@ static int w_later(struct rpcrdma_svc_req *req, void *args, void *res)
 	return RPCRDMA_SVC_DEFERRED;
 }
 
-static int w_plain(struct rpcrdma_svc_req *req, void *args, void *res)
-{
-	(void)req;
-	*(uint32_t *)res = *(uint32_t *)args;
-	return 0;
-}
-
 static int enc_u32(struct rpcrdma_xdr_stream *x, void *o)
 {
 	return rpcrdma_xdr_encode_u32(x, *(uint32_t *)o);
@@ -297,7 +331,6 @@ static int enc_u32(struct rpcrdma_xdr_stream *x, void *o)
 static const struct rpcrdma_svc_proc wprocs[] = {
     [0] = {NULL, NULL, 0, NULL, 0, NULL},
     [W_LATER] = {w_later, dec_u32, sizeof(uint32_t), enc_u32, sizeof(uint32_t), NULL},
-    [W_PLAIN] = {w_plain, dec_u32, sizeof(uint32_t), enc_u32, sizeof(uint32_t), NULL},
 };
 
 struct async_call {
@@ -312,28 +345,13 @@ static void async_done(struct rpcrdma_call *call, void *ctx)
 	((struct async_call *)ctx)->done = true;
 }
 
-static void call_setup(struct async_call *a, uint32_t proc, uint32_t arg)
-{
-	memset(a, 0, sizeof(*a));
-	a->arg = arg;
-	a->call.proc = proc;
-	a->call.encode_args = enc_u32;
-	a->call.args = &a->arg;
-	a->call.decode_res = dec_u32;
-	a->call.res = &a->res;
-	a->call.timeout_ms = 5000;
-	a->call.done = async_done;
-	a->call.ctx = a;
-}
-
 static void test_watcher_runs_evicted(void **state)
 {
 	struct rpcrdma_client_opts co;
 	struct rpcrdma_server_opts so;
-	struct rpcrdma_client *c1, *c2;
-	struct rpcrdma_server *srv;
 	struct rpcrdma_xprt_stats st;
-	struct async_call once, plain;
+	struct async_call once;
+	struct rpcrdma_client *c;
 	char port[16];
 
 	(void)state;
@@ -342,39 +360,38 @@ static void test_watcher_runs_evicted(void **state)
 	so.transport = RPCRDMA_TRANSPORT_TCP;
 	so.workers = 2;      /* connections in turn: the reconnection goes to the other */
 	so.drc_entries = 1; /* the next call's entry evicts an answered one */
-	assert_int_equal(rpcrdma_server_create(wk.main_loop, "127.0.0.1", "0", &so, &srv), 0);
-	assert_int_equal(rpcrdma_server_register(srv, PROG, VERS, wprocs, 3), 0);
-	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
+	assert_int_equal(rpcrdma_server_create(wk.main_loop, "127.0.0.1", "0", &so, &wk.srv), 0);
+	assert_int_equal(rpcrdma_server_register(wk.srv, PROG, VERS, wprocs, 2), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(wk.srv));
 	rpcrdma_client_opts_default(&co);
 	co.transport = RPCRDMA_TRANSPORT_TCP;
-	assert_int_equal(rpcrdma_client_create(wk.main_loop, "127.0.0.1", port, PROG, VERS, &co, &c1),
+	assert_int_equal(rpcrdma_client_create(wk.main_loop, "127.0.0.1", port, PROG, VERS, &co, &c),
 			 0);
-	assert_int_equal(rpcrdma_client_create(wk.main_loop, "127.0.0.1", port, PROG, VERS, &co, &c2),
-			 0);
-	wk.cut = c1;
+	wk.cut = c;
 
-	call_setup(&once, W_LATER, 0);
-	assert_int_equal(rpcrdma_client_call_async(c1, &once.call), 0);
-	/* The connection is cut at once; the retransmission reaches the
-	 * other worker while the original runs, and watches. */
-	while (!atomic_load(&wk.answered))
-		assert_true(rpcrdma_loop_run_once(wk.main_loop, 10) >= 0);
-	/* Answered: its reply is in the cache, the watcher looks next a few
-	 * hundred milliseconds after it started.  Before that, another call
-	 * takes the cache's only entry. */
-	call_setup(&plain, W_PLAIN, 42);
-	assert_int_equal(rpcrdma_client_call(c2, &plain.call), 0);
-	assert_int_equal(plain.res, 42);
+	memset(&once, 0, sizeof(once));
+	once.call.proc = W_LATER;
+	once.call.encode_args = enc_u32;
+	once.call.args = &once.arg;
+	once.call.decode_res = dec_u32;
+	once.call.res = &once.res;
+	once.call.timeout_ms = 5000;
+	once.call.done = async_done;
+	once.call.ctx = &once;
+	assert_int_equal(rpcrdma_client_call_async(c, &once.call), 0);
+	/* The connection is cut at once; the retransmission reaches the other
+	 * worker while the original runs, and watches.  The original is
+	 * answered, its entry evicted, and only then may the watcher look. */
 	while (!once.done)
 		assert_true(rpcrdma_loop_run_once(wk.main_loop, 100) >= 0);
+	assert_true(atomic_load(&wk.evicted));
 	assert_int_equal(once.call.status, 0);
 	assert_int_equal(once.res, 2); /* ran again: its first reply was gone */
-	assert_int_equal(rpcrdma_server_stats(srv, &st), 0);
+	assert_int_equal(rpcrdma_server_stats(wk.srv, &st), 0);
 	assert_true(st.retransmits >= 1);
 
-	rpcrdma_server_destroy(srv);
-	rpcrdma_client_destroy(c1);
-	rpcrdma_client_destroy(c2);
+	rpcrdma_server_destroy(wk.srv);
+	rpcrdma_client_destroy(c);
 	assert_int_equal(rpcrdma_loop_destroy(wk.main_loop), 0);
 }
 
