@@ -381,12 +381,25 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 			rpcrdma__timer_start(s->loop, &r->watch, r->watch_ms, watch_look, r);
 			break;
 		}
-		/* The original runs here: the newest duplicate waits for its
-		 * reply. */
-		if (orig->parked)
-			rpcrdma__svc_drop_parked(s, orig->parked);
+		/* The original runs here: the duplicate waits for its reply,
+		 * with those parked before it.  Which copy the client waits
+		 * for is not the last to arrive: copies come in the order
+		 * their connections deliver them, and one sent on a
+		 * connection the client has since lost may come after the
+		 * copy on its new one.  So all are answered, up to a bound
+		 * beyond which the earliest to arrive goes. */
+		{
+			struct rpcrdma_svc_req *q = orig->parked;
+			unsigned int n = 1;
+
+			for (; q && q->older; q = q->older)
+				n++;
+			if (q && n >= RPCRDMA__SVC_PARKED_MAX)
+				rpcrdma__svc_drop_parked(s, q);
+		}
 		atomic_store_explicit(&r->state, RPCRDMA__SVC_PARKED, memory_order_relaxed);
 		r->orig = orig;
+		r->older = orig->parked;
 		orig->parked = r;
 		rpcrdma__svc_waiting_add(s, r);
 		break;

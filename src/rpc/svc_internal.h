@@ -60,6 +60,7 @@ struct rpcrdma_svc_req {
 	struct rpcrdma__drc_entry *drc;     /* running: its cache entry (the entry's owner is us) */
 	struct rpcrdma_svc_req *parked;     /* running: its newest duplicate waiting */
 	struct rpcrdma_svc_req *orig;       /* parked: the call it waits for */
+	struct rpcrdma_svc_req *older;      /* parked: the duplicate parked before it */
 	struct rpcrdma_svc_req *spare_next; /* answered: on the core's spares */
 	struct rpcrdma__drc_key key;        /* watching: the call it waits for */
 	struct rpcrdma_xdr_stream wargs;    /* watching: its arguments, to run it itself */
@@ -85,6 +86,9 @@ struct rpcrdma_svc_req {
 	struct rpcrdma_rpc_msg msg;
 	max_align_t inline_args[RPCRDMA__SVC_INLINE_ARGS / sizeof(max_align_t) + 1];
 };
+
+/* Duplicates parked on one call at most: each took a reconnection. */
+#define RPCRDMA__SVC_PARKED_MAX 4u
 
 struct rpcrdma__svc_worker {
 	struct rpcrdma_server *srv; /* the worker's core */
@@ -271,7 +275,7 @@ void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r);
  * @high: PROG_MISMATCH: the highest version registered
  *
  * A reply that reaches a procedure also goes to the duplicate request
- * cache and to a duplicate parked on @r.  Results that do not encode
+ * cache and to every duplicate parked on @r.  Results that do not encode
  * become SYSTEM_ERR.
  */
 void rpcrdma__svc_reply_accepted(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, uint32_t stat,

@@ -151,9 +151,16 @@ static uint8_t *encode_plain(struct rpcrdma_svc_req *r, const struct rpcrdma_rpc
 void rpcrdma__svc_drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)
 {
 	rpcrdma__timer_stop(&r->watch);
-	if (r->orig && r->orig->parked == r)
-		r->orig->parked = NULL;
+	if (r->orig) {
+		struct rpcrdma_svc_req **pp = &r->orig->parked;
+
+		while (*pp && *pp != r)
+			pp = &(*pp)->older;
+		if (*pp)
+			*pp = r->older;
+	}
 	r->orig = NULL;
+	r->older = NULL;
 	rpcrdma__svc_waiting_remove(s, r);
 	s->ops->reply_drop(r->t);
 	rpcrdma__svc_req_free(r);
@@ -161,7 +168,7 @@ void rpcrdma__svc_drop_parked(struct rpcrdma_server *s, struct rpcrdma_svc_req *
 
 /*
  * Record the reply of @r in the cache, with the @nddp DDP-eligible items in
- * it, and hand it to a parked duplicate.  @bytes NULL: no reply could be
+ * it, and hand it to every duplicate parked on @r.  @bytes NULL: no reply could be
  * produced; the entry is forgotten.
  */
 static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, const void *bytes,
@@ -183,14 +190,18 @@ static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, con
 	r->drc = NULL;
 	parked = r->parked;
 	r->parked = NULL;
-	if (parked) {
+	while (parked) {
+		struct rpcrdma_svc_req *older = parked->older;
+
 		rpcrdma__svc_waiting_remove(s, parked);
 		parked->orig = NULL;
+		parked->older = NULL;
 		if (bytes)
 			rpcrdma__svc_send_cached(s, parked, bytes, len, ddp, nddp);
 		else
 			s->ops->reply_drop(parked->t);
 		rpcrdma__svc_req_free(parked);
+		parked = older;
 	}
 }
 

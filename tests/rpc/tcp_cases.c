@@ -412,8 +412,8 @@ void case_drc_parked(void)
 		} while (svc.defer_execs + st.retransmits < (unsigned int)i + 1);
 	}
 	CHECK_EQ(svc.defer_execs, 1);
-	/* The newest copy gets the reply (the one in the middle was dropped
-	 * for it, the original's went with its connection). */
+	/* The newest copy gets the reply (the one in the middle and the
+	 * original's went with their connections). */
 	n = raw_recv_record(&r[2], e.loop, 3000);
 	CHECK_EQ(get32(reply_body(&r[2], n, 0x4242, RPCRDMA_RPC_MSG_ACCEPTED) + 12), 8);
 	raw_close(&r[2]);

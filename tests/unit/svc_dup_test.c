@@ -229,6 +229,37 @@ static void test_parked_gets_system_err(void **state)
 }
 
 /*
+ * Duplicates reach the server in the order their connections deliver
+ * them, not the order the client sent them: a copy sent on a connection
+ * the client has since lost may arrive after the copy on its new one.
+ * Every duplicate parked on the original gets its reply; the one on the
+ * live connection must not be dropped for a later-arriving older copy.
+ */
+static void test_every_parked_answered(void **state)
+{
+	static struct fake_req orig, newest, older;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+
+	(void)state;
+	deferred = NULL;
+	srv = server_up(&loop);
+	send_call(&orig, 0x77, P_LATER, 9);
+	assert_non_null(deferred);
+	orig.closed = true;
+	send_call(&newest, 0x77, P_LATER, 9); /* on the client's live connection */
+	older.closed = true;
+	send_call(&older, 0x77, P_LATER, 9); /* late, from a connection already lost */
+	assert_false(newest.dropped);
+	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
+	assert_false(newest.dropped);
+	assert_int_equal(accept_stat(&newest), RPCRDMA_RPC_SYSTEM_ERR);
+	assert_true(older.dropped || older.sent);
+	rpcrdma_server_destroy(srv);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * With worker loops a retransmission that reaches another worker than its
  * original's watches the shared cache until the original's reply is there.
  * When the cache no longer has the entry by then (evicted for newer calls),
@@ -399,6 +430,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parked_gets_system_err),
+	    cmocka_unit_test(test_every_parked_answered),
 	    cmocka_unit_test(test_watcher_runs_evicted),
 	};
 
