@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "../nfs/check.h"
+#include "rpcrdma/debug.h"
 #include "rpcrdma/loop.h"
 #include "rpcrdma/nfs3.h"
 #include "rpcrdma/rpc_msg.h"
@@ -1353,10 +1354,39 @@ static void start_call(struct slot *s)
 	p->inflight++;
 }
 
+/*
+ * A call still out STALL_REPORT_S after its burst began is far beyond
+ * anything a healthy run shows (no call took 3 s in 60 runs of 60 s): the
+ * state of its client is printed then, once, while the call is still in
+ * its tables, so that a time-out that follows can be explained (a call
+ * never sent, or sent on a connection no reply comes on).
+ */
+#define STALL_REPORT_S 5
+
+static void stall_report(const struct slot *s)
+{
+	struct rpcrdma_xprt_stats xs;
+
+	fprintf(stderr, "# stalled %d s: call %lu, xid 0x%08x, peer %u, proc %u; its client:\n",
+		STALL_REPORT_S, s->n, s->call.xid, s->peer, s->proc);
+	(void)rpcrdma_client_inflight_write(peers[s->peer].c, 2);
+	if (rpcrdma_client_stats(peers[s->peer].c, &xs) == 0)
+		fprintf(stderr,
+			"#   sent %llu received %llu granted %llu in use max %llu provider sends "
+			"%llu recvs %llu posted now %llu bad %llu reconnects %llu rdma errors %llu\n",
+			(unsigned long long)xs.calls_sent, (unsigned long long)xs.calls_received,
+			(unsigned long long)xs.credits_granted,
+			(unsigned long long)xs.credits_in_use_max, (unsigned long long)xs.prov_sends,
+			(unsigned long long)xs.prov_recvs, (unsigned long long)xs.recvs_posted_now,
+			(unsigned long long)xs.bad_msgs, (unsigned long long)xs.reconnects,
+			(unsigned long long)xs.rdma_errors_received);
+}
+
 /* Runs the loop until every busy slot completed and checks each. */
 static void finish_all(void)
 {
 	struct timespec t0, t;
+	bool reported = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
@@ -1372,6 +1402,12 @@ static void finish_all(void)
 		if (!left)
 			return;
 		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!reported && t.tv_sec - t0.tv_sec >= STALL_REPORT_S) {
+			reported = true;
+			for (int i = 0; i < SLOTS; i++)
+				if (slots[i].busy && !slots[i].done)
+					stall_report(&slots[i]);
+		}
 		if (t.tv_sec - t0.tv_sec > 2 * CALL_TIMEOUT_MS / 1000 + 10) {
 			for (int i = 0; i < SLOTS; i++)
 				if (slots[i].busy)
