@@ -7,6 +7,12 @@
 # they were and nothing was made there, the server holds no more
 # descriptors than before, its memory stayed bounded, every thread is back
 # to the server's groups, and it stops on SIGTERM with status 0.
+# NFSD_CHAOS_WORKERS=N (unset: none) runs the server with --workers N, so
+# that connections land on several event loops sharing one duplicate
+# request cache; NFSD_CHAOS_CUT_PCT sets how often a burst ends with a cut
+# connection (nfsd_chaos --cut-pct).  A sanitizer's report in the server's
+# log fails the run even when the server went on (ASan's leak report, or a
+# TSan report without halt_on_error).
 chaos=$(dirname "$attack")/nfsd_chaos
 [ -x "$chaos" ] || fail "no $chaos"
 echo "outside the export: never changed" > "$work/sentinel"
@@ -15,7 +21,13 @@ mkdir "$work/sentinel-dir" && echo inner > "$work/sentinel-dir/inner"
 chmod 0750 "$work/sentinel-dir"
 touch -d '2001-02-03 04:05:06' "$work/sentinel" "$work/sentinel-dir/inner" "$work/sentinel-dir"
 : > "$work/chaos.out"; : > "$work/before.snap"; : > "$work/after.snap"
-start srv --client "127.0.0.1(rw,insecure,no_root_squash)" --fs-threads 4 "$dir"
+srv_args=(--client "127.0.0.1(rw,insecure,no_root_squash)" --fs-threads 4)
+[ -n "${NFSD_CHAOS_WORKERS:-}" ] && srv_args+=(--workers "$NFSD_CHAOS_WORKERS")
+start srv "${srv_args[@]}" "$dir"
+sanitizer_clean() {
+	! grep -E -q '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer|.*runtime error: )' \
+		"$work/srv.log" || fail "a sanitizer report in the server's log"
+}
 snapshot() {
 	(cd "$work" && find sentinel sentinel-dir -printf '%p %y %m %U %G %s %T@ %C@\n' &&
 		md5sum sentinel sentinel-dir/inner && ls -A "$work")
@@ -28,6 +40,7 @@ tport=$srv_port
 args=(--transport "$tr" --export "$dir" --outside "$work" --port "$srv_port"
 	--tcp-port "$tport" --mount-port "$srv_mport" --seconds "${NFSD_CHAOS_SECONDS:-15}")
 [ -n "${NFSD_CHAOS_SEED:-}" ] && args+=(--seed "$NFSD_CHAOS_SEED")
+[ -n "${NFSD_CHAOS_CUT_PCT:-}" ] && args+=(--cut-pct "$NFSD_CHAOS_CUT_PCT")
 # First what earlier runs found, deterministic; then the chaos on a
 # fresh export.
 "$chaos" "${args[@]}" --regress all > "$work/chaos.out" 2>&1
@@ -40,6 +53,7 @@ rc=$?
 cat "$work/chaos.out"
 [ $rc = 0 ] || fail "nfsd_chaos: status $rc"
 kill -0 "$srv_pid" 2>/dev/null || fail "the server died"
+sanitizer_clean
 snapshot > "$work/after.snap" 2>&1
 diff "$work/before.snap" "$work/after.snap" || fail "something outside the export changed"
 echo "ok - nothing outside the export changed or appeared"
@@ -59,3 +73,4 @@ for t in /proc/"$srv_pid"/task/*; do
 	[ "$got" = "$want" ] || fail "thread ${t##*/} kept a caller's groups: $got"
 done
 stop srv TERM
+sanitizer_clean
