@@ -30,7 +30,9 @@
  *
  * Usage: nfsd_chaos --transport rdma|tcp --export PATH --outside DIR
  *        --port P --tcp-port T --mount-port M [--seconds N] [--seed S]
- *        [--regress NAME]
+ *        [--regress NAME] [--cut-pct P]
+ * --cut-pct: the chance, in percent, that a burst ends with a connection
+ * cut while its calls are in flight (5).
  * Prints the seed first; exits 1 after the first run with a violation
  * (each printed with the call that caused it), 0 otherwise.
  */
@@ -71,6 +73,7 @@ static unsigned long violations, calls_made;
 /* Per NFS procedure: NFS3_OK, another NFS status, refused by RPC. */
 static unsigned long tally[RPCRDMA_NFS3_NPROCS][3];
 static uint64_t seed;
+static unsigned int cut_pct = 5;
 
 /* Random numbers (xorshift64*): one seed reproduces a run's calls. */
 static uint64_t rng;
@@ -1467,13 +1470,13 @@ static size_t rpc_header(uint32_t *w, uint32_t xid, uint32_t proc)
 	return (size_t)(w - s);
 }
 
-static int raw_connect(void)
+static int raw_connect(bool nfs)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	CHECK(fd >= 0);
-	sin.sin_port = htons((uint16_t)atoi(chance(25) ? mport : tport));
+	sin.sin_port = htons((uint16_t)atoi(!nfs && chance(25) ? mport : tport));
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
 		violation(NULL, "raw TCP: connect: %s", strerror(errno));
@@ -1503,13 +1506,72 @@ static int raw_reply(int fd, uint32_t xid, int ms)
 	return 1;
 }
 
+/*
+ * Retransmissions across connections: the same call (one XID, one
+ * client address) sent on two to four fresh connections at once, which a
+ * server with worker threads places on different loops that share one
+ * duplicate request cache; some of the connections are closed right after
+ * sending.  Each one left open must get its reply.
+ */
+static void raw_retransmit(void)
+{
+	uint32_t msg[600];
+	uint32_t xid = (uint32_t)rnd();
+	uint32_t proc = chance(50) ? 1 + below(3) : 1 + below(21);
+	size_t n = 1 + rpc_header(msg + 1, xid, proc);
+	int fds[4], nfd = 2 + (int)below(3);
+	bool open_[4];
+
+	if (chance(70)) { /* a handle that works, so the call does real work */
+		msg[n++] = htonl(root_fh.len);
+		memcpy(&msg[n], root_fh.data, root_fh.len);
+		n += (root_fh.len + 3) / 4;
+		if (proc == 4) /* ACCESS: the bits */
+			msg[n++] = htonl(0x3f);
+		if (proc == 3) { /* LOOKUP: a name */
+			msg[n++] = htonl(1);
+			msg[n++] = htonl(0x61000000u);
+		}
+	}
+	for (uint32_t i = chance(50) ? 0 : below(20); i > 0; i--)
+		msg[n++] = (uint32_t)rnd();
+	msg[0] = htonl(0x80000000u | (uint32_t)((n - 1) * 4));
+	for (int i = 0; i < nfd; i++) {
+		fds[i] = raw_connect(true);
+		open_[i] = fds[i] >= 0;
+	}
+	for (int i = 0; i < nfd; i++) {
+		if (!open_[i])
+			continue;
+		CHECK(send(fds[i], msg, n * 4, MSG_NOSIGNAL) == (ssize_t)(n * 4));
+		if (chance(25)) {
+			close(fds[i]);
+			open_[i] = false;
+		}
+	}
+	for (int i = 0; i < nfd; i++) {
+		if (!open_[i])
+			continue;
+		if (raw_reply(fds[i], xid, CALL_TIMEOUT_MS) != 1)
+			violation(NULL, "raw TCP: call 0x%08x (procedure %u) sent on %d connections: "
+					"no reply on connection %d within %d ms",
+				  xid, proc, nfd, i, CALL_TIMEOUT_MS);
+		close(fds[i]);
+	}
+}
+
 static void raw_episode(void)
 {
 	uint32_t msg[600];
 	uint32_t xid = (uint32_t)rnd();
 	size_t n = 1 + rpc_header(msg + 1, xid, 1 + below(21));
-	int fd = raw_connect(), kind = (int)below(5), rc;
+	int kind = (int)below(6), fd, rc;
 
+	if (kind == 5) {
+		raw_retransmit();
+		return;
+	}
+	fd = raw_connect(false);
 	if (fd < 0)
 		return;
 	/* the arguments: random words */
@@ -1804,7 +1866,7 @@ static void chaos(int seconds)
 
 			for (unsigned int i = 0; i < n; i++)
 				start_call(&slots[i]);
-			if (chance(5)) {
+			if (chance(cut_pct)) {
 				/* let some of them reach the server first */
 				for (uint32_t k = below(4); k > 0; k--)
 					(void)rpcrdma_loop_run_once(loop, (int)below(3));
@@ -1906,6 +1968,7 @@ int main(int argc, char **argv)
 	    {"seconds", required_argument, NULL, 'S'},
 	    {"seed", required_argument, NULL, 's'},
 	    {"regress", required_argument, NULL, 'r'},
+	    {"cut-pct", required_argument, NULL, 'c'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *reg = NULL;
@@ -1943,6 +2006,9 @@ int main(int argc, char **argv)
 		case 'r':
 			reg = optarg;
 			break;
+		case 'c':
+			cut_pct = (unsigned int)atoi(optarg);
+			break;
 		default:
 			return 2;
 		}
@@ -1950,7 +2016,7 @@ int main(int argc, char **argv)
 	if (optind != argc || !export_path || !outside_path || !*port || !*tport || !*mport) {
 		fprintf(stderr, "usage: nfsd_chaos --transport rdma|tcp --export PATH --outside DIR "
 				"--port P --tcp-port T --mount-port M [--seconds N] [--seed S] "
-				"[--regress NAME]\n");
+				"[--regress NAME] [--cut-pct P]\n");
 		return 2;
 	}
 	if (!seeded) {
