@@ -1507,56 +1507,97 @@ static int raw_reply(int fd, uint32_t xid, int ms)
 }
 
 /*
- * Retransmissions across connections: the same call (one XID, one
- * client address) sent on two to four fresh connections at once, which a
- * server with worker threads places on different loops that share one
- * duplicate request cache; some of the connections are closed right after
- * sending.  Each one left open must get its reply.
+ * A raw connection to the NFS port from local port @lport (0: any), so
+ * that a call sent again comes from the same address and port, as a
+ * client that reconnects sends it; the server's duplicate request cache
+ * counts the port over TCP.
+ */
+static int raw_connect_from(uint16_t lport, uint16_t *got)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	CHECK(fd >= 0);
+	CHECK(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons(lport);
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+		close(fd); /* the port is still held: not the server's fault */
+		return -1;
+	}
+	sin.sin_port = htons((uint16_t)atoi(tport));
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+		close(fd);
+		return -1;
+	}
+	CHECK(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+	*got = ntohs(sin.sin_port);
+	return fd;
+}
+
+/* Closes with a reset, so that the local port is free again at once. */
+static void raw_reset(int fd)
+{
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	close(fd);
+}
+
+/*
+ * Retransmissions across connections: one call (one XID, one address and
+ * port) sent on two to four connections made one after the other from
+ * the same port, each but the last reset right after sending or after its
+ * reply; a server with worker threads places them on different loops,
+ * which share one duplicate request cache, so the copies meet the
+ * original still running on another worker, answered, or gone with its
+ * connection.  The last connection must get its reply.
  */
 static void raw_retransmit(void)
 {
 	uint32_t msg[600];
 	uint32_t xid = (uint32_t)rnd();
-	uint32_t proc = chance(50) ? 1 + below(3) : 1 + below(21);
+	uint32_t proc = chance(50) ? 1 + below(4) : 1 + below(21);
 	size_t n = 1 + rpc_header(msg + 1, xid, proc);
-	int fds[4], nfd = 2 + (int)below(3);
-	bool open_[4];
+	unsigned int copies = 2 + below(3);
+	uint16_t lport = 0;
 
-	if (chance(70)) { /* a handle that works, so the call does real work */
+	if (chance(80)) { /* a handle that works, so the call does real work */
 		msg[n++] = htonl(root_fh.len);
 		memcpy(&msg[n], root_fh.data, root_fh.len);
 		n += (root_fh.len + 3) / 4;
-		if (proc == 4) /* ACCESS: the bits */
-			msg[n++] = htonl(0x3f);
 		if (proc == 3) { /* LOOKUP: a name */
 			msg[n++] = htonl(1);
 			msg[n++] = htonl(0x61000000u);
 		}
+		if (proc == 4) /* ACCESS: the bits */
+			msg[n++] = htonl(0x3f);
 	}
-	for (uint32_t i = chance(50) ? 0 : below(20); i > 0; i--)
+	for (uint32_t i = chance(60) ? 0 : below(20); i > 0; i--)
 		msg[n++] = (uint32_t)rnd();
 	msg[0] = htonl(0x80000000u | (uint32_t)((n - 1) * 4));
-	for (int i = 0; i < nfd; i++) {
-		fds[i] = raw_connect(true);
-		open_[i] = fds[i] >= 0;
-	}
-	for (int i = 0; i < nfd; i++) {
-		if (!open_[i])
-			continue;
-		CHECK(send(fds[i], msg, n * 4, MSG_NOSIGNAL) == (ssize_t)(n * 4));
-		if (chance(25)) {
-			close(fds[i]);
-			open_[i] = false;
+	for (unsigned int i = 0; i < copies; i++) {
+		bool last = i + 1 == copies;
+		int fd = -1;
+
+		for (int try = 0; try < 50 && fd < 0; try++) {
+			fd = raw_connect_from(lport, &lport);
+			if (fd < 0)
+				usleep(1000);
 		}
-	}
-	for (int i = 0; i < nfd; i++) {
-		if (!open_[i])
+		if (fd < 0)
+			return; /* the port stayed taken; nothing learnt */
+		CHECK(send(fd, msg, n * 4, MSG_NOSIGNAL) == (ssize_t)(n * 4));
+		if (!last && chance(50)) {
+			raw_reset(fd);
 			continue;
-		if (raw_reply(fds[i], xid, CALL_TIMEOUT_MS) != 1)
-			violation(NULL, "raw TCP: call 0x%08x (procedure %u) sent on %d connections: "
-					"no reply on connection %d within %d ms",
-				  xid, proc, nfd, i, CALL_TIMEOUT_MS);
-		close(fds[i]);
+		}
+		if (raw_reply(fd, xid, CALL_TIMEOUT_MS) != 1)
+			violation(NULL, "raw TCP: call 0x%08x (procedure %u), copy %u of %u from port "
+					"%u: no reply within %d ms",
+				  xid, proc, i + 1, copies, lport, CALL_TIMEOUT_MS);
+		raw_reset(fd);
 	}
 }
 
