@@ -10,7 +10,8 @@
 # NFSD_CHAOS_WORKERS=N (unset: none) runs the server with --workers N, so
 # that connections land on several event loops sharing one duplicate
 # request cache; NFSD_CHAOS_CUT_PCT sets how often a burst ends with a cut
-# connection (nfsd_chaos --cut-pct).  A sanitizer's report in the server's
+# connection (nfsd_chaos --cut-pct), NFSD_CHAOS_RAW_PCT how many turns
+# are raw TCP episodes (--raw-pct).  A sanitizer's report in the server's
 # log fails the run even when the server went on (ASan's leak report, or a
 # TSan report without halt_on_error).
 chaos=$(dirname "$attack")/nfsd_chaos
@@ -41,6 +42,7 @@ args=(--transport "$tr" --export "$dir" --outside "$work" --port "$srv_port"
 	--tcp-port "$tport" --mount-port "$srv_mport" --seconds "${NFSD_CHAOS_SECONDS:-15}")
 [ -n "${NFSD_CHAOS_SEED:-}" ] && args+=(--seed "$NFSD_CHAOS_SEED")
 [ -n "${NFSD_CHAOS_CUT_PCT:-}" ] && args+=(--cut-pct "$NFSD_CHAOS_CUT_PCT")
+[ -n "${NFSD_CHAOS_RAW_PCT:-}" ] && args+=(--raw-pct "$NFSD_CHAOS_RAW_PCT")
 # First what earlier runs found, deterministic; then the chaos on a
 # fresh export.
 "$chaos" "${args[@]}" --regress all > "$work/chaos.out" 2>&1

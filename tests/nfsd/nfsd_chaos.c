@@ -30,9 +30,10 @@
  *
  * Usage: nfsd_chaos --transport rdma|tcp --export PATH --outside DIR
  *        --port P --tcp-port T --mount-port M [--seconds N] [--seed S]
- *        [--regress NAME] [--cut-pct P]
+ *        [--regress NAME] [--cut-pct P] [--raw-pct P]
  * --cut-pct: the chance, in percent, that a burst ends with a connection
- * cut while its calls are in flight (5).
+ * cut while its calls are in flight (5); --raw-pct: the share of turns,
+ * in percent, that are raw TCP episodes instead of a burst (3).
  * Prints the seed first; exits 1 after the first run with a violation
  * (each printed with the call that caused it), 0 otherwise.
  */
@@ -73,7 +74,7 @@ static unsigned long violations, calls_made;
 /* Per NFS procedure: NFS3_OK, another NFS status, refused by RPC. */
 static unsigned long tally[RPCRDMA_NFS3_NPROCS][3];
 static uint64_t seed;
-static unsigned int cut_pct = 5;
+static unsigned int cut_pct = 5, raw_pct = 3;
 
 /* Random numbers (xorshift64*): one seed reproduces a run's calls. */
 static uint64_t rng;
@@ -1897,7 +1898,7 @@ static void chaos(int seconds)
 	while (time(NULL) < end) {
 		uint32_t r = below(100);
 
-		if (r < 3 && tr == RPCRDMA_TRANSPORT_TCP) {
+		if (r < raw_pct && tr == RPCRDMA_TRANSPORT_TCP) {
 			raw_episode();
 			raws++;
 			continue;
@@ -2010,6 +2011,7 @@ int main(int argc, char **argv)
 	    {"seed", required_argument, NULL, 's'},
 	    {"regress", required_argument, NULL, 'r'},
 	    {"cut-pct", required_argument, NULL, 'c'},
+	    {"raw-pct", required_argument, NULL, 'w'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *reg = NULL;
@@ -2050,6 +2052,9 @@ int main(int argc, char **argv)
 		case 'c':
 			cut_pct = (unsigned int)atoi(optarg);
 			break;
+		case 'w':
+			raw_pct = (unsigned int)atoi(optarg);
+			break;
 		default:
 			return 2;
 		}
@@ -2057,7 +2062,7 @@ int main(int argc, char **argv)
 	if (optind != argc || !export_path || !outside_path || !*port || !*tport || !*mport) {
 		fprintf(stderr, "usage: nfsd_chaos --transport rdma|tcp --export PATH --outside DIR "
 				"--port P --tcp-port T --mount-port M [--seconds N] [--seed S] "
-				"[--regress NAME] [--cut-pct P]\n");
+				"[--regress NAME] [--cut-pct P] [--raw-pct P]\n");
 		return 2;
 	}
 	if (!seeded) {
