@@ -56,6 +56,14 @@ cat "$work/chaos.out"
 [ $rc = 0 ] || fail "nfsd_chaos: status $rc"
 kill -0 "$srv_pid" 2>/dev/null || fail "the server died"
 sanitizer_clean
+# What the server counted (retransmits: duplicates answered from or
+# parked on the cache), for whoever replays a seed.
+kill -USR1 "$srv_pid"
+for _ in $(seq 20); do
+	grep -q 'rpcrdma-nfsd: stats .*retransmits' "$work/srv.log" && break
+	sleep 0.1
+done
+grep 'rpcrdma-nfsd: stats' "$work/srv.log" | tail -n 3 | sed 's/^/# /'
 snapshot > "$work/after.snap" 2>&1
 diff "$work/before.snap" "$work/after.snap" || fail "something outside the export changed"
 echo "ok - nothing outside the export changed or appeared"
