@@ -3,7 +3,7 @@
  * the fake cores of harness.c, over the ofi provider on 127.0.0.1, plus a
  * raw provider-level peer for what a correct peer never sends.
  *
- * Usage: xprt_test [--provider NAME] [--addr IPV4] [--list] CASE...
+ * Usage: xprt_test [--provider NAME] [--addr IPV4] [--seconds N] [--seed S] [--list] CASE...
  * (one ctest per case, see CMakeLists; the lab runs it with verbs)
  */
 #include <arpa/inet.h>
@@ -2487,6 +2487,7 @@ static int test_stats_macro(struct env *e)
 }
 
 #include "lend_cases.c"
+#include "chaos_cases.c"
 
 struct test_case {
 	const char *name;
@@ -2522,6 +2523,8 @@ static const struct test_case cases[] = {
     {"partner_never_lends", test_partner_never_lends},
     {"err_vers_resend_conn_lost", test_err_vers_resend_conn_lost},
     {"err_vers_resend_next_conn", test_err_vers_resend_next_conn},
+    {"chaos_server", test_chaos_server},
+    {"chaos_client", test_chaos_client},
 };
 
 static int run(const struct test_case *tc)
@@ -2542,13 +2545,21 @@ static int run(const struct test_case *tc)
 int main(int argc, char **argv)
 {
 	int fails = 0, skips = 0, ran = 0, first = 1;
+	bool seconds_set = false;
 
 	signal(SIGPIPE, SIG_IGN);
 	alarm(120);
 	while (first + 1 < argc &&
 	       (strcmp(argv[first], "--provider") == 0 || strcmp(argv[first], "--addr") == 0 ||
-		strcmp(argv[first], "--peer-addr") == 0)) {
-		if (strcmp(argv[first], "--provider") == 0)
+		strcmp(argv[first], "--peer-addr") == 0 || strcmp(argv[first], "--seconds") == 0 ||
+		strcmp(argv[first], "--seed") == 0)) {
+		if (strcmp(argv[first], "--seconds") == 0) {
+			chaos_seconds = (unsigned int)strtoul(argv[first + 1], NULL, 0);
+			seconds_set = true;
+		} else if (strcmp(argv[first], "--seed") == 0) {
+			chaos_seed = strtoull(argv[first + 1], NULL, 0);
+			chaos_seed_set = true;
+		} else if (strcmp(argv[first], "--provider") == 0)
 			test_provider = argv[first + 1];
 		else if (strcmp(argv[first], "--addr") == 0)
 			test_addr = argv[first + 1];
@@ -2556,6 +2567,10 @@ int main(int argc, char **argv)
 			test_peer_addr = argv[first + 1];
 		first += 2;
 	}
+	/* Every case in one process (valgrind): the chaos cases briefly. */
+	if (first == argc && !seconds_set)
+		chaos_seconds = 2;
+	alarm(120 + 2 * chaos_seconds);
 	if (first < argc && strcmp(argv[first], "--list") == 0) {
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			printf("%s\n", cases[i].name);
