@@ -624,7 +624,8 @@ static void send_hdr(struct chaos_client *cc, struct rpcrdma_hdr *h, const uint8
 
 	if (n < 0 || (size_t)n + blen > sizeof(buf))
 		return;
-	memcpy(buf + n, body, blen);
+	if (blen)
+		memcpy(buf + n, body, blen);
 	len = (size_t)n + blen;
 	if (mangled)
 		len = mangle(buf, len, sizeof(buf));
