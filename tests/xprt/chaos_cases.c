@@ -18,6 +18,8 @@
  */
 #include <dirent.h>
 
+#include "rpc/core.h"
+
 static unsigned int chaos_seconds = 15;
 static uint64_t chaos_seed;
 static bool chaos_seed_set;
@@ -270,8 +272,17 @@ static void chaos_pump(struct env *e, struct chaos_peer *cp, int ms, bool drain)
 }
 
 /*
- * chaos_server: a requester that means harm.
+ * chaos_server: a requester that means harm.  The RPC message it carries
+ * is the fake core's test call, or (chaos_core) a real ONC RPC call.
  */
+static int (*chaos_body)(struct rpcrdma_xdr_stream *x, uint32_t xid, uint32_t pre, uint32_t arg,
+			 uint32_t rddp, uint32_t rplain);
+
+static int test_body(struct rpcrdma_xdr_stream *x, uint32_t xid, uint32_t pre, uint32_t arg,
+		     uint32_t rddp, uint32_t rplain)
+{
+	return encode_test_call(x, xid, xid * 7, pre, arg, 0, rddp, rplain);
+}
 static void gen_chunk_lists(struct chaos_peer *cp, struct cw *w, bool valid, uint32_t body_len,
 			    bool *want_reply_chunk)
 {
@@ -346,7 +357,7 @@ static size_t gen_call(struct chaos_peer *cp, uint8_t *buf, size_t cap, uint32_t
 	if (pre > 7000)
 		pre = 7000; /* what body[] holds; the header pushes it over */
 	rpcrdma_xdr_init(&x, body, sizeof(body));
-	if (!encode_test_call(&x, xid, xid * 7, pre, arg, 0, rddp, rplain))
+	if (!chaos_body(&x, xid, pre, arg, rddp, rplain))
 		body_len = (uint32_t)rpcrdma_xdr_pos(&x);
 	if (!valid && chance(5) && body_len >= 8) {
 		/* A reverse-direction reply (msg_type REPLY) with an XID no
@@ -438,114 +449,305 @@ static int chaos_good_client(struct env *e, struct tserver *ts)
 	return 0;
 }
 
-static int test_chaos_server(struct env *e)
+struct chaos_tally {
+	unsigned int conns, refused, msgs, cuts;
+};
+
+/* Hostile connections to @port until the time is up; @ts (the fake core,
+ * or NULL for the real one) holds and answers calls at random. */
+static int chaos_requester(struct env *e, struct chaos_peer *cp, int port, struct tserver *ts,
+			   struct chaos_tally *t)
 {
-	struct tserver ts;
-	struct chaos_peer cp;
-	struct rpcrdma_provider *sp;
-	struct rpcrdma_prov_stats ps;
-	int64_t end;
-	unsigned int conns = 0, refused = 0, msgs = 0, cuts = 0;
+	int64_t end = now_ms() + (int64_t)chaos_seconds * 1000;
 	uint32_t xid = 1;
-	int fds0 = open_fds();
 	static uint8_t msg[CH_SLOT];
 
-	chaos_start("chaos_server");
-	memset(&cp, 0, sizeof(cp));
-	CHECK_OK(tserver_open(e, &ts, NULL));
-	sp = rpcrdma__xprt_svc_provider(ts.t);
-	end = now_ms() + (int64_t)chaos_seconds * 1000;
 	while (now_ms() < end) {
 		uint8_t pd[RPCRDMA_CM_PRIVATE_SIZE + 8];
 		size_t pdlen = gen_pd(pd, sizeof(pd));
 		unsigned int bursts = 1 + crnd() % 6;
 
-		CHECK_OK(raw_open(e, &cp.r, 0));
-		if (raw_connect(&cp.r, ts.port, pdlen ? pd : NULL, pdlen)) {
-			refused++;
-			peer_down(&cp);
+		CHECK_OK(raw_open(e, &cp->r, 0));
+		if (raw_connect(&cp->r, port, pdlen ? pd : NULL, pdlen)) {
+			t->refused++;
+			peer_down(cp);
 			continue;
 		}
-		conns++;
-		CHECK_OK(peer_mem(&cp));
-		ts.hold = chance(30);
+		t->conns++;
+		CHECK_OK(peer_mem(cp));
+		if (ts)
+			ts->hold = chance(30);
 		for (unsigned int i = 0; i < 4; i++)
-			peer_grant(&cp);
-		for (unsigned int b = 0; b < bursts && cp.r.up && now_ms() < end; b++) {
+			peer_grant(cp);
+		for (unsigned int b = 0; b < bursts && cp->r.up && now_ms() < end; b++) {
 			unsigned int n = 1 + crnd() % (chance(20) ? 60 : 12);
 
-			for (unsigned int i = 0; i < n && cp.r.up; i++) {
-				size_t len = gen_call(&cp, msg, PICK(RAW_RSIZE, RAW_RSIZE, CH_SLOT),
+			for (unsigned int i = 0; i < n && cp->r.up; i++) {
+				size_t len = gen_call(cp, msg, PICK(RAW_RSIZE, RAW_RSIZE, CH_SLOT),
 						      xid++);
 
-				(void)peer_send(&cp, msg, len);
-				msgs++;
+				(void)peer_send(cp, msg, len);
+				t->msgs++;
 				if (chance(15))
-					peer_grant(&cp);
+					peer_grant(cp);
 				if (chance(10))
-					peer_revoke(&cp);
+					peer_revoke(cp);
 				if (chance(30))
 					pump(e);
 				if (chance(2)) {
-					cuts++; /* mid-burst, its Reads in progress */
+					t->cuts++; /* mid-burst, its Reads in progress */
 					break;
 				}
 			}
-			chaos_pump(e, &cp, (int)(crnd() % 30), true);
+			chaos_pump(e, cp, (int)(crnd() % 30), true);
 			/* The core answers (some of) what it held. */
-			while (ts.nheld && chance(70)) {
-				unsigned int i = crnd() % ts.nheld;
+			while (ts && ts->nheld && chance(70)) {
+				unsigned int i = crnd() % ts->nheld;
 
-				if (ts.held[i].sreq)
-					(void)tserver_answer(&ts, i);
-				ts.held[i] = ts.held[--ts.nheld];
+				if (ts->held[i].sreq)
+					(void)tserver_answer(ts, i);
+				ts->held[i] = ts->held[--ts->nheld];
 			}
-			if (ts.nheld > 400) {
-				for (unsigned int i = 0; i < ts.nheld; i++)
-					if (ts.held[i].sreq)
-						(void)tserver_answer(&ts, i);
-				ts.nheld = 0;
+			if (ts && ts->nheld > 400) {
+				for (unsigned int i = 0; i < ts->nheld; i++)
+					if (ts->held[i].sreq)
+						(void)tserver_answer(ts, i);
+				ts->nheld = 0;
 			}
 		}
-		peer_down(&cp);
+		peer_down(cp);
 		chaos_pump(e, NULL, 2, false);
 		/* Answers to a connection that is gone go nowhere. */
-		if (chance(50)) {
-			for (unsigned int i = 0; i < ts.nheld; i++)
-				if (ts.held[i].sreq)
-					(void)tserver_answer(&ts, i);
-			ts.nheld = 0;
+		if (ts && chance(50)) {
+			for (unsigned int i = 0; i < ts->nheld; i++)
+				if (ts->held[i].sreq)
+					(void)tserver_answer(ts, i);
+			ts->nheld = 0;
 		}
 	}
+	return 0;
+}
+
+/* Every hostile connection gone: none left, nothing granted. */
+static int chaos_server_clean(struct env *e, struct rpcrdma_provider *sp)
+{
+	struct rpcrdma_prov_stats ps;
+	int64_t dl = now_ms() + WAIT_MS;
+
+	do {
+		pump(e);
+		rpcrdma__provider_stats(sp, &ps);
+	} while ((ps.conns_live || ps.grants_live) && now_ms() < dl);
+	if (ps.conns_live || ps.grants_live)
+		fprintf(stderr, "chaos: seed %llu: %llu connections, %llu grants live\n",
+			(unsigned long long)chaos_seed, (unsigned long long)ps.conns_live,
+			(unsigned long long)ps.grants_live);
+	CHECK_RC(ps.conns_live, 0);
+	CHECK_RC(ps.grants_live, 0);
+	return 0;
+}
+
+static int test_chaos_server(struct env *e)
+{
+	struct tserver ts;
+	struct chaos_peer cp;
+	struct rpcrdma_provider *sp;
+	struct chaos_tally t = {0};
+	int fds0 = open_fds();
+
+	chaos_start("chaos_server");
+	chaos_body = test_body;
+	memset(&cp, 0, sizeof(cp));
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	sp = rpcrdma__xprt_svc_provider(ts.t);
+	CHECK_OK(chaos_requester(e, &cp, ts.port, &ts, &t));
 	for (unsigned int i = 0; i < ts.nheld; i++)
 		if (ts.held[i].sreq)
 			(void)tserver_answer(&ts, i);
 	ts.nheld = 0;
 	fprintf(stderr, "chaos_server: %u connections (%u refused), %u messages, %u cut; "
 			"server: %u calls, %llu bad msgs, %llu RDMA_ERRORs\n",
-		conns, refused, msgs, cuts, ts.calls, (unsigned long long)sstats(&ts).bad_msgs,
+		t.conns, t.refused, t.msgs, t.cuts, ts.calls,
+		(unsigned long long)sstats(&ts).bad_msgs,
 		(unsigned long long)sstats(&ts).rdma_errors_sent);
-
-	/* Every hostile connection gone: none left, nothing granted. */
-	{
-		int64_t dl = now_ms() + WAIT_MS;
-
-		do {
-			pump(e);
-			rpcrdma__provider_stats(sp, &ps);
-		} while ((ps.conns_live || ps.grants_live) && now_ms() < dl);
-	}
-	if (ps.conns_live || ps.grants_live)
-		fprintf(stderr, "chaos_server: seed %llu: %llu connections, %llu grants live\n",
-			(unsigned long long)chaos_seed, (unsigned long long)ps.conns_live,
-			(unsigned long long)ps.grants_live);
-	CHECK_RC(ps.conns_live, 0);
-	CHECK_RC(ps.grants_live, 0);
-
+	CHECK_OK(chaos_server_clean(e, sp));
 	CHECK_OK(chaos_good_client(e, &ts));
-	WAIT(e, (rpcrdma__provider_stats(sp, &ps), ps.conns_live == 0));
-	CHECK_RC(ps.grants_live, 0);
+	CHECK_OK(chaos_server_clean(e, sp));
 	tserver_close(&ts);
+	peer_free(&cp);
+	chaos_pump(e, NULL, 20, false);
+	CHECK_RC(open_fds(), fds0);
+	return 0;
+}
+
+/*
+ * chaos_core: the same requester against the real RPC server core
+ * (src/rpc), whose procedures decode DDP arguments and return results
+ * by reference, released by the transport after their Writes.
+ */
+#define CORE_PROG 0x20000777u
+#define CORE_VERS 1u
+#define CORE_MAX (1u << 20)
+
+struct core_blob {
+	uint32_t len;
+	uint8_t *data;
+};
+
+static int core_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct core_blob *b = o;
+
+	if (!b->data && !(b->data = malloc(CORE_MAX)))
+		return -ENOMEM;
+	return rpcrdma_xdr_decode_ddp(x, b->data, CORE_MAX, &b->len);
+}
+
+static int core_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	struct core_blob *b = o;
+
+	return rpcrdma_xdr_encode_ddp(x, b->data, b->len);
+}
+
+static int core_echo(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	struct core_blob *in = args, *out = res;
+
+	(void)req;
+	*out = *in;
+	in->data = NULL;
+	return 0;
+}
+
+static void core_free(void *res)
+{
+	struct core_blob *b = res;
+
+	free(b->data);
+	b->data = NULL;
+}
+
+static int core_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc core_procs[] = {
+    {core_null, NULL, 0, NULL, 0, NULL},
+    {core_echo, core_dec, sizeof(struct core_blob), core_enc, sizeof(struct core_blob),
+     core_free},
+};
+
+/* A real call: ECHO of @arg bytes mostly, NULL, a procedure or program
+ * the server does not have. */
+static int core_body(struct rpcrdma_xdr_stream *x, uint32_t xid, uint32_t pre, uint32_t arg,
+		     uint32_t rddp, uint32_t rplain)
+{
+	uint8_t *a = malloc(arg + 1);
+	int rc;
+
+	(void)pre;
+	(void)rddp;
+	(void)rplain;
+	if (!a)
+		return -ENOMEM;
+	fill(a, arg, xid);
+	rc = rpcrdma_xdr_encode_u32(x, xid);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(x, 0);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(x, 2);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(x, chance(95) ? CORE_PROG : crnd());
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(x, chance(95) ? CORE_VERS : 7);
+	rc = rc ? rc : rpcrdma_xdr_encode_u32(x, PICK(1, 1, 1, 0, 9));
+	for (int i = 0; i < 4; i++)
+		rc = rc ? rc : rpcrdma_xdr_encode_u32(x, 0); /* AUTH_NONE, twice */
+	rc = rc ? rc : rpcrdma_xdr_encode_opaque(x, a, arg);
+	free(a);
+	return rc;
+}
+
+static int core_good_client(struct env *e, int port)
+{
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_client *clnt;
+	char ports[16];
+	static const uint32_t sizes[] = {0, 4, 1000, 9000, 100000, CORE_MAX};
+
+	snprintf(ports, sizeof(ports), "%d", port);
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.inline_send = co.inline_recv = TEST_INLINE;
+	co.timeout_ms = 20000;
+	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, ports, CORE_PROG, CORE_VERS, &co,
+				       &clnt));
+	CHECK_OK(rpcrdma_client_connect(clnt));
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (int ddp = 0; ddp < 2; ddp++) {
+			struct core_blob in = {sizes[i], malloc(sizes[i] + 1)}, out = {0, NULL};
+			struct rpcrdma_call call;
+			uint8_t *land = ddp ? malloc(CORE_MAX) : NULL;
+
+			CHECK(in.data && (!ddp || land));
+			fill(in.data, in.len, (uint32_t)i + 99);
+			memset(&call, 0, sizeof(call));
+			call.proc = 1;
+			call.encode_args = core_enc;
+			call.args = &in;
+			call.decode_res = core_dec;
+			call.res = &out;
+			call.max_reply = CORE_MAX + 1024;
+			call.ddp_buf = land;
+			call.ddp_len = ddp ? CORE_MAX : 0;
+			if (rpcrdma_client_call(clnt, &call)) {
+				fprintf(stderr, "chaos_core: ECHO %u: %s\n", sizes[i],
+					rpcrdma_call_strerror(&call));
+				return 1;
+			}
+			CHECK_RC(out.len, sizes[i]);
+			CHECK_RC(mismatches(out.data, out.len, (uint32_t)i + 99), 0);
+			free(in.data);
+			free(out.data);
+			free(land);
+		}
+	}
+	rpcrdma_client_destroy(clnt);
+	return 0;
+}
+
+static int test_chaos_core(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_server *srv;
+	struct chaos_peer cp;
+	struct rpcrdma_provider *sp;
+	struct rpcrdma_xprt_stats st;
+	struct chaos_tally t = {0};
+	int fds0 = open_fds();
+
+	chaos_start("chaos_core");
+	chaos_body = core_body;
+	memset(&cp, 0, sizeof(cp));
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.provider = test_provider;
+	so.inline_send = so.inline_recv = TEST_INLINE;
+	CHECK_OK(rpcrdma_server_create(e->loop, test_addr, "0", &so, &srv));
+	CHECK_OK(rpcrdma_server_register(srv, CORE_PROG, CORE_VERS, core_procs, 2));
+	sp = rpcrdma__xprt_svc_provider(rpcrdma__server_transport(srv));
+	CHECK_OK(chaos_requester(e, &cp, rpcrdma_server_port(srv), NULL, &t));
+	CHECK_OK(rpcrdma_server_stats(srv, &st));
+	fprintf(stderr, "chaos_core: %u connections (%u refused), %u messages, %u cut; "
+			"server: %llu calls, %llu bad msgs, %llu RDMA_ERRORs\n",
+		t.conns, t.refused, t.msgs, t.cuts, (unsigned long long)st.calls_received,
+		(unsigned long long)st.bad_msgs, (unsigned long long)st.rdma_errors_sent);
+	CHECK_OK(chaos_server_clean(e, sp));
+	CHECK_OK(core_good_client(e, rpcrdma_server_port(srv)));
+	CHECK_OK(chaos_server_clean(e, sp));
+	rpcrdma_server_destroy(srv);
 	peer_free(&cp);
 	chaos_pump(e, NULL, 20, false);
 	CHECK_RC(open_fds(), fds0);

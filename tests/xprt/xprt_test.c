@@ -2525,6 +2525,7 @@ static const struct test_case cases[] = {
     {"err_vers_resend_next_conn", test_err_vers_resend_next_conn},
     {"chaos_server", test_chaos_server},
     {"chaos_client", test_chaos_client},
+    {"chaos_core", test_chaos_core},
 };
 
 static int run(const struct test_case *tc)
