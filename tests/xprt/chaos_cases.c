@@ -598,9 +598,17 @@ static int core_dec(struct rpcrdma_xdr_stream *x, void *o)
 {
 	struct core_blob *b = o;
 
+	int rc;
+
 	if (!b->data && !(b->data = malloc(CORE_MAX)))
 		return -ENOMEM;
-	return rpcrdma_xdr_decode_ddp(x, b->data, CORE_MAX, &b->len);
+	rc = rpcrdma_xdr_decode_ddp(x, b->data, CORE_MAX, &b->len);
+	if (rc) {
+		/* GARBAGE_ARGS: the library frees no argument's memory. */
+		free(b->data);
+		b->data = NULL;
+	}
+	return rc;
 }
 
 static int core_enc(struct rpcrdma_xdr_stream *x, void *o)
