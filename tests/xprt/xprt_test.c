@@ -2526,6 +2526,7 @@ static const struct test_case cases[] = {
     {"chaos_server", test_chaos_server},
     {"chaos_client", test_chaos_client},
     {"chaos_core", test_chaos_core},
+    {"chaos_rclient", test_chaos_rclient},
 };
 
 static int run(const struct test_case *tc)
