@@ -1261,12 +1261,24 @@ static void eq_drain(struct ofi_prov *p)
 	}
 }
 
+static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now_ms,
+				  uint64_t max_age_ms, unsigned int max_count);
+
 static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 {
 	struct ofi_listener *l = rpcrdma__container_of(bl, struct ofi_listener, base);
 	struct ofi_prov *p = l->p;
 	struct rpcrdma__list *it, *next;
 
+	/*
+	 * Connections whose request libfabric has not read whole would
+	 * outlive the listener: tcp frees them only when their request
+	 * fails, and after fi_close(pep) nothing reads them (a destroyed
+	 * server kept one descriptor per silent or half-sent peer).  Shut
+	 * down, they fail at the progress eq_drain() makes.
+	 */
+	if (ofi_listener_cut_stale(bl, 0, 0, 0) > 0)
+		eq_drain(p);
 	eq_drain(p);
 	rpcrdma__list_foreach_safe(it, next, &p->conns)
 	{

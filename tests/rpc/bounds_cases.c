@@ -1310,6 +1310,51 @@ void case_bound_handshake_nofile(void)
 }
 
 /*
+ * A server destroyed while peers hold connections that never finished
+ * their handshake (silent, or a connection request but for its last
+ * byte) leaves none of them behind: every descriptor the server took is
+ * closed, whether or not the record or handshake clock ran first.
+ */
+void case_bound_handshake_destroy(void)
+{
+	enum { PEERS = 8 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct raw r[PEERS];
+	char port[16];
+	unsigned int before;
+	/* As in bound_handshake: libfabric tcp's request, short of a byte. */
+	static const uint8_t request[38] = {3,    0,    0,    8, [24] = 1, [32] = 0xf6,
+					    0xab, 0x0e, 0x18, 1, 0};
+
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 600000;
+	so.idle_timeout_ms = 600000;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	before = open_fds();
+	srv = bounded_server(loop, &so, port);
+	good_client_served(loop, port);
+	for (int i = 0; i < PEERS; i++) {
+		raw_open(&r[i], loop, port);
+		if (i % 2)
+			CHECK_EQ(send(r[i].fd, request, sizeof(request), MSG_NOSIGNAL),
+				 (ssize_t)sizeof(request));
+	}
+	pump_ms(loop, 300);
+	rpcrdma_server_destroy(srv);
+	pump_ms(loop, 100);
+	for (int i = 0; i < PEERS; i++)
+		raw_close(&r[i]);
+	pump_ms(loop, 100);
+	if (open_fds() > before)
+		fprintf(stderr, "descriptors: %u before the server, %u after\n", before,
+			open_fds());
+	CHECK(open_fds() <= before);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * The duplicate request cache's bounds, seen from the counters: a client
  * whose calls outnumber drc_entries, then whose replies outgrow its 32 MiB,
  * makes it drop answered replies (drc_evictions), never hold more than
