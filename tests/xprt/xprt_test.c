@@ -2570,8 +2570,7 @@ int main(int argc, char **argv)
 		first += 2;
 	}
 	/* Every case in one process (valgrind): the chaos cases briefly. */
-	chaos_all = first == argc;
-	if (chaos_all && !seconds_set)
+	if (first == argc && !seconds_set)
 		chaos_seconds = 2;
 	alarm(120 + 2 * chaos_seconds);
 	if (first < argc && strcmp(argv[first], "--list") == 0) {
