@@ -410,10 +410,16 @@ int tserver_answer(struct tserver *ts, unsigned int i)
 {
 	struct theld *h = &ts->held[i];
 	struct rpcrdma__sreq *sreq = h->sreq;
-	uint8_t *d = malloc(h->rddp_len + 1), *p = malloc(h->rplain_len + 1);
+	uint8_t *d = malloc((size_t)h->rddp_len + 1), *p = malloc((size_t)h->rplain_len + 1);
 	int rc;
 
 	h->sreq = NULL;
+	if (!d || !p) {
+		rpcrdma__rdma_svc_ops.reply_drop(sreq);
+		free(d);
+		free(p);
+		return -ENOMEM;
+	}
 	fill(d, h->rddp_len, h->seed ^ 4);
 	fill(p, h->rplain_len, h->seed ^ 5);
 	sreq->reply_hint = 0;
@@ -470,7 +476,12 @@ static void s_call(void *ctx, struct rpcrdma__sreq *sreq, struct rpcrdma_xdr_str
 	rc = rc ? rc : rpcrdma_xdr_decode_u32(msg, &h->seed);
 	rc = rc ? rc : rpcrdma_xdr_decode_u32(msg, &h->rddp_len);
 	rc = rc ? rc : rpcrdma_xdr_decode_u32(msg, &h->rplain_len);
-	if (rc || magic != TEST_MAGIC) {
+	/* The core fills the reply sizes the call asks for: a mangled call
+	 * from a hostile peer (xprt chaos) may ask up to 4 GiB, for which
+	 * tserver_answer()'s len + 1 wraps to an empty buffer it then
+	 * fills. */
+	if (rc || magic != TEST_MAGIC || h->rddp_len > TSERVER_REPLY_MAX ||
+	    h->rplain_len > TSERVER_REPLY_MAX) {
 		ts->bad++;
 		rpcrdma__rdma_svc_ops.reply_drop(sreq);
 		return;

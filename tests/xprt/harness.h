@@ -128,6 +128,9 @@ struct theld {
 	uint32_t errors;
 };
 
+/* The largest reply part the fake core makes; larger asks are refused. */
+#define TSERVER_REPLY_MAX (64u << 20)
+
 struct tserver {
 	struct env *env;
 	struct rpcrdma__svc_transport *t;
