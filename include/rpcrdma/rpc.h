@@ -404,7 +404,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(send_stall_timeouts) /* client, TCP: closed: queued calls not one byte      */ \
 			       /* written for the call time-out                        */ \
 	X(send_queue_full)     /* client, TCP: calls that waited for the 8 MiB send    */ \
-			       /* queue to drain (the transport's -EAGAIN)             */
+			       /* queue to drain (the transport's -EAGAIN)             */ \
+	X(replies_lost)        /* server: calls answered with nothing, no memory left  */ \
+			       /* for the reply; each closes its connection (if still  */ \
+			       /* up) so the client sends again (RFC 8166 5.5.4)       */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

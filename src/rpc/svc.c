@@ -265,7 +265,7 @@ static void watch_look(struct rpcrdma__timer *tm)
 	if (ok)
 		rpcrdma__svc_send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
 	else
-		s->ops->reply_drop(r->t);
+		s->ops->reply_lost(r->t, -ENOMEM);
 	rpcrdma__svc_cached_free(&c);
 	rpcrdma__svc_req_free(r);
 	leave(s);
@@ -355,7 +355,7 @@ static void run_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		if (ok)
 			rpcrdma__svc_send_cached(s, r, c.bytes, c.len, c.ddp, c.nddp);
 		else
-			s->ops->reply_drop(t);
+			s->ops->reply_lost(t, -ENOMEM);
 		rpcrdma__svc_cached_free(&c);
 		rpcrdma__svc_req_free(r);
 		break;

@@ -199,7 +199,7 @@ static void cache_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r, con
 		if (bytes)
 			rpcrdma__svc_send_cached(s, parked, bytes, len, ddp, nddp);
 		else
-			s->ops->reply_drop(parked->t);
+			s->ops->reply_lost(parked->t, -ENOMEM);
 		rpcrdma__svc_req_free(parked);
 		parked = older;
 	}
@@ -242,6 +242,7 @@ static void send_reply(struct rpcrdma_server *s, struct rpcrdma_svc_req *r,
 		}
 		if (body == BODY_NONE) {
 			/* Even a bare header does not fit: nothing to send. */
+			rc = -EMSGSIZE;
 			goto out_no_stream;
 		}
 		hdr->accept_stat = RPCRDMA_RPC_SYSTEM_ERR;
@@ -282,7 +283,7 @@ out_no_stream:
 		notes_release(&dn);
 		free(plain);
 	}
-	s->ops->reply_drop(t);
+	s->ops->reply_lost(t, rc < 0 ? rc : -ENOMEM);
 }
 
 /*
@@ -319,10 +320,16 @@ void rpcrdma__svc_send_cached(struct rpcrdma_server *s, struct rpcrdma_svc_req *
 			      unsigned int nddp)
 {
 	struct rpcrdma__sreq *t = r->t;
+	int rc;
 
 	t->reply_hint = len;
-	if (s->ops->reply_begin(t) || encode_cached(&t->reply, bytes, len, ddp, nddp)) {
-		s->ops->reply_drop(t);
+	rc = s->ops->reply_begin(t);
+	/* The stream has room for @len: only a DDP item the transport cannot
+	 * take fails the copy. */
+	if (!rc && encode_cached(&t->reply, bytes, len, ddp, nddp))
+		rc = -ENOMEM;
+	if (rc) {
+		s->ops->reply_lost(t, rc < 0 ? rc : -ENOMEM);
 		return;
 	}
 	(void)s->ops->reply_send(t);

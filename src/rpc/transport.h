@@ -270,7 +270,7 @@ struct rpcrdma__svc_cb {
  * Who releases what (server):
  *   - reply_begin may be called more than once for one req (a larger
  *     reply_hint, or the core starting over to answer SYSTEM_ERR); each
- *     call replaces the stream.  When it fails the core calls reply_drop.
+ *     call replaces the stream.  When it fails the core calls reply_lost.
  *   - reply_send releases the req whatever it returns (an error means the
  *     reply was lost, e.g. the connection is gone).
  *   - A req stays valid after its connection closed (cb->conn_closed),
@@ -293,14 +293,22 @@ struct rpcrdma__svc_cb {
  *               DDP-eligible results into the call's Write chunks.  May be
  *               called again for the same @req (a larger hint, or the core
  *               starting over to answer SYSTEM_ERR): each call replaces the
- *               stream.  When it fails the core calls @reply_drop.
+ *               stream.  When it fails the core calls @reply_lost.
  * @reply_send: send the reply encoded into req->reply: inline, with Write
  *              chunks, through the Reply chunk, or ERR_CHUNK when it fits
  *              neither.  Releases @req whatever it returns; an error means
  *              the reply was lost (the connection is gone, or closes: a
  *              transport error that loses a reply closes the connection).
- * @reply_drop: release @req without answering (a duplicate in progress, a
- *              failed reply_begin).
+ * @reply_drop: release @req without answering: a message that wants no
+ *              answer, or a duplicate while other copies are answered.
+ * @reply_lost: release @req whose answer is owed and cannot be given (no
+ *              memory for it: @err).  The transport closes the connection
+ *              when it is still up (RFC 8166 5.5.4: a responder that cannot
+ *              send a reply MUST), so that the client sends the call again
+ *              on a new one at once: over RDMA a client sends again only
+ *              after it reconnects, and the unanswered call holds one of
+ *              its credits until then.  TCP does the same, rather than
+ *              leave the client to its time-out.  Counted in replies_lost.
  * @destroy: stop listening, finish replies in progress, close, free.
  * @stats: fill *@out; the core adds its own counts (bad_msgs for calls it
  *         could not parse; retransmits: duplicate calls its cache caught).
@@ -317,6 +325,7 @@ struct rpcrdma__svc_transport_ops {
 	int (*reply_begin)(struct rpcrdma__sreq *req);
 	int (*reply_send)(struct rpcrdma__sreq *req);
 	void (*reply_drop)(struct rpcrdma__sreq *req);
+	void (*reply_lost)(struct rpcrdma__sreq *req, int err);
 	void (*destroy)(struct rpcrdma__svc_transport *t);
 	void (*stats)(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats *out);
 };

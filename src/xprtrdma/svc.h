@@ -430,6 +430,11 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq);
  * @sreq: the core's request
  */
 void rpcrdma__xsvc_op_reply_drop(struct rpcrdma__sreq *sreq);
+/**
+ * rpcrdma__xsvc_op_reply_lost - ops->reply_lost: release a request owed a
+ * reply that cannot be given, closing its connection (RFC 8166 5.5.4)
+ */
+void rpcrdma__xsvc_op_reply_lost(struct rpcrdma__sreq *sreq, int err);
 
 /* svc_recv.c: calls and RDMA Reads */
 /**

@@ -617,6 +617,7 @@ const struct rpcrdma__svc_transport_ops rpcrdma__rdma_svc_ops = {
     .reply_begin = rpcrdma__xsvc_op_reply_begin,
     .reply_send = rpcrdma__xsvc_op_reply_send,
     .reply_drop = rpcrdma__xsvc_op_reply_drop,
+    .reply_lost = rpcrdma__xsvc_op_reply_lost,
     .destroy = op_destroy,
     .stats = op_stats,
 };

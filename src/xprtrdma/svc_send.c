@@ -578,6 +578,24 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 	return 0;
 }
 
+void rpcrdma__xsvc_op_reply_lost(struct rpcrdma__sreq *sreq, int err)
+{
+	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;
+	struct rpcrdma__xsconn *sc;
+
+	if (!s || s->state != SREQ_CORE)
+		return;
+	sc = s->conn;
+	if (!sc->closing && sc->c.state == RPCRDMA__XCONN_UP) {
+		sc->svc->st.replies_lost++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->c.id, s->hdr.xid,
+			       err, 0, "reply lost: %s (%d); closing so the client sends again",
+			       rpcrdma_strerror(err), err);
+		rpcrdma__xsvc_conn_close(sc);
+	}
+	rpcrdma__xsvc_op_reply_drop(sreq);
+}
+
 void rpcrdma__xsvc_op_reply_drop(struct rpcrdma__sreq *sreq)
 {
 	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;

@@ -639,6 +639,22 @@ static void tcp_reply_drop(struct rpcrdma__sreq *req)
 	call_release(req->tpriv);
 }
 
+/* Closed rather than left to the client's time-out (transport.h). */
+static void tcp_reply_lost(struct rpcrdma__sreq *req, int err)
+{
+	struct svc_call *r = req->tpriv;
+	struct svc_conn *sc = r->conn;
+
+	if (!sc->dead && !sc->later_err) {
+		sc->srv->st.replies_lost++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
+			       "TCP: reply lost: %s (%d); closing so the client sends again",
+			       rpcrdma_strerror(err), err);
+		conn_fail_later(sc, err);
+	}
+	call_release(r);
+}
+
 static void tcp_svc_destroy(struct rpcrdma__svc_transport *srv)
 {
 	if (!srv)
@@ -689,6 +705,7 @@ const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops = {
     .reply_begin = tcp_reply_begin,
     .reply_send = tcp_reply_send,
     .reply_drop = tcp_reply_drop,
+    .reply_lost = tcp_reply_lost,
     .destroy = tcp_svc_destroy,
     .stats = tcp_svc_stats,
 };

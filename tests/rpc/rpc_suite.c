@@ -26,6 +26,8 @@
 #include <signal.h>
 
 #include "suite.h"
+#include "rpc/svc_internal.h"
+#include "rpc/transport.h"
 
 #define CASE_SECONDS 60
 #define SKIP_EXIT 77 /* the automake convention; CMakeLists.txt sets SKIP_RETURN_CODE */
@@ -230,6 +232,60 @@ static void case_conn_cut_reply_lost(void)
 	/* A new call with the same arguments is a new call. */
 	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
 	CHECK_EQ(count, 2);
+	env_down(&e);
+}
+
+/* The server's transport, with reply_begin failing for want of memory
+ * while nomem_replies is not 0. */
+static const struct rpcrdma__svc_transport_ops *real_ops;
+static struct rpcrdma__svc_transport_ops nomem_ops;
+static unsigned int nomem_replies;
+
+static int nomem_reply_begin(struct rpcrdma__sreq *req)
+{
+	if (nomem_replies) {
+		nomem_replies--;
+		return -ENOMEM;
+	}
+	return real_ops->reply_begin(req);
+}
+
+/*
+ * A reply the server has no memory for, on a live connection: the server
+ * closes the connection (RFC 8166 5.5.4), and the client, which over RDMA
+ * sends again only on a new connection, reconnects at once and gets the
+ * answer from the duplicate request cache, long before its time-out.
+ */
+static void case_reply_lost_nomem(void)
+{
+	struct rpcrdma_xprt_stats cs, ss;
+	struct rpcrdma_call call;
+	uint32_t tag = 1, count = 0;
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	CHECK_EQ(rpcrdma_loop_create(&e.loop), 0);
+	e.srv = server_on(e.loop, 0, e.port);
+	real_ops = e.srv->ops;
+	nomem_ops = *real_ops;
+	nomem_ops.reply_begin = nomem_reply_begin;
+	e.srv->ops = &nomem_ops;
+	e.clnt = client_for(e.loop, e.port, TEST_PROG, 1, NULL);
+	CHECK_EQ(rpcrdma_client_connect(e.clnt), 0);
+	nomem_replies = 1;
+	call_init(&call, P_COUNT, xdr_u32_enc, &tag, xdr_u32_dec, &count);
+	/* Recovered by the close, not by a time-out: a dropped reply leaves
+	 * this call to time out (-ETIMEDOUT), over RDMA and over TCP. */
+	call.timeout_ms = 20000;
+	CHECK_EQ(rpcrdma_client_call(e.clnt, &call), 0);
+	CHECK_EQ(count, 1);
+	CHECK_EQ(svc.count_execs, 1); /* the retransmission came from the cache */
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &cs), 0);
+	CHECK_EQ(cs.reconnects, 1);
+	CHECK_EQ(cs.timeouts, 0);
+	CHECK_EQ(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK_EQ(ss.replies_lost, 1);
+	CHECK_EQ(ss.retransmits, 1);
 	env_down(&e);
 }
 
@@ -1101,6 +1157,7 @@ static const struct test_case cases[] = {
     {"async_256", case_async_256, false},
     {"timeout", case_timeout, false},
     {"conn_cut_reply_lost", case_conn_cut_reply_lost, false},
+    {"reply_lost_nomem", case_reply_lost_nomem, false},
     {"conn_cut_port_churn", case_conn_cut_port_churn, true},
     {"idempotent_rerun", case_idempotent_rerun, false},
     {"drc_ddp_replay", case_drc_ddp_replay, false},

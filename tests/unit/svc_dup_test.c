@@ -44,7 +44,9 @@ struct fake_req {
 	size_t call_len;
 	uint8_t reply[4096];
 	bool closed; /* its connection is gone: reply_begin fails */
-	bool sent, dropped;
+	bool nomem;  /* reply_begin fails for want of memory, connection up */
+	bool sent, dropped, lost;
+	int lost_err;
 	size_t reply_len;
 };
 
@@ -59,6 +61,8 @@ static int fake_reply_begin(struct rpcrdma__sreq *t)
 
 	if (f->closed)
 		return -ENOTCONN;
+	if (f->nomem)
+		return -ENOMEM;
 	rpcrdma_xdr_init(&t->reply, f->reply, sizeof(f->reply));
 	return 0;
 }
@@ -79,6 +83,16 @@ static void fake_reply_drop(struct rpcrdma__sreq *t)
 	struct fake_req *f = rpcrdma__container_of(t, struct fake_req, t);
 
 	f->dropped = true;
+	if (t->done)
+		t->done(t->done_ctx);
+}
+
+static void fake_reply_lost(struct rpcrdma__sreq *t, int err)
+{
+	struct fake_req *f = rpcrdma__container_of(t, struct fake_req, t);
+
+	f->lost = true;
+	f->lost_err = err;
 	if (t->done)
 		t->done(t->done_ctx);
 }
@@ -106,6 +120,7 @@ static const struct rpcrdma__svc_transport_ops fake_ops = {
     .reply_begin = fake_reply_begin,
     .reply_send = fake_reply_send,
     .reply_drop = fake_reply_drop,
+    .reply_lost = fake_reply_lost,
     .destroy = fake_destroy,
     .stats = fake_stats,
 };
@@ -221,8 +236,9 @@ static void test_parked_gets_system_err(void **state)
 	send_call(&dup, 0x51, P_LATER, 7); /* the same call again: parked */
 	assert_false(dup.sent || dup.dropped);
 	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
-	assert_true(orig.dropped); /* its connection is gone */
-	assert_false(dup.dropped);
+	assert_true(orig.lost); /* its connection is gone */
+	assert_int_equal(orig.lost_err, -ENOTCONN);
+	assert_false(dup.dropped || dup.lost);
 	assert_int_equal(accept_stat(&dup), RPCRDMA_RPC_SYSTEM_ERR);
 	rpcrdma_server_destroy(srv);
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
@@ -250,11 +266,11 @@ static void test_every_parked_answered(void **state)
 	send_call(&newest, 0x77, P_LATER, 9); /* on the client's live connection */
 	older.closed = true;
 	send_call(&older, 0x77, P_LATER, 9); /* late, from a connection already lost */
-	assert_false(newest.dropped);
+	assert_false(newest.dropped || newest.lost);
 	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
-	assert_false(newest.dropped);
+	assert_false(newest.dropped || newest.lost);
 	assert_int_equal(accept_stat(&newest), RPCRDMA_RPC_SYSTEM_ERR);
-	assert_true(older.dropped || older.sent);
+	assert_true(older.lost || older.sent);
 	rpcrdma_server_destroy(srv);
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
@@ -426,12 +442,52 @@ static void test_watcher_runs_evicted(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(wk.main_loop), 0);
 }
 
+/*
+ * A reply owed on a live connection that cannot be built (no memory for
+ * it), fresh or from the cache, is reported lost, never merely dropped:
+ * the transport then closes the connection (RFC 8166 5.5.4), without which
+ * an RDMA client would wait out its time-out with a credit held.
+ */
+static void test_no_memory_is_lost(void **state)
+{
+	static struct fake_req fresh, cached, dup;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+
+	(void)state;
+	deferred = NULL;
+	srv = server_up(&loop);
+	send_call(&fresh, 0x90, P_LATER, 1);
+	assert_non_null(deferred);
+	fresh.nomem = true;
+	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
+	assert_true(fresh.lost);
+	assert_int_equal(fresh.lost_err, -ENOMEM);
+	assert_false(fresh.dropped || fresh.sent);
+
+	/* A call answered (SYSTEM_ERR, cached), then its retransmission on a
+	 * connection with no memory for the cached copy. */
+	deferred = NULL;
+	send_call(&cached, 0x91, P_LATER, 2);
+	assert_non_null(deferred);
+	assert_int_equal(rpcrdma_svc_reply(deferred, 0), 0);
+	assert_int_equal(accept_stat(&cached), RPCRDMA_RPC_SYSTEM_ERR);
+	dup.nomem = true;
+	send_call(&dup, 0x91, P_LATER, 2);
+	assert_true(dup.lost);
+	assert_int_equal(dup.lost_err, -ENOMEM);
+	assert_false(dup.dropped || dup.sent);
+	rpcrdma_server_destroy(srv);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parked_gets_system_err),
 	    cmocka_unit_test(test_every_parked_answered),
 	    cmocka_unit_test(test_watcher_runs_evicted),
+	    cmocka_unit_test(test_no_memory_is_lost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1325,7 +1325,8 @@ static int test_chaos_client(struct env *e)
 	CHECK(cc);
 	chaos_start("chaos_client");
 	cc->e = e;
-	cc->scratch = malloc(CH_MEM);
+	/* Zeroed: a Long Reply written past its body sends what lies beyond. */
+	cc->scratch = calloc(1, CH_MEM);
 	CHECK(cc->scratch);
 	end = now_ms() + (int64_t)chaos_seconds * 1000;
 	while (now_ms() < end) {
@@ -1383,7 +1384,8 @@ static int test_chaos_rclient(struct env *e)
 	chaos_start("chaos_rclient");
 	chaos_rpc_replies = true;
 	cc->e = e;
-	cc->scratch = malloc(CH_MEM);
+	/* Zeroed: a Long Reply written past its body sends what lies beyond. */
+	cc->scratch = calloc(1, CH_MEM);
 	CHECK(cc->scratch);
 	end = now_ms() + (int64_t)chaos_seconds * 1000;
 	while (now_ms() < end) {

@@ -2487,6 +2487,49 @@ static int test_stats_macro(struct env *e)
 }
 
 #include "lend_cases.c"
+/*
+ * A reply the core owes and cannot build (no memory for it) closes the
+ * connection (RFC 8166 5.5.4): the requester learns at once that it must
+ * reconnect and send again, instead of waiting out its time-out with a
+ * credit held.  Counted once, while the connection was up.
+ */
+static int test_reply_lost(struct env *e)
+{
+	struct tserver ts;
+	struct tclient tc;
+	struct tcall *a, *b;
+
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	ts.hold = true;
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	/* One answered first: the connection is in use, credits granted. */
+	CHECK((a = tcall_new(&tc, 16, 100, 4, 0, 8, 0, 0)));
+	CHECK_OK(tcall_send(&tc, a));
+	WAIT(e, ts.nheld == 1);
+	CHECK_RC(ts.nheld, 1);
+	CHECK_OK(tserver_answer(&ts, 0));
+	ts.nheld = 0;
+	WAIT(e, a->state == TC_DONE);
+	CHECK_OK(a->status);
+	CHECK((b = tcall_new(&tc, 16, 100, 4, 0, 8, 0, 0)));
+	CHECK_OK(tcall_send(&tc, b));
+	WAIT(e, ts.nheld == 1);
+	CHECK_RC(ts.nheld, 1);
+	CHECK(tc.up);
+	CHECK_RC(sstats(&ts).replies_lost, 0);
+
+	rpcrdma__rdma_svc_ops.reply_lost(ts.held[0].sreq, -ENOMEM);
+	ts.held[0].sreq = NULL;
+	ts.nheld = 0;
+	WAIT(e, tc.disconnects == 1);
+	CHECK_RC(tc.disconnects, 1);
+	CHECK(b->state != TC_DONE || b->status != 0);
+	CHECK_RC(sstats(&ts).replies_lost, 1);
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
 #include "chaos_cases.c"
 
 struct test_case {
@@ -2523,6 +2566,7 @@ static const struct test_case cases[] = {
     {"partner_never_lends", test_partner_never_lends},
     {"err_vers_resend_conn_lost", test_err_vers_resend_conn_lost},
     {"err_vers_resend_next_conn", test_err_vers_resend_next_conn},
+    {"reply_lost", test_reply_lost},
     {"chaos_server", test_chaos_server},
     {"chaos_client", test_chaos_client},
     {"chaos_core", test_chaos_core},
