@@ -405,9 +405,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* written for the call time-out                        */ \
 	X(send_queue_full)     /* client, TCP: calls that waited for the 8 MiB send    */ \
 			       /* queue to drain (the transport's -EAGAIN)             */ \
-	X(replies_lost)        /* server: calls answered with nothing, no memory left  */ \
-			       /* for the reply; each closes its connection (if still  */ \
-			       /* up) so the client sends again (RFC 8166 5.5.4)       */
+	X(replies_lost)        /* server: calls left unanswered, no memory to take in, */ \
+			       /* read or answer them; each closes its connection (if */ \
+			       /* still up) so the client sends again (RFC 8166 5.5.4) */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

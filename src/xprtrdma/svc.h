@@ -369,6 +369,17 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s);
 void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc);
 
 /**
+ * rpcrdma__xsvc_call_lost - a call on @sc will get no answer (no memory to
+ * serve or answer it: @err): close the connection if it is up, counted in
+ * replies_lost, so the requester sends it again on a new one at once
+ * (RFC 8166 5.5.4) rather than wait out its time-out with a credit held
+ * @sc: the connection
+ * @xid: the call's, for the trace
+ * @err: why
+ */
+void rpcrdma__xsvc_call_lost(struct rpcrdma__xsconn *sc, uint32_t xid, int err);
+
+/**
  * rpcrdma__xsvc_refill - keep the receives the grant needs posted
  * @sc: the connection
  */

@@ -237,6 +237,17 @@ void rpcrdma__xsvc_conn_close(struct rpcrdma__xsconn *sc)
 		(void)rpcrdma__provider_disconnect(sc->c.pc);
 }
 
+void rpcrdma__xsvc_call_lost(struct rpcrdma__xsconn *sc, uint32_t xid, int err)
+{
+	if (sc->closing || sc->c.state != RPCRDMA__XCONN_UP)
+		return;
+	sc->svc->st.replies_lost++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->c.id, xid, err, 0,
+		       "call left unanswered: %s (%d); closing so the client sends again",
+		       rpcrdma_strerror(err), err);
+	rpcrdma__xsvc_conn_close(sc);
+}
+
 /* Keep the receives the grant needs posted, within what one connection
  * may hold.  Until a reply has granted credits the requester's need is
  * unknown: the configured credits are posted.  After, the most ever

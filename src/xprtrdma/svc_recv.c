@@ -212,6 +212,8 @@ void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc)
 			}
 			if (rpcrdma__xbuf_take(&v->rd_spares, v->dev.prov, &s->rdbuf,
 					       s->rd_total)) {
+				/* No landing buffer: the call cannot be read. */
+				rpcrdma__xsvc_call_lost(sc, s->hdr.xid, -ENOMEM);
 				s->nrops = s->rop_next;
 				s->read_err = true;
 			} else {
@@ -484,6 +486,7 @@ void rpcrdma__xsvc_handle_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xrecv
 
 	s = rpcrdma__xsvc_sreq_get(v, sc);
 	if (!s) {
+		rpcrdma__xsvc_call_lost(sc, rpcrdma__trace_xid_of(r->buf, r->len), -ENOMEM);
 		rpcrdma__xrecv_put(&v->pool, r);
 		return;
 	}

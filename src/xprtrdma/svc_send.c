@@ -586,13 +586,7 @@ void rpcrdma__xsvc_op_reply_lost(struct rpcrdma__sreq *sreq, int err)
 	if (!s || s->state != SREQ_CORE)
 		return;
 	sc = s->conn;
-	if (!sc->closing && sc->c.state == RPCRDMA__XCONN_UP) {
-		sc->svc->st.replies_lost++;
-		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->c.id, s->hdr.xid,
-			       err, 0, "reply lost: %s (%d); closing so the client sends again",
-			       rpcrdma_strerror(err), err);
-		rpcrdma__xsvc_conn_close(sc);
-	}
+	rpcrdma__xsvc_call_lost(sc, s->hdr.xid, err);
 	rpcrdma__xsvc_op_reply_drop(sreq);
 }
 

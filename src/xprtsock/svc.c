@@ -200,10 +200,14 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		/* Out of memory: drop the call; the client retries or times out. */
+		/* Out of memory: the call goes unanswered, so the connection
+		 * closes and the client sends it again (tcp_reply_lost). */
 		free(rec);
-		srv->st.bad_msgs++;
-		return 0;
+		if (!sc->later_err) {
+			srv->st.replies_lost++;
+			conn_fail_later(sc, -ENOMEM);
+		}
+		return 1;
 	}
 	r->conn = sc;
 	r->rec = rec;

@@ -1473,6 +1473,56 @@ static int test_provider_eagain(struct env *e)
 	return 0;
 }
 
+static size_t refuse_regs_from; /* reg_mr fails with -ENOMEM at this length or more */
+
+static int refusing_reg_mr(struct rpcrdma_provider *p, void *addr, size_t length,
+			   struct rpcrdma_prov_mr **out)
+{
+	if (refuse_regs_from && length >= refuse_regs_from)
+		return -ENOMEM;
+	return real_ops->reg_mr(p, addr, length, out);
+}
+
+/*
+ * A call whose Read chunk finds no memory to land in on the server will
+ * never be answered: the server closes the connection (RFC 8166 5.5.4,
+ * replies_lost) rather than drop it and leave the requester waiting with
+ * a credit held.
+ */
+static int test_read_buffer_lost(struct env *e)
+{
+	struct rpcrdma_provider *p;
+	struct tserver ts;
+	struct tclient tc;
+	struct tcall *a, *b;
+
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	CHECK_OK(tclient_open(e, &tc, ts.port, NULL));
+	CHECK((a = tcall_new(&tc, 16, 100, 4, 0, 8, 0, 0)));
+	CHECK_OK(tcall_roundtrip(&tc, a));
+	p = rpcrdma__xprt_svc_provider(ts.t);
+	CHECK(p);
+	real_ops = p->ops;
+	flaky_ops = *p->ops;
+	flaky_ops.reg_mr = refusing_reg_mr;
+	p->ops = &flaky_ops;
+	refuse_regs_from = 512u << 10;
+	/* Past the inline size, within max_record: its 900 KiB argument comes
+	 * through a Read chunk. */
+	CHECK((b = tcall_new(&tc, 16, 900u << 10, 4, 0, 8, 0, 0)));
+	CHECK_OK(tcall_send(&tc, b));
+	WAIT(e, tc.disconnects == 1);
+	CHECK_RC(tc.disconnects, 1);
+	CHECK(b->state != TC_DONE || b->status != 0);
+	CHECK_RC(sstats(&ts).replies_lost, 1);
+	CHECK_RC(ts.calls, 1);
+	refuse_regs_from = 0;
+	p->ops = real_ops;
+	tclient_close(&tc);
+	tserver_close(&ts);
+	return 0;
+}
+
 /*
  * Bidirectional: a hostile server (a raw peer) against a client hosting
  * callbacks (the public API).  Reverse calls are answered with their XID
@@ -2567,6 +2617,7 @@ static const struct test_case cases[] = {
     {"err_vers_resend_conn_lost", test_err_vers_resend_conn_lost},
     {"err_vers_resend_next_conn", test_err_vers_resend_next_conn},
     {"reply_lost", test_reply_lost},
+    {"read_buffer_lost", test_read_buffer_lost},
     {"chaos_server", test_chaos_server},
     {"chaos_client", test_chaos_client},
     {"chaos_core", test_chaos_core},
