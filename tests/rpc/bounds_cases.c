@@ -834,6 +834,11 @@ void case_bound_inflight(void)
 		calls[i].ctx = &done[i];
 		CHECK_EQ(rpcrdma_client_call_async(a, &calls[i]), 0);
 	}
+	/* The first taken (a loaded machine, or valgrind, may take seconds
+	 * to connect), then time for the rest to pile up if nothing held
+	 * them back. */
+	for (int i = 0; i < 400 && !svc.never_execs; i++)
+		pump_ms(loop, 50);
 	pump_ms(loop, 500);
 	fprintf(stderr, "inflight: %u of %d calls taken\n", svc.never_execs, N);
 	CHECK(svc.never_execs > 0);
@@ -1182,9 +1187,12 @@ void case_bound_handshake(void)
 		sent++;
 	}
 	/* Over ofi the silent ones were cut by us; the tricklers by tcp
-	 * itself, which drops a request that does not come in one piece. */
+	 * itself, which drops a request that does not come in one piece
+	 * (or by us, if a loaded machine kept tcp from looking at one
+	 * within the record clock). */
 	if (transport == RPCRDMA_TRANSPORT_RDMA)
-		CHECK_EQ(STAT(srv, handshake_timeouts), MAX_CONNS / 2);
+		CHECK(STAT(srv, handshake_timeouts) >= MAX_CONNS / 2 &&
+		      STAT(srv, handshake_timeouts) <= MAX_CONNS);
 	else
 		CHECK(STAT(srv, idle_closes) + STAT(srv, record_timeouts) >= MAX_CONNS);
 	for (int i = 0; i < MAX_CONNS; i++)

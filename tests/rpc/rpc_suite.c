@@ -482,10 +482,13 @@ static void case_deferred_order(void)
 
 	env_up(&e, 0);
 	open_credits(e.clnt, 4);
-	start_defer(e.clnt, &d[0], 300, 1);
-	start_defer(e.clnt, &d[1], 100, 2);
+	/* Delays 400 ms apart: the four calls, sent back to back, may reach
+	 * the server that far apart on a loaded machine or under valgrind
+	 * and still be answered in time order. */
+	start_defer(e.clnt, &d[0], 1200, 1);
+	start_defer(e.clnt, &d[1], 400, 2);
 	start_defer(e.clnt, &d[2], 0, 3);
-	start_defer(e.clnt, &d[3], 200, 4);
+	start_defer(e.clnt, &d[3], 800, 4);
 	while (!all) {
 		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
 		all = true;

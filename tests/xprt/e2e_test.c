@@ -1366,7 +1366,10 @@ static int case_abort_midwrite(void)
 	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
 	/* The server takes the call and posts its Write and its reply, then
 	 * stalls with most of the Write still to move. */
-	for (int i = 0; i < 2000 && !executions; i++) {
+	/* By the clock, not a count of turns: valgrind on a loaded machine
+	 * runs far fewer turns a second. */
+	for (uint64_t dl = rpcrdma_loop_now(e.loop) + 20000;
+	     !executions && rpcrdma_loop_now(e.loop) < dl;) {
 		CHECK(rpcrdma_loop_run_once(cloop, 0) >= 0);
 		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
 	}
@@ -1452,11 +1455,11 @@ static int case_abort_midread(void)
 	CHECK_RC(rpcrdma_client_call_async(st.clnt, &st.call), 0);
 	/* Until the server has posted its Read; then it stalls, with most of
 	 * the Read response still in the client's memory. */
-	for (int i = 0; i < 2000; i++) {
+	for (uint64_t dl = rpcrdma_loop_now(e.loop) + 20000; rpcrdma_loop_now(e.loop) < dl;) {
 		CHECK(rpcrdma_loop_run_once(cloop, 0) >= 0);
 		CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
 		CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
-		if (ss.prov_reads)
+		if (ss.prov_reads || st.done)
 			break;
 	}
 	CHECK(ss.prov_reads >= 1);

@@ -394,13 +394,15 @@ static void print_stats(struct served *sv, int n)
 		if (sv[i].srv && rpcrdma_server_stats(sv[i].srv, &xs) == 0)
 			fprintf(stderr,
 				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu "
-				"registrations %llu write_zero_copy_bytes %llu retransmits %llu\n",
+				"registrations %llu write_zero_copy_bytes %llu retransmits %llu "
+				"replies_lost %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
 				(unsigned long long)xs.calls_sent,
 				(unsigned long long)xs.devices_opened,
 				(unsigned long long)xs.prov_reg_mrs,
 				(unsigned long long)xs.write_zero_copy_bytes,
-				(unsigned long long)xs.retransmits);
+				(unsigned long long)xs.retransmits,
+				(unsigned long long)xs.replies_lost);
 	}
 }
 
