@@ -183,6 +183,7 @@ static void conn_resume(struct svc_conn *sc)
 }
 
 static void conn_fail_later(struct svc_conn *sc, int err);
+static void conn_call_lost(struct svc_conn *sc, int err);
 
 static int deliver_call(void *arg, uint8_t *rec, size_t len)
 {
@@ -200,13 +201,9 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		/* Out of memory: the call goes unanswered, so the connection
-		 * closes and the client sends it again (tcp_reply_lost). */
+		/* Out of memory: the call goes unanswered. */
 		free(rec);
-		if (!sc->later_err) {
-			srv->st.replies_lost++;
-			conn_fail_later(sc, -ENOMEM);
-		}
+		conn_call_lost(sc, -ENOMEM);
 		return 1;
 	}
 	r->conn = sc;
@@ -344,6 +341,19 @@ static void conn_fail_later(struct svc_conn *sc, int err)
 {
 	sc->later_err = err;
 	rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);
+}
+
+/* A call on @sc will get no answer (@err): the connection closes rather
+ * than leave the client to its time-out (transport.h, reply_lost). */
+static void conn_call_lost(struct svc_conn *sc, int err)
+{
+	if (sc->dead || sc->later_err)
+		return;
+	sc->srv->st.replies_lost++;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
+		       "TCP: call left unanswered: %s (%d); closing so the client sends again",
+		       rpcrdma_strerror(err), err);
+	conn_fail_later(sc, err);
 }
 
 static void accept_retry(struct rpcrdma__timer *tm);
@@ -643,19 +653,11 @@ static void tcp_reply_drop(struct rpcrdma__sreq *req)
 	call_release(req->tpriv);
 }
 
-/* Closed rather than left to the client's time-out (transport.h). */
 static void tcp_reply_lost(struct rpcrdma__sreq *req, int err)
 {
 	struct svc_call *r = req->tpriv;
-	struct svc_conn *sc = r->conn;
 
-	if (!sc->dead && !sc->later_err) {
-		sc->srv->st.replies_lost++;
-		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_DISCONNECT, sc->id, 0, err, 0,
-			       "TCP: reply lost: %s (%d); closing so the client sends again",
-			       rpcrdma_strerror(err), err);
-		conn_fail_later(sc, err);
-	}
+	conn_call_lost(r->conn, err);
 	call_release(r);
 }
 
