@@ -36,8 +36,8 @@ void rpcrdma__args_hash_update(struct rpcrdma__args_hash *h, const void *p, size
 uint64_t rpcrdma__args_hash_final(struct rpcrdma__args_hash *h);
 
 /*
- * For tests and measurements: run NH's sums with the named code ("avx2",
- * "sse2", "portable") from now on, in the whole process; the value
+ * For tests and measurements: run NH's sums with the named code ("avx512",
+ * "avx2", "sse2", "portable") from now on, in the whole process; the value
  * is the same whichever runs.  -ENOENT if not built, -ENOTSUP if this CPU
  * cannot run it.  Not for use while another thread hashes.
  */

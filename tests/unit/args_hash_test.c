@@ -116,8 +116,8 @@ static void test_blocks_in_order(void **state)
 /* Every NH code this CPU runs gives what the portable one gives. */
 static void test_every_path_agrees(void **state)
 {
-	static const char *const paths[] = {"avx2", "sse2"};
-	static const size_t lens[] = {257, 320, 4352, 70001, 1u << 20};
+	static const char *const paths[] = {"avx512", "avx2", "sse2"};
+	static const size_t lens[] = {257, 320, 448, 4352, 70001, 1u << 20};
 	uint64_t want[sizeof(lens) / sizeof(lens[0])];
 	unsigned int ran = 0;
 
