@@ -125,6 +125,18 @@ __attribute__((target("avx2"))) static void nh_sum_avx2(uint64_t sums[8], const 
 	_mm256_storeu_si256((__m256i *)(void *)(sums + 4), a1);
 }
 
+/*
+ * In a server the arguments were just copied in by the kernel (a socket's
+ * receive, an RDMA Read) and have partly left the nearest caches: asking
+ * for them this far ahead cut the AVX-512 path's time in a 1 MiB WRITE
+ * from 17 % of the server's CPU to 14 % (perf, bench/README.md).  Through
+ * an integer, since the hint may point past the buffer, which is harmless
+ * (a prefetch never faults) but no pointer may do.
+ */
+#define NH_PREFETCH_AHEAD 2048u
+#define NH_PREFETCH(p, off) \
+	_mm_prefetch((const char *)((uintptr_t)(p) + NH_PREFETCH_AHEAD + (off)), _MM_HINT_T0)
+
 #define NH_HAVE_AVX512 1
 /* One 512-bit vector holds all eight sums.  Two blocks per turn, into two
  * sums added at the end, so that one block's adds need not wait for the
@@ -137,6 +149,8 @@ __attribute__((target("avx512f"))) static void nh_sum_avx512(uint64_t sums[8], c
 	size_t b = 0;
 
 	for (; b + 2 <= nblocks; b += 2, p += 2 * NH_BLOCK, k += 2 * NH_WORDS) {
+		NH_PREFETCH(p, 0);
+		NH_PREFETCH(p, NH_BLOCK);
 		__m512i t0 = _mm512_add_epi32(_mm512_loadu_si512((const void *)p),
 					      _mm512_loadu_si512((const void *)k));
 		__m512i t1 = _mm512_add_epi32(_mm512_loadu_si512((const void *)(p + NH_BLOCK)),
