@@ -407,7 +407,12 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* queue to drain (the transport's -EAGAIN)             */ \
 	X(replies_lost)        /* server: calls left unanswered, no memory to take in, */ \
 			       /* read or answer them; each closes its connection (if */ \
-			       /* still up) so the client sends again (RFC 8166 5.5.4) */
+			       /* still up) so the client sends again (RFC 8166 5.5.4) */ \
+	X(queued_bytes_now)    /* server: bytes of replies queued over all its         */ \
+			       /* connections and workers, now (max_queued_total)      */ \
+	X(queued_total_pauses) /* server: times a connection stopped taking calls      */ \
+			       /* because the replies queued over all connections     */ \
+			       /* reached max_queued_total                             */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -564,6 +569,19 @@ struct rpcrdma_server_opts {
 	 * every later client out until idle_timeout_ms.
 	 */
 	bool refuse_at_max_conns;
+	/*
+	 * max_queued_total: bytes of replies queued over all the server's
+	 * connections (and workers), as max_conn_queued counts them, at which
+	 * a connection that has a reply queued or a call in progress takes
+	 * no new call until its own are done (TCP stops reading it; RDMA
+	 * holds its calls in their receive buffers), so that many clients
+	 * that stop reading cannot make the server hold max_conns times
+	 * max_conn_queued.  A connection with nothing queued and nothing in
+	 * progress still takes a call: clients that read their replies keep
+	 * being served, one call at a time per connection while the total
+	 * stays over it.  0: 256 MiB; queued_total_pauses, queued_bytes_now.
+	 */
+	size_t max_queued_total;
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);

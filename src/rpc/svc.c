@@ -464,9 +464,14 @@ out_drop:
 }
 
 void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
+			    const struct rpcrdma__svc_cb *cb, void *cb_ctx,
 			    struct rpcrdma__svc_bounds *out)
 {
 	uint32_t shortest;
+
+	out->max_queued_total = opts->max_queued_total ? opts->max_queued_total
+						       : RPCRDMA__SVC_QUEUED_TOTAL_DEFAULT;
+	out->queued_total = cb && cb->queued_total ? cb->queued_total(cb_ctx) : NULL;
 
 	out->max_conns = opts->max_conns ? opts->max_conns : RPCRDMA__SVC_MAX_CONNS_DEFAULT;
 	out->idle_ms = opts->idle_timeout_ms ? opts->idle_timeout_ms : RPCRDMA__SVC_IDLE_MS_DEFAULT;
@@ -531,6 +536,12 @@ static void on_conn_closed(void *ctx, void *conn)
 	(void)conn;
 }
 
+/* Every transport of the server, and of its workers, counts in the root. */
+static _Atomic size_t *on_queued_total(void *ctx)
+{
+	return &((struct rpcrdma_server *)ctx)->root->queued_total;
+}
+
 /* What the transports call: the listener's, and each worker's. */
 
 static const struct rpcrdma__svc_cb svc_cb = {
@@ -541,6 +552,7 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .conn_release = on_conn_release,
     .conn_idle = rpcrdma__svc_lru_idle,
     .conn_busy = rpcrdma__svc_lru_busy,
+    .queued_total = on_queued_total,
 };
 
 static const struct rpcrdma__svc_cb worker_cb = {
@@ -549,6 +561,7 @@ static const struct rpcrdma__svc_cb worker_cb = {
     .conn_release = on_conn_release,
     .conn_idle = rpcrdma__svc_lru_idle,
     .conn_busy = rpcrdma__svc_lru_busy,
+    .queued_total = on_queued_total,
 };
 
 /* Public API. */

@@ -133,6 +133,13 @@ struct rpcrdma_server {
 	/* The root's: connections admitted and not yet released, on any
 	 * worker (max_conns). */
 	_Atomic unsigned int nconns;
+	/* The root's: reply bytes queued on every transport and worker
+	 * (max_queued_total; transport.h rpcrdma__svc_over_queued_total).
+	 * Written by every worker at each reply: on a cache line of its own,
+	 * so that it does not slow what the workers read beside it. */
+	char queued_pad0[64];
+	_Atomic size_t queued_total;
+	char queued_pad1[64];
 	/* Eviction at max_conns (svc_lru.c): this core's admitted
 	 * connections with nothing in progress, least recently active first,
 	 * and those chosen to be closed on its loop.  Under lru_lock: the

@@ -14,6 +14,7 @@
 #ifndef RPCRDMA_RPC_TRANSPORT_H
 #define RPCRDMA_RPC_TRANSPORT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -264,6 +265,14 @@ struct rpcrdma__svc_cb {
 	 */
 	void (*conn_idle)(void *ctx, struct rpcrdma__svc_lru_entry *e);
 	bool (*conn_busy)(void *ctx, struct rpcrdma__svc_lru_entry *e);
+	/*
+	 * The server's count of reply bytes queued over all its transports
+	 * and workers (may be NULL: none), asked once when a transport is
+	 * made; transports add and subtract what they queue and finish
+	 * (rpcrdma__svc_queued_add/sub) and hold back new calls past
+	 * max_queued_total (rpcrdma__svc_over_queued_total).
+	 */
+	_Atomic size_t *(*queued_total)(void *ctx);
 };
 
 /*
@@ -349,6 +358,7 @@ struct rpcrdma__svc_transport_ops {
 #define RPCRDMA__SVC_QUEUED_DEFAULT ((size_t)8 << 20)
 #define RPCRDMA__SVC_DRAIN_MS_DEFAULT 30000u
 #define RPCRDMA__SVC_READ_BYTES_DEFAULT ((size_t)256 << 20)
+#define RPCRDMA__SVC_QUEUED_TOTAL_DEFAULT ((size_t)256 << 20)
 
 struct rpcrdma__svc_bounds {
 	unsigned int max_conns;
@@ -358,10 +368,43 @@ struct rpcrdma__svc_bounds {
 	/* How often a connection looks at its clocks: a quarter of the
 	 * shortest time-out, within 10 ms .. 5 s. */
 	uint32_t tick_ms;
+	/* max_queued_total, and the server's count of queued reply bytes
+	 * over all its transports (cb->queued_total; NULL: no such bound,
+	 * as for a client's callback responder). */
+	size_t max_queued_total;
+	_Atomic size_t *queued_total;
 };
 
+/* Computes @out from @opts; @cb and @cb_ctx give the shared count. */
 void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
+			    const struct rpcrdma__svc_cb *cb, void *cb_ctx,
 			    struct rpcrdma__svc_bounds *out);
+
+/* Reply bytes a connection queued (+) or finished with (-). */
+static inline void rpcrdma__svc_queued_add(const struct rpcrdma__svc_bounds *b, size_t n)
+{
+	if (b->queued_total && n)
+		atomic_fetch_add_explicit(b->queued_total, n, memory_order_relaxed);
+}
+
+static inline void rpcrdma__svc_queued_sub(const struct rpcrdma__svc_bounds *b, size_t n)
+{
+	if (b->queued_total && n)
+		atomic_fetch_sub_explicit(b->queued_total, n, memory_order_relaxed);
+}
+
+/*
+ * Whether a connection with a reply queued or a call in progress must
+ * take no new call because the server as a whole holds max_queued_total.
+ * One without either always may: the clients that read their replies
+ * are served, one call at a time, and each connection held back goes on
+ * once its own replies are done, whatever the others do.
+ */
+static inline bool rpcrdma__svc_over_queued_total(const struct rpcrdma__svc_bounds *b)
+{
+	return b->queued_total &&
+	       atomic_load_explicit(b->queued_total, memory_order_relaxed) >= b->max_queued_total;
+}
 
 extern const struct rpcrdma__clnt_transport_ops rpcrdma__tcp_clnt_ops;
 extern const struct rpcrdma__svc_transport_ops rpcrdma__tcp_svc_ops;

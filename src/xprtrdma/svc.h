@@ -487,4 +487,32 @@ void rpcrdma__xsvc_conn_down(struct rpcrdma__xsconn *sc);
  */
 bool rpcrdma__xsvc_reads_overdue(const struct rpcrdma__xsconn *sc, uint64_t now);
 
+/*
+ * Why @sc takes no new call now: its replies reached max_conn_queued
+ * (XSVC_FULL_CONN), or the server's over all connections reached
+ * max_queued_total while @sc has a reply queued or a call in progress
+ * (XSVC_FULL_TOTAL; transport.h rpcrdma__svc_over_queued_total).
+ */
+enum rpcrdma__xsvc_full { XSVC_NOT_FULL, XSVC_FULL_CONN, XSVC_FULL_TOTAL };
+
+static inline enum rpcrdma__xsvc_full rpcrdma__xsvc_queue_full(const struct rpcrdma__xsconn *sc)
+{
+	const struct rpcrdma__svc_bounds *b = &sc->svc->b;
+
+	if (sc->tx_bytes >= b->max_queued)
+		return XSVC_FULL_CONN;
+	if ((sc->tx_bytes || sc->in_progress) && rpcrdma__svc_over_queued_total(b))
+		return XSVC_FULL_TOTAL;
+	return XSVC_NOT_FULL;
+}
+
+/* Counts a stop of @sc's calls for @why in the counter it belongs to. */
+static inline void rpcrdma__xsvc_count_pause(struct rpcrdma__xsvc *v, enum rpcrdma__xsvc_full why)
+{
+	if (why == XSVC_FULL_CONN)
+		v->st.queue_pauses++;
+	else if (why == XSVC_FULL_TOTAL)
+		v->st.queued_total_pauses++;
+}
+
 #endif /* RPCRDMA_XPRT_SVC_H */

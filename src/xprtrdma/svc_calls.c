@@ -199,12 +199,15 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	s->rd_charged = false;
 	if (s->tx_counted) {
 		sc->tx_bytes -= s->tx_cost;
+		rpcrdma__svc_queued_sub(&v->b, s->tx_cost);
 		sc->tx_pending--;
 		sc->tx_since = rpcrdma__loop_recent_ms(v->dev.loop);
-		if (sc->hold_head && sc->tx_bytes < v->b.max_queued && !sc->hold_kick.armed)
-			rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
 	}
 	s->tx_counted = false;
+	/* Calls held for the queue bounds go on once there is room: a reply
+	 * done, or (max_queued_total) the last call in progress gone. */
+	if (sc->hold_head && !rpcrdma__xsvc_queue_full(sc) && !sc->hold_kick.armed)
+		rpcrdma__timer_start(v->dev.loop, &sc->hold_kick, 0, hold_release, sc);
 	if (s->rbuf.len > 4u * v->inline_send)
 		rpcrdma__xbuf_free(&s->rbuf);
 	s->sreq.tpriv = NULL;
@@ -259,6 +262,7 @@ void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc)
 	struct rpcrdma__xsvc *v = sc->svc;
 	uint32_t target = (sc->grant ? sc->grant : v->credits) + sc->bc_recvs;
 	uint32_t cap = 2 * v->credits + 4 + sc->bc_recvs;
+	enum rpcrdma__xsvc_full full;
 
 	if (v->partner)
 		return; /* the owner posts every receive */
@@ -266,11 +270,13 @@ void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc)
 		return;
 	if (sc->held >= cap)
 		return;
-	/* max_conn_queued: no new call is taken while the requester leaves
-	 * our replies unfinished (the receives return as replies complete). */
-	if (sc->tx_bytes >= v->b.max_queued) {
+	/* max_conn_queued, max_queued_total: no new call is taken while the
+	 * requester leaves our replies unfinished (the receives return as
+	 * replies complete). */
+	full = rpcrdma__xsvc_queue_full(sc);
+	if (full) {
 		if (!sc->paused)
-			v->st.queue_pauses++;
+			rpcrdma__xsvc_count_pause(v, full);
 		sc->paused = true;
 		return;
 	}
@@ -288,7 +294,7 @@ static void hold_release(struct rpcrdma__timer *tm)
 	struct rpcrdma__xrecv *r;
 
 	sc->sreqs++;
-	while ((r = sc->hold_head) && sc->tx_bytes < v->b.max_queued &&
+	while ((r = sc->hold_head) && !rpcrdma__xsvc_queue_full(sc) &&
 	       sc->c.state == RPCRDMA__XCONN_UP && !v->destroying) {
 		sc->hold_head = r->next;
 		if (!sc->hold_head)

@@ -410,7 +410,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
-	rpcrdma__svc_bounds_of(opts, &v->b);
+	rpcrdma__svc_bounds_of(opts, cb, cb_ctx, &v->b);
 	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__SVC_MAX_RECORD_DEFAULT;
 	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;

@@ -96,7 +96,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 
 		memset(&dflt, 0, sizeof(dflt));
 		dflt.record_timeout_ms = rpcrdma__xsvc_partner_record_ms;
-		rpcrdma__svc_bounds_of(&dflt, &v->b);
+		rpcrdma__svc_bounds_of(&dflt, NULL, NULL, &v->b);
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;
 		v->conn_read_budget = XSCONN_READ_CALLS * v->max_call;
 		v->b.max_read_bytes = v->conn_read_budget;

@@ -540,6 +540,7 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
 	struct rpcrdma__xrecv *r = (struct rpcrdma__xrecv *)op;
 	struct rpcrdma__xsconn *sc = xsconn_of(r->conn);
 	struct rpcrdma__xsvc *v = sc->svc;
+	enum rpcrdma__xsvc_full full = XSVC_NOT_FULL;
 
 	if (!rpcrdma__xconn_recv_completed(&sc->c, r, ev)) {
 		rpcrdma__xsvc_conn_try_free(sc);
@@ -573,11 +574,12 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
 	sc->held--;
 	if (route_reverse(sc, r, ev)) {
 		rpcrdma__xrecv_put(&v->pool, r);
-	} else if (sc->hold_head || sc->tx_bytes >= v->b.max_queued) {
-		/* max_conn_queued: the call waits in its receive buffer (the
-		 * receives are bounded) rather than adding a reply now. */
+	} else if (sc->hold_head || (full = rpcrdma__xsvc_queue_full(sc))) {
+		/* max_conn_queued, max_queued_total: the call waits in its
+		 * receive buffer (the receives are bounded) rather than adding
+		 * a reply now. */
 		if (!sc->hold_head)
-			v->st.queue_pauses++;
+			rpcrdma__xsvc_count_pause(v, full);
 		r->next = NULL;
 		if (sc->hold_tail)
 			sc->hold_tail->next = r;

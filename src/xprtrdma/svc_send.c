@@ -311,6 +311,7 @@ static void queue_tx(struct rpcrdma__xsreq *s)
 			sc->tx_since = rpcrdma__loop_recent_ms(sc->svc->dev.loop);
 		sc->tx_pending++;
 		sc->tx_bytes += s->tx_cost;
+		rpcrdma__svc_queued_add(&sc->svc->b, s->tx_cost);
 		s->tx_counted = true;
 	}
 	if (sc->tx_tail)

@@ -48,6 +48,7 @@ struct svc_conn {
 	uint32_t id;       /* trace.h connection id */
 	unsigned int refs; /* the socket, plus one per call not yet released */
 	unsigned int inflight;
+	size_t queued_counted; /* of c.q.bytes, what the server's total holds */
 	bool dead;
 	bool admitted;               /* counts against max_conns (cb->conn_admit) until freed */
 	struct rpcrdma__svc_lru_entry lru; /* while idle: may be closed for a newcomer */
@@ -134,6 +135,19 @@ static void conn_evict(struct rpcrdma__svc_lru_entry *e)
 	conn_close(sc, -ECONNABORTED);
 }
 
+/* Brings the server's count of queued reply bytes up to date with @sc's
+ * queue, after it grew, drained or was freed. */
+static void queued_sync(struct svc_conn *sc)
+{
+	const struct rpcrdma__svc_bounds *b = &sc->srv->b;
+
+	if (sc->c.q.bytes > sc->queued_counted)
+		rpcrdma__svc_queued_add(b, sc->c.q.bytes - sc->queued_counted);
+	else
+		rpcrdma__svc_queued_sub(b, sc->queued_counted - sc->c.q.bytes);
+	sc->queued_counted = sc->c.q.bytes;
+}
+
 static void conn_close(struct svc_conn *sc, int err)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
@@ -146,6 +160,7 @@ static void conn_close(struct svc_conn *sc, int err)
 		       "TCP: %s: %s (%d)", err ? "connection closed" : "connection shut down",
 		       rpcrdma_strerror(err), err);
 	rpcrdma__sock_conn_teardown(&sc->c);
+	queued_sync(sc);
 	rpcrdma__timer_stop(&sc->later);
 	rpcrdma__timer_stop(&sc->tick);
 	/* The admission stays with the calls still held (conn_put). */
@@ -155,9 +170,15 @@ static void conn_close(struct svc_conn *sc, int err)
 	conn_put(sc);
 }
 
+static bool over_queued_total(const struct svc_conn *sc)
+{
+	return (sc->inflight || sc->c.q.bytes) && rpcrdma__svc_over_queued_total(&sc->srv->b);
+}
+
 static bool conn_should_pause(const struct svc_conn *sc)
 {
-	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= sc->srv->b.max_queued;
+	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= sc->srv->b.max_queued ||
+	       over_queued_total(sc);
 }
 
 /* Stop reading @sc; a stop for replies the peer does not take is counted. */
@@ -165,6 +186,8 @@ static void conn_pause(struct svc_conn *sc)
 {
 	if (sc->c.q.bytes >= sc->srv->b.max_queued)
 		sc->srv->st.queue_pauses++;
+	else if (sc->inflight < MAX_INFLIGHT && over_queued_total(sc))
+		sc->srv->st.queued_total_pauses++;
 	sc->c.paused = true;
 	sc->paused_at = rpcrdma_loop_now(sc->c.loop);
 	rpcrdma__sock_conn_update(&sc->c);
@@ -239,6 +262,7 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 	}
 	if (events & EPOLLOUT) {
 		rc = rpcrdma__sock_flush(&sc->c);
+		queued_sync(sc);
 		if (rc) {
 			conn_close(sc, rc);
 			goto out;
@@ -507,7 +531,7 @@ static struct rpcrdma__svc_transport *svc_alloc(struct rpcrdma_loop *loop,
 	srv->cb = cb;
 	srv->cb_ctx = cb_ctx;
 	srv->max_record = rpcrdma__sock_max_record(opts->max_record);
-	rpcrdma__svc_bounds_of(opts, &srv->b);
+	rpcrdma__svc_bounds_of(opts, cb, cb_ctx, &srv->b);
 	srv->fd = -1;
 	rpcrdma__list_init(&srv->conns);
 	rpcrdma__list_init(&srv->closed);
@@ -642,6 +666,7 @@ static int tcp_reply_send(struct rpcrdma__sreq *req)
 		if (rc)
 			conn_fail_later(sc, rc);
 	}
+	queued_sync(sc);
 	if (!rc && conn_should_pause(sc) && !sc->c.paused)
 		conn_pause(sc);
 	call_release(r);

@@ -632,6 +632,89 @@ void case_bound_drain(void)
 }
 
 /*
+ * max_queued_total: two clients ask for 32 MiB of replies each and stop
+ * reading, on a server with two workers whose per-connection bound
+ * (8 MiB) alone would let them queue 16 MiB.  The replies queued over
+ * all connections stop near the server-wide bound (one reply past it at
+ * most per connection), counted in queued_total_pauses and never in
+ * queue_pauses; a client that reads its replies is still served
+ * meanwhile; once the stalled clients read again every call is
+ * answered, and the count of queued bytes comes back to zero.  (How
+ * much stays queued at the server depends on how much the kernel's
+ * socket buffers take first: all of it, on a machine where they grow to
+ * 32 MiB and the server is slow enough, as under valgrind.)
+ */
+void case_bound_queued_total(void)
+{
+	enum { ATTACKERS = 2, N = 32 };
+	const size_t total = 1u << 20;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop, *aloop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *a[ATTACKERS];
+	struct fill_call *f = calloc((size_t)ATTACKERS * N, sizeof(*f));
+	uint64_t queued, end;
+	char port[16];
+
+	CHECK(f);
+	rpcrdma_server_opts_default(&so);
+	so.max_queued_total = total;
+	so.credits = 64;
+	so.workers = 2;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&aloop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (int k = 0; k < ATTACKERS; k++) {
+		a[k] = client_for(aloop, port, TEST_PROG, 1, NULL);
+		call_both(loop, aloop, a[k]);
+	}
+	CHECK_EQ(STAT(srv, queued_bytes_now), 0);
+	for (int k = 0; k < ATTACKERS; k++)
+		for (int i = 0; i < N; i++)
+			fill_start(a[k], &f[k * N + i], ECHO_MAX);
+	/* The calls leave; the attackers then stop reading. */
+	for (int i = 0; i < 50; i++)
+		CHECK(rpcrdma_loop_run_once(aloop, 0) >= 0);
+	RUN_UNTIL(loop, NULL, srv, queued_total_pauses, 1);
+	/* Let whatever was under way settle. */
+	end = rpcrdma_loop_now(loop) + 300;
+	while (rpcrdma_loop_now(loop) < end)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	queued = STAT(srv, queued_bytes_now);
+	fprintf(stderr,
+		"queued_total: %llu calls taken of %d, %llu answered, %llu bytes queued (bound %zu)\n",
+		(unsigned long long)STAT(srv, calls_received), ATTACKERS * N,
+		(unsigned long long)STAT(srv, calls_sent), (unsigned long long)queued, total);
+	CHECK(queued <= total + ATTACKERS * (uint64_t)(ECHO_REPLY_MAX + 4096));
+	CHECK_EQ(STAT(srv, queue_pauses), 0);
+	good_client_served(loop, port);
+	/* The attackers read again: every call is answered. */
+	for (int i = 0; i < ATTACKERS * N; i++) {
+		while (!f[i].done) {
+			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
+		}
+		CHECK_EQ(f[i].status, 0);
+		CHECK_EQ(f[i].out->len, ECHO_MAX);
+		CHECK(f[i].out->data[ECHO_MAX - 1] == fill_byte(ECHO_MAX - 1));
+		free(f[i].out);
+	}
+	CHECK_EQ(STAT(srv, queue_pauses), 0);
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	while (STAT(srv, queued_bytes_now) != 0) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+	good_client_served(loop, port);
+	for (int k = 0; k < ATTACKERS; k++)
+		rpcrdma_client_destroy(a[k]);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(f);
+}
+
+/*
  * max_record: a call larger than the server's largest record is refused
  * before it is read (TCP: the connection closes at the record mark; RDMA:
  * ERR_CHUNK before any Read); the server goes on serving.

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -113,7 +114,9 @@ struct svc_state {
 	unsigned int defer_execs;
 	unsigned int never_execs;
 	unsigned int free_res_calls;
-	unsigned int echo_frees; /* ECHO's free_res, which poisons the result */
+	/* ECHO's and FILL's free_res, which poisons the result: on worker
+	 * threads too (bound_queued_total), hence atomic. */
+	atomic_uint echo_frees;
 	struct rpcrdma_client *cut;    /* COUNT or ECHO drops this client's connection */
 	struct rpcrdma_server *doomed; /* COUNT destroys this server */
 	struct deferred *pending;
@@ -247,6 +250,7 @@ void case_bound_conns_evict_reading(void);
 void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
+void case_bound_queued_total(void);
 void case_bound_too_large(void);
 void case_bound_read_budget(void);
 void case_bound_drc_key(void);

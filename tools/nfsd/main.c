@@ -395,14 +395,18 @@ static void print_stats(struct served *sv, int n)
 			fprintf(stderr,
 				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu "
 				"registrations %llu write_zero_copy_bytes %llu retransmits %llu "
-				"replies_lost %llu\n",
+				"replies_lost %llu queued_bytes %llu queue_pauses %llu "
+				"queued_total_pauses %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
 				(unsigned long long)xs.calls_sent,
 				(unsigned long long)xs.devices_opened,
 				(unsigned long long)xs.prov_reg_mrs,
 				(unsigned long long)xs.write_zero_copy_bytes,
 				(unsigned long long)xs.retransmits,
-				(unsigned long long)xs.replies_lost);
+				(unsigned long long)xs.replies_lost,
+				(unsigned long long)xs.queued_bytes_now,
+				(unsigned long long)xs.queue_pauses,
+				(unsigned long long)xs.queued_total_pauses);
 	}
 }
 
