@@ -412,7 +412,14 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* connections and workers, now (max_queued_total)      */ \
 	X(queued_total_pauses) /* server: times a connection stopped taking calls      */ \
 			       /* because the replies queued over all connections     */ \
-			       /* reached max_queued_total                             */
+			       /* reached max_queued_total                             */ \
+	X(recv_bytes_now)      /* server, RDMA: receive-buffer bytes reserved over all */ \
+			       /* its connections and workers, now (max_recv_total)   */ \
+	X(recv_credits_cut)    /* server, RDMA: connections granted fewer credits than */ \
+			       /* configured, to stay within max_recv_total            */ \
+	X(recv_budget_refused) /* server, RDMA: connections refused: max_recv_total    */ \
+			       /* could not hold even their fewest credits (also in    */ \
+			       /* conns_refused)                                       */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -484,7 +491,7 @@ struct rpcrdma_server_opts {
 	 * inline_recv bytes each (docs/security.md). */
 	uint32_t inline_send;
 	uint32_t inline_recv;
-	uint32_t credits;          /* credits granted; 0: 32 */
+	uint32_t credits;          /* credits granted; 0: 32 (fewer: max_recv_total) */
 	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
 	 * call is answered in its own version, others get ERR_VERS with this
 	 * range.  Version Two connections take RDMA_OPTIONAL (the transport
@@ -582,6 +589,21 @@ struct rpcrdma_server_opts {
 	 * stays over it.  0: 256 MiB; queued_total_pauses, queued_bytes_now.
 	 */
 	size_t max_queued_total;
+	/*
+	 * max_recv_total: RDMA: bytes of receive buffers over all the
+	 * server's connections (and workers).  Each connection reserves what
+	 * its credits let it hold (2 x credits + 4 buffers of inline_recv
+	 * bytes) when it is accepted, and gives it back when it is gone.
+	 * Once the rest could not also give every further connection up to
+	 * max_conns its fewest credits (4), a connection is granted fewer
+	 * credits than configured (recv_credits_cut), as RFC 8166 lets a
+	 * responder grant what its resources allow; one the rest cannot
+	 * give even 4 is refused at the connection manager
+	 * (recv_budget_refused, conns_refused).  0: 1 GiB; recv_bytes_now.
+	 * On ofi, where a buffer is 68 KiB, the default keeps full credits
+	 * for the first 55 or so connections and 4 for the rest up to 1024.
+	 */
+	size_t max_recv_total;
 };
 
 RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts);

@@ -542,6 +542,68 @@ static _Atomic size_t *on_queued_total(void *ctx)
 	return &((struct rpcrdma_server *)ctx)->root->queued_total;
 }
 
+static size_t size_mul_sat(size_t a, size_t b)
+{
+	return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+static size_t size_add_sat(size_t a, size_t b)
+{
+	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/*
+ * max_recv_total.  A connection gets its configured credits' receive
+ * buffers only while what stays would still give every further
+ * connection up to max_conns its fewest; otherwise what stays beyond
+ * that, but at least its fewest, while they fit at all.  So a flood of
+ * connections cannot take the budget from those that come after it, and
+ * the first ones, with the most to do in a server's usual life, keep
+ * their full credits.
+ */
+static size_t on_recv_reserve(void *ctx, size_t min, size_t full)
+{
+	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
+	size_t max = root->opts.max_recv_total ? root->opts.max_recv_total
+					       : RPCRDMA__SVC_RECV_TOTAL_DEFAULT;
+	unsigned int max_conns = root->opts.max_conns ? root->opts.max_conns
+						      : RPCRDMA__SVC_MAX_CONNS_DEFAULT;
+	unsigned int n = atomic_load(&root->nconns); /* this one included */
+	size_t used = atomic_load(&root->recv_reserved);
+	size_t give, avail, keep;
+
+	if (min > full)
+		min = full;
+	/* Beyond max_conns, each newcomer has an idle connection being
+	 * closed for it (svc_lru.c), whose reservation comes back soon: it
+	 * takes its fewest meanwhile, or eviction would gain it nothing. */
+	if (n > max_conns)
+		max = size_add_sat(max, size_mul_sat(n - max_conns, min));
+	do {
+		if (used > max || max - used < min)
+			return 0;
+		avail = max - used;
+		keep = n < max_conns ? max_conns - n : 0;
+		keep = size_mul_sat(keep, min);
+		give = avail > keep ? avail - keep : 0;
+		if (give > full)
+			give = full;
+		if (give < min)
+			give = min;
+	} while (!atomic_compare_exchange_weak(&root->recv_reserved, &used, used + give));
+	return give;
+}
+
+static void on_recv_unreserve(void *ctx, size_t bytes)
+{
+	atomic_fetch_sub(&((struct rpcrdma_server *)ctx)->root->recv_reserved, bytes);
+}
+
+static void on_recv_charge(void *ctx, size_t bytes)
+{
+	atomic_fetch_add(&((struct rpcrdma_server *)ctx)->root->recv_reserved, bytes);
+}
+
 /* What the transports call: the listener's, and each worker's. */
 
 static const struct rpcrdma__svc_cb svc_cb = {
@@ -553,6 +615,9 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .conn_idle = rpcrdma__svc_lru_idle,
     .conn_busy = rpcrdma__svc_lru_busy,
     .queued_total = on_queued_total,
+    .recv_reserve = on_recv_reserve,
+    .recv_unreserve = on_recv_unreserve,
+    .recv_charge = on_recv_charge,
 };
 
 static const struct rpcrdma__svc_cb worker_cb = {
@@ -562,6 +627,9 @@ static const struct rpcrdma__svc_cb worker_cb = {
     .conn_idle = rpcrdma__svc_lru_idle,
     .conn_busy = rpcrdma__svc_lru_busy,
     .queued_total = on_queued_total,
+    .recv_reserve = on_recv_reserve,
+    .recv_unreserve = on_recv_unreserve,
+    .recv_charge = on_recv_charge,
 };
 
 /* Public API. */

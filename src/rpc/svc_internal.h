@@ -133,6 +133,9 @@ struct rpcrdma_server {
 	/* The root's: connections admitted and not yet released, on any
 	 * worker (max_conns). */
 	_Atomic unsigned int nconns;
+	/* The root's: receive-buffer bytes the RDMA connections of every
+	 * worker reserved (max_recv_total), changed as they come and go. */
+	_Atomic size_t recv_reserved;
 	/* The root's: reply bytes queued on every transport and worker
 	 * (max_queued_total; transport.h rpcrdma__svc_over_queued_total).
 	 * Written by every worker at each reply: on a cache line of its own,

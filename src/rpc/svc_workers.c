@@ -205,6 +205,7 @@ int rpcrdma_server_stats(struct rpcrdma_server *s, struct rpcrdma_xprt_stats *ou
 		out->drc_bytes_now = n.bytes;
 	}
 	out->queued_bytes_now = atomic_load_explicit(&s->root->queued_total, memory_order_relaxed);
+	out->recv_bytes_now = atomic_load_explicit(&s->root->recv_reserved, memory_order_relaxed);
 	if (!s->nworkers)
 		return 0;
 	asks = calloc(s->nworkers, sizeof(*asks));

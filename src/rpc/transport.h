@@ -273,6 +273,19 @@ struct rpcrdma__svc_cb {
 	 * max_queued_total (rpcrdma__svc_over_queued_total).
 	 */
 	_Atomic size_t *(*queued_total)(void *ctx);
+	/*
+	 * max_recv_total (may be NULL: no such bound).  An RDMA transport
+	 * reserves the receive buffers of each admitted connection before it
+	 * accepts it: @min and @full bytes are what its fewest and its
+	 * configured credits let it hold.  Returns the bytes reserved, from
+	 * @min to @full, or 0: refuse it.  recv_unreserve gives them back
+	 * when the connection is released (any loop); recv_charge adds bytes
+	 * beyond the bound, for receives a connection must post whatever the
+	 * budget (a backchannel's replies), and is undone by recv_unreserve.
+	 */
+	size_t (*recv_reserve)(void *ctx, size_t min, size_t full);
+	void (*recv_unreserve)(void *ctx, size_t bytes);
+	void (*recv_charge)(void *ctx, size_t bytes);
 };
 
 /*
@@ -359,6 +372,7 @@ struct rpcrdma__svc_transport_ops {
 #define RPCRDMA__SVC_DRAIN_MS_DEFAULT 30000u
 #define RPCRDMA__SVC_READ_BYTES_DEFAULT ((size_t)256 << 20)
 #define RPCRDMA__SVC_QUEUED_TOTAL_DEFAULT ((size_t)256 << 20)
+#define RPCRDMA__SVC_RECV_TOTAL_DEFAULT ((size_t)1 << 30)
 
 struct rpcrdma__svc_bounds {
 	unsigned int max_conns;

@@ -356,6 +356,8 @@ struct rpcrdma__xrecv_slab {
 	struct rpcrdma__xrecv_slab *next;
 	uint8_t *mem;
 	struct rpcrdma_prov_mr *mr;
+	uint32_t in_use; /* buffers taken and not yet put back */
+	bool going;      /* being trimmed */
 	struct rpcrdma__xrecv r[XRECV_SLAB];
 };
 
@@ -410,6 +412,7 @@ static int pool_grow(struct rpcrdma__xrecv_pool *pool)
 
 		r->buf = s->mem + (size_t)i * pool->size;
 		r->mr = s->mr;
+		r->slab = s;
 		r->next = pool->free;
 		pool->free = r;
 	}
@@ -430,6 +433,7 @@ struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool)
 	r->next = NULL;
 	r->conn = NULL;
 	r->len = 0;
+	r->slab->in_use++;
 	return r;
 }
 
@@ -438,6 +442,43 @@ void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv 
 	r->conn = NULL;
 	r->next = pool->free;
 	pool->free = r;
+	r->slab->in_use--;
+}
+
+void rpcrdma__xrecv_pool_trim(struct rpcrdma__xrecv_pool *pool, uint32_t keep)
+{
+	struct rpcrdma__xrecv_slab **sp, *s, *gone = NULL;
+	struct rpcrdma__xrecv **rp;
+
+	for (sp = &pool->slabs; (s = *sp) && pool->total > keep && pool->total >= XRECV_SLAB;) {
+		if (s->in_use) {
+			sp = &s->next;
+			continue;
+		}
+		*sp = s->next;
+		s->next = gone;
+		s->going = true;
+		gone = s;
+		pool->total -= XRECV_SLAB;
+	}
+	if (!gone)
+		return;
+	/* The free list loses the buffers of the slabs that go. */
+	for (rp = &pool->free; *rp;) {
+		struct rpcrdma__xrecv *r = *rp;
+
+		if (r->slab->going)
+			*rp = r->next;
+		else
+			rp = &r->next;
+	}
+	while ((s = gone)) {
+		gone = s->next;
+		if (s->mr && pool->prov)
+			rpcrdma__provider_dereg_mr(s->mr);
+		free(s->mem);
+		free(s);
+	}
 }
 
 /*

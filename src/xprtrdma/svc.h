@@ -187,6 +187,12 @@ struct rpcrdma__xsconn {
 	uint32_t in_progress; /* calls received and not yet answered */
 	uint32_t held;        /* receive buffers held by calls */
 	uint32_t grant;       /* last grant announced */
+	/* The most it grants: the configured credits, or fewer that
+	 * max_recv_total left room for; and the receive-buffer bytes it
+	 * reserved there (cb->recv_reserve, and recv_charge for a
+	 * backchannel's receives), given back when it is freed. */
+	uint32_t credits;
+	size_t recv_reserved, bc_charged;
 	size_t rd_bytes;      /* read buffers held by its calls */
 	struct rpcrdma__xsreq *rd_head, *rd_tail;
 	struct rpcrdma__xsreq *tx_head, *tx_tail;
@@ -235,6 +241,7 @@ struct rpcrdma__xsvc {
 	struct rpcrdma__opt_registry opts;
 	struct rpcrdma__xopt_ctx opt_ctx;
 	struct rpcrdma__xrecv_pool pool;
+	size_t recv_reserved; /* its connections' share of max_recv_total */
 	struct rpcrdma__xbuf_spares rd_spares; /* Read-chunk landing buffers */
 	struct rpcrdma__xsconn *conns;
 	struct rpcrdma__xsreq *free;
@@ -277,6 +284,16 @@ struct rpcrdma__xsvc {
 
 #define XSREQ_FREE_MAX 64u
 
+/* The receive buffers a connection granted @credits may hold: those
+ * posted for its grant and those its calls in progress keep, while each
+ * answered call's buffer waits for its reply to complete. */
+#define XSVC_RECVS_FOR(credits) (2u * (credits) + 4u)
+
+/* The fewest credits a connection is granted when max_recv_total is
+ * short (fewer, if so configured): enough for a client to keep a few
+ * calls in flight. */
+#define XSVC_CREDITS_MIN 4u
+
 /* Read-chunk bytes one connection's calls may hold at once: four of its
  * largest calls (max_record), within the transport's max_read_bytes; a
  * requester cannot make us allocate more by sending many large calls. */
@@ -302,6 +319,14 @@ static inline struct rpcrdma__xsconn *xsconn_of(struct rpcrdma__xconn *c)
  * @sc: the connection
  */
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
+/**
+ * rpcrdma__xsvc_recv_unreserve - give back what @sc reserved of max_recv_total
+ * @sc: a connection being freed
+ *
+ * Also gives the transport's receive pool back what it holds beyond the
+ * reservations left, so a flood of connections gone leaves no memory.
+ */
+void rpcrdma__xsvc_recv_unreserve(struct rpcrdma__xsconn *sc);
 
 /**
  * rpcrdma__xsvc_lru_update - list @sc for eviction at max_conns, or take it off

@@ -47,6 +47,7 @@ void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc)
 	rpcrdma__timer_stop(&sc->hold_kick);
 	if (sc->rd_blocked && v->rd_blocked)
 		v->rd_blocked--;
+	rpcrdma__xsvc_recv_unreserve(sc);
 	if (sc->admitted && v->cb->conn_release)
 		v->cb->conn_release(v->cb_ctx);
 	if (sc->prev)
@@ -260,8 +261,8 @@ void rpcrdma__xsvc_call_lost(struct rpcrdma__xsconn *sc, uint32_t xid, int err)
 void rpcrdma__xsvc_refill(struct rpcrdma__xsconn *sc)
 {
 	struct rpcrdma__xsvc *v = sc->svc;
-	uint32_t target = (sc->grant ? sc->grant : v->credits) + sc->bc_recvs;
-	uint32_t cap = 2 * v->credits + 4 + sc->bc_recvs;
+	uint32_t target = (sc->grant ? sc->grant : sc->credits) + sc->bc_recvs;
+	uint32_t cap = XSVC_RECVS_FOR(sc->credits) + sc->bc_recvs;
 	enum rpcrdma__xsvc_full full;
 
 	if (v->partner)

@@ -183,6 +183,51 @@ static int route_to_device(struct rpcrdma__xsvc *v, struct rpcrdma_prov_conn *pc
 	return rpcrdma__provider_conn_handoff(pc, d->dev.prov, d);
 }
 
+/*
+ * max_recv_total: the credits @sc may grant, from what the server's
+ * budget can reserve for its receive buffers.  False: not even the
+ * fewest fit; refuse it.
+ */
+static bool recv_reserve(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc)
+{
+	uint32_t fewest = v->credits < XSVC_CREDITS_MIN ? v->credits : XSVC_CREDITS_MIN;
+	size_t got, bufs;
+
+	sc->credits = v->credits;
+	if (!sc->admitted || !v->cb->recv_reserve)
+		return true;
+	got = v->cb->recv_reserve(v->cb_ctx, (size_t)XSVC_RECVS_FOR(fewest) * v->inline_recv,
+				  (size_t)XSVC_RECVS_FOR(v->credits) * v->inline_recv);
+	if (!got)
+		return false;
+	sc->recv_reserved = got;
+	v->recv_reserved += got;
+	bufs = got / v->inline_recv;
+	if (bufs < XSVC_RECVS_FOR(v->credits)) {
+		sc->credits = bufs > XSVC_RECVS_FOR(fewest) ? (uint32_t)(bufs - 4) / 2 : fewest;
+		v->st.recv_credits_cut++;
+	}
+	return true;
+}
+
+void rpcrdma__xsvc_recv_unreserve(struct rpcrdma__xsconn *sc)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+	size_t keep;
+
+	if (!sc->recv_reserved)
+		return;
+	v->cb->recv_unreserve(v->cb_ctx, sc->recv_reserved);
+	v->recv_reserved -= sc->recv_reserved;
+	sc->recv_reserved = 0;
+	if (v->destroying)
+		return; /* the pool goes whole */
+	/* What the connections left may take, and one newcomer at full
+	 * credits, stay registered; a flood gone gives the rest back. */
+	keep = v->recv_reserved / v->inline_recv + XSVC_RECVS_FOR(v->credits);
+	rpcrdma__xrecv_pool_trim(&v->pool, keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep);
+}
+
 static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_prov_event *ev)
 {
 	struct rpcrdma_prov_conn *pc = ev->conn;
@@ -242,8 +287,21 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 		return;
 	}
 	sc->admitted = admitted;
-	sc->lru.evict = conn_evict;
 	sc->svc = v;
+	if (!recv_reserve(v, sc)) {
+		v->st.recv_budget_refused++;
+		v->st.conns_refused++;
+		RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, 0, 0, -ENOBUFS, 0,
+			       "request refused: max_recv_total has no room for %u credits",
+			       v->credits < XSVC_CREDITS_MIN ? v->credits : XSVC_CREDITS_MIN);
+		free(sc);
+		(void)rpcrdma__provider_reject(pc, NULL, 0);
+		rpcrdma__provider_conn_destroy(pc);
+		if (admitted && v->cb->conn_release)
+			v->cb->conn_release(v->cb_ctx);
+		return;
+	}
+	sc->lru.evict = conn_evict;
 	sc->c.dev = &v->dev;
 	sc->c.pc = pc;
 	sc->c.gen = 1;
@@ -267,7 +325,7 @@ static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_pro
 				 v->inline_send, v->inline_recv);
 	/* ORDER: receives before accept: the requester may send the moment
 	 * it sees the connection (provider.h). */
-	rc = rpcrdma__xconn_fill_recvs(&sc->c, v->credits);
+	rc = rpcrdma__xconn_fill_recvs(&sc->c, sc->credits);
 	if (!rc) {
 		/* We never take Send With Invalidate as a responder. */
 		pdlen =
@@ -558,6 +616,7 @@ static void op_destroy(struct rpcrdma__svc_transport *t)
 			(void)v->cb->conn_busy(v->cb_ctx, &sc->lru);
 		rpcrdma__timer_stop(&sc->tick);
 		rpcrdma__xsvc_hold_drop(sc);
+		rpcrdma__xsvc_recv_unreserve(sc);
 		if (sc->admitted && v->cb->conn_release)
 			v->cb->conn_release(v->cb_ctx);
 		free(sc);
@@ -646,6 +705,7 @@ int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void 
 			    void *bc)
 {
 	struct rpcrdma__xsconn *sc = conn;
+	struct rpcrdma__xsvc *v = sc->svc;
 
 	if (!partner) {
 		sc->bc_req = NULL;
@@ -663,6 +723,18 @@ int rpcrdma__xsvc_conn_bind(void *conn, struct rpcrdma__xpartner *partner, void 
 	sc->bc_down = down;
 	sc->bc_req = partner;
 	sc->bc_recvs = partner->ops->credits(partner);
+	/* Its replies need receives whatever max_recv_total says (a
+	 * backchannel's credits are fixed when it is made); counted in it,
+	 * once per connection, so the next connections see less room. */
+	if (sc->admitted && v->cb->recv_charge &&
+	    (size_t)sc->bc_recvs * v->inline_recv > sc->bc_charged) {
+		size_t more = (size_t)sc->bc_recvs * v->inline_recv - sc->bc_charged;
+
+		v->cb->recv_charge(v->cb_ctx, more);
+		sc->bc_charged += more;
+		sc->recv_reserved += more;
+		v->recv_reserved += more;
+	}
 	/* ORDER: the receives for the replies are posted before the first
 	 * reverse call can leave (RFC 8167 4.3.2). */
 	rpcrdma__xsvc_refill(sc);

@@ -121,6 +121,7 @@ static void partner_attach(struct rpcrdma__xpartner *p, const struct rpcrdma__xc
 	if (!sc)
 		return; /* reverse calls are then dropped: rev_dropped */
 	sc->svc = v;
+	sc->credits = v->credits; /* the reverse credits it grants */
 	sc->c.dev = owner->dev;
 	sc->c.pc = owner->pc;
 	sc->c.gen = 1;

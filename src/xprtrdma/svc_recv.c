@@ -29,7 +29,7 @@ static void handle_optional(struct rpcrdma__xsreq *s)
 	o->conn = &sc->c;
 	o->our_send = v->inline_send;
 	o->our_recv = v->inline_recv;
-	o->credits = v->credits;
+	o->credits = sc->credits;
 	o->answer_len = 0;
 	action = rpcrdma__opt_dispatch(&v->opts, &s->hdr, s->r->buf + s->hdr.hdr_len,
 				       s->hdr.payload_len);
@@ -43,7 +43,7 @@ static void handle_optional(struct rpcrdma__xsreq *s)
 		rpcrdma__xsvc_sreq_release(s);
 		return;
 	}
-	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	s->grant = rpcrdma__credits_grant(sc->credits, s->hdr.credit);
 	rpcrdma_hdr_init(h, s->hdr.xid, s->hdr.vers, s->grant, RPCRDMA_PROC_OPTIONAL);
 	h->opttype = s->hdr.opttype;
 	h->optinfo = o->answer;

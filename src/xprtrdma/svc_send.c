@@ -360,7 +360,7 @@ void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action 
 	struct rpcrdma__xsvc *v = sc->svc;
 	struct rpcrdma_hdr *h = &v->hdr;
 
-	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	s->grant = rpcrdma__credits_grant(sc->credits, s->hdr.credit);
 	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant)) {
 		rpcrdma__xsvc_sreq_release(s);
 		return;
@@ -501,7 +501,7 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 		return -EINVAL;
 	}
 	s->reply_len = rpcrdma_xdr_pos(&sreq->reply);
-	s->grant = rpcrdma__credits_grant(v->credits, s->hdr.credit);
+	s->grant = rpcrdma__credits_grant(sc->credits, s->hdr.credit);
 	form = rpcrdma__plan_reply(&s->hdr, s->reply_len + s->rddp.lent_bytes, &sc->c.thr,
 				   &hdr_len);
 	/* Lent results go only inline; a Long Reply is made whole in rbuf,

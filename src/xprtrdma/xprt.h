@@ -240,6 +240,7 @@ struct rpcrdma__xrecv {
 	struct rpcrdma_prov_mr *mr;
 	uint32_t len; /* bytes received */
 	struct rpcrdma__xrecv *next;
+	struct rpcrdma__xrecv_slab *slab;
 };
 
 struct rpcrdma__xrecv_slab;
@@ -280,6 +281,15 @@ struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool);
  * @r: the buffer
  */
 void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r);
+/**
+ * rpcrdma__xrecv_pool_trim - free slabs none of whose buffers is in use
+ * @pool: the pool
+ * @keep: free none once the pool is down to this many buffers
+ *
+ * Each slab freed is a deregistration: call it when connections go, not
+ * per message.
+ */
+void rpcrdma__xrecv_pool_trim(struct rpcrdma__xrecv_pool *pool, uint32_t keep);
 
 /*
  * One connection, as both roles see it.  A requester and a responder embed

@@ -714,6 +714,168 @@ void case_bound_queued_total(void)
 	free(f);
 }
 
+/* The last credit grant @c saw. */
+static uint64_t client_credits(struct rpcrdma_client *c)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
+	return st.credits_granted;
+}
+
+/* Run @loop until the server's reserved receive bytes come to @n. */
+static void wait_recv_bytes(struct rpcrdma_loop *loop, struct rpcrdma_server *srv, uint64_t n)
+{
+	uint64_t end = rpcrdma_loop_now(loop) + WAIT_MS;
+
+	while (STAT(srv, recv_bytes_now) != n) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+}
+
+/* @n ADDs from @c at once: more than a cut connection's credits. */
+static void adds_at_once(struct rpcrdma_loop *loop, struct rpcrdma_client *c, int n)
+{
+	struct add_args args[16];
+	struct rpcrdma_call call[16];
+	bool done[16] = {false};
+	int32_t sum[16];
+
+	CHECK(n <= 16);
+	for (int i = 0; i < n; i++) {
+		args[i].a = i;
+		args[i].b = 100;
+		call_init(&call[i], P_ADD, xdr_add_enc, &args[i], xdr_i32_dec, &sum[i]);
+		call[i].done = defer_done_flag;
+		call[i].ctx = &done[i];
+		CHECK_EQ(rpcrdma_client_call_async(c, &call[i]), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		while (!done[i])
+			CHECK(rpcrdma_loop_run_once(loop, 1) >= 0);
+		CHECK_EQ(call[i].status, 0);
+		CHECK_EQ(sum[i], i + 100);
+	}
+}
+
+/*
+ * max_recv_total (RDMA): the receive buffers a server's connections may
+ * hold, over all of them.
+ *  - A budget of one full connection plus the fewest credits (4) for
+ *    each further one up to max_conns, with two workers: the first
+ *    connection keeps its 32 credits, the next three are granted 4
+ *    (recv_credits_cut), the reserved bytes are exactly the budget, and
+ *    a cut connection with 16 calls at once has them all answered (its
+ *    client waits for credits).
+ *  - A budget of two connections' fewest, below max_conns' worth: a
+ *    third connection is refused at the connection manager
+ *    (recv_budget_refused, conns_refused) while the two are served; one
+ *    gone, a new one is admitted.
+ *  - A flood of connections gone gives back every reserved byte, and the
+ *    receive pool frees the slabs they used (deregistrations).
+ * Over TCP nothing is reserved.
+ */
+void case_bound_recv_total(void)
+{
+	const size_t buf = 68u << 10;
+	const size_t full = (2 * 32 + 4) * buf, fewest = (2 * 4 + 4) * buf;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c[12];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	uint64_t deregs;
+	char port[16];
+	int32_t sum = 0;
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+
+	/* Full credits for the first, the fewest for the rest. */
+	rpcrdma_server_opts_default(&so);
+	so.inline_recv = (uint32_t)buf;
+	so.credits = 32;
+	so.max_conns = 4;
+	so.max_recv_total = full + 3 * fewest;
+	so.workers = 2; /* one budget over every worker */
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < 4; i++) {
+		c[i] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(c[i], i, 1, &sum), 0);
+		CHECK_EQ(sum, i + 1);
+	}
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		CHECK_EQ(STAT(srv, recv_bytes_now), 0);
+		CHECK_EQ(STAT(srv, recv_credits_cut), 0);
+	} else {
+		CHECK_EQ(client_credits(c[0]), 32);
+		for (int i = 1; i < 4; i++)
+			CHECK_EQ(client_credits(c[i]), 4);
+		CHECK_EQ(STAT(srv, recv_credits_cut), 3);
+		CHECK_EQ(STAT(srv, recv_bytes_now), full + 3 * fewest);
+	}
+	for (int i = 0; i < 4; i++)
+		adds_at_once(loop, c[i], 16);
+	for (int i = 0; i < 4; i++)
+		rpcrdma_client_destroy(c[i]);
+	wait_recv_bytes(loop, srv, 0);
+	rpcrdma_server_destroy(srv);
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+		return;
+	}
+
+	/* Too small a budget for max_conns: refused beyond it. */
+	rpcrdma_server_opts_default(&so);
+	so.inline_recv = (uint32_t)buf;
+	so.max_conns = 8;
+	so.max_recv_total = 2 * fewest;
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < 2; i++) {
+		c[i] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(c[i], i, 1, &sum), 0);
+		CHECK_EQ(client_credits(c[i]), 4);
+	}
+	c[2] = client_for(loop, port, TEST_PROG, 1, NULL);
+	CHECK_EQ(rpcrdma_client_connect(c[2]), -ECONNREFUSED);
+	rpcrdma_client_destroy(c[2]);
+	RUN_UNTIL(loop, NULL, srv, recv_budget_refused, 1);
+	CHECK(STAT(srv, conns_refused) >= 1);
+	CHECK_EQ(STAT(srv, recv_bytes_now), 2 * fewest);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(add(c[i], i, 2, &sum), 0);
+		CHECK_EQ(sum, i + 2);
+	}
+	rpcrdma_client_destroy(c[0]);
+	wait_recv_bytes(loop, srv, fewest);
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(c[1]);
+	wait_recv_bytes(loop, srv, 0);
+	rpcrdma_server_destroy(srv);
+
+	/* A flood gone leaves no receive slabs behind. */
+	rpcrdma_server_opts_default(&so);
+	so.inline_recv = (uint32_t)buf;
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < 12; i++) {
+		c[i] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(c[i], i, 1, &sum), 0);
+	}
+	CHECK_EQ(STAT(srv, recv_bytes_now), 12 * full);
+	CHECK_EQ(STAT(srv, recv_credits_cut), 0);
+	deregs = STAT(srv, prov_dereg_mrs);
+	for (int i = 0; i < 12; i++)
+		rpcrdma_client_destroy(c[i]);
+	wait_recv_bytes(loop, srv, 0);
+	/* 12 x 32 receives posted: twelve slabs of 32; one connection's
+	 * worth (68 buffers) stays. */
+	fprintf(stderr, "recv_total: %llu slabs deregistered after the flood\n",
+		(unsigned long long)(STAT(srv, prov_dereg_mrs) - deregs));
+	CHECK(STAT(srv, prov_dereg_mrs) - deregs >= 8);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
 /*
  * max_record: a call larger than the server's largest record is refused
  * before it is read (TCP: the connection closes at the record mark; RDMA:

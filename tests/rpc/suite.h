@@ -251,6 +251,7 @@ void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
 void case_bound_queued_total(void);
+void case_bound_recv_total(void);
 void case_bound_too_large(void);
 void case_bound_read_budget(void);
 void case_bound_drc_key(void);

@@ -396,7 +396,8 @@ static void print_stats(struct served *sv, int n)
 				"rpcrdma-nfsd: stats %s: calls %llu replies %llu devices %llu "
 				"registrations %llu write_zero_copy_bytes %llu retransmits %llu "
 				"replies_lost %llu queued_bytes %llu queue_pauses %llu "
-				"queued_total_pauses %llu\n",
+				"queued_total_pauses %llu recv_bytes %llu recv_credits_cut %llu "
+				"recv_budget_refused %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
 				(unsigned long long)xs.calls_sent,
 				(unsigned long long)xs.devices_opened,
@@ -406,7 +407,10 @@ static void print_stats(struct served *sv, int n)
 				(unsigned long long)xs.replies_lost,
 				(unsigned long long)xs.queued_bytes_now,
 				(unsigned long long)xs.queue_pauses,
-				(unsigned long long)xs.queued_total_pauses);
+				(unsigned long long)xs.queued_total_pauses,
+				(unsigned long long)xs.recv_bytes_now,
+				(unsigned long long)xs.recv_credits_cut,
+				(unsigned long long)xs.recv_budget_refused);
 	}
 }
 
