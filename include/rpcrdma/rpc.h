@@ -419,7 +419,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* configured, to stay within max_recv_total            */ \
 	X(recv_budget_refused) /* server, RDMA: connections refused: max_recv_total    */ \
 			       /* could not hold even their fewest credits (also in    */ \
-			       /* conns_refused)                                       */
+			       /* conns_refused)                                       */ \
+	X(read_bytes_max)      /* server, RDMA: most bytes of Read-chunk landing       */ \
+			       /* buffers one transport (the server's loop or a       */ \
+			       /* worker) held at once (max_read_bytes)                */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -556,10 +559,12 @@ struct rpcrdma_server_opts {
 	 * progress for this long is closed; 0: 30000; drain_timeouts.
 	 *
 	 * max_read_bytes: RDMA: bytes of Read-chunk landing buffers all the
-	 * connections of one transport (the server's, or each worker's) may
-	 * hold at once; one connection may hold four of its largest calls
-	 * (max_record).  Calls beyond wait their turn; 0: 256 MiB;
-	 * read_budget_waits.  max_record (above) also bounds the call an
+	 * server's connections may hold at once, shared equally by the
+	 * server's loop and its workers (each of N workers, and the server,
+	 * gets 1/(N+1) of it); one connection may hold four of its largest
+	 * calls (max_record) within that share.  Calls beyond wait their
+	 * turn (a call alone larger than a share still goes alone); 0:
+	 * 256 MiB; read_budget_waits.  max_record (above) also bounds the call an
 	 * RDMA server rebuilds from its Read chunks.
 	 */
 	unsigned int max_conns;

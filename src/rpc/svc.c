@@ -480,8 +480,13 @@ void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
 	out->drain_ms =
 	    opts->drain_timeout_ms ? opts->drain_timeout_ms : RPCRDMA__SVC_DRAIN_MS_DEFAULT;
 	out->max_queued = opts->max_conn_queued ? opts->max_conn_queued : RPCRDMA__SVC_QUEUED_DEFAULT;
+	/* A server-wide bound, shared equally by the listener's transport
+	 * and each worker's: each waits on its own share, so no call waits
+	 * on another thread's releases, and together they stay within it. */
 	out->max_read_bytes =
 	    opts->max_read_bytes ? opts->max_read_bytes : RPCRDMA__SVC_READ_BYTES_DEFAULT;
+	if (cb && cb->cores)
+		out->max_read_bytes /= cb->cores(cb_ctx);
 	shortest = out->idle_ms;
 	if (out->record_ms < shortest)
 		shortest = out->record_ms;
@@ -604,6 +609,14 @@ static void on_recv_charge(void *ctx, size_t bytes)
 	atomic_fetch_add(&((struct rpcrdma_server *)ctx)->root->recv_reserved, bytes);
 }
 
+/* The server's loop and its workers: what shares a server-wide bound. */
+static unsigned int on_cores(void *ctx)
+{
+	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
+
+	return root->opts.workers ? root->opts.workers + 1 : 1;
+}
+
 /* What the transports call: the listener's, and each worker's. */
 
 static const struct rpcrdma__svc_cb svc_cb = {
@@ -618,6 +631,7 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .recv_reserve = on_recv_reserve,
     .recv_unreserve = on_recv_unreserve,
     .recv_charge = on_recv_charge,
+    .cores = on_cores,
 };
 
 static const struct rpcrdma__svc_cb worker_cb = {
@@ -630,6 +644,7 @@ static const struct rpcrdma__svc_cb worker_cb = {
     .recv_reserve = on_recv_reserve,
     .recv_unreserve = on_recv_unreserve,
     .recv_charge = on_recv_charge,
+    .cores = on_cores,
 };
 
 /* Public API. */

@@ -116,7 +116,7 @@ int rpcrdma__svc_worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_w
 
 /* Counters. */
 
-/* @acc += @one; the two gauges take the larger value instead. */
+/* @acc += @one; the gauges and maxima take the larger value instead. */
 static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_stats *one)
 {
 	uint64_t granted = acc->credits_granted > one->credits_granted ? acc->credits_granted
@@ -130,6 +130,8 @@ static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_
 	uint64_t rev_in_use = acc->rev_credits_in_use_max > one->rev_credits_in_use_max
 				  ? acc->rev_credits_in_use_max
 				  : one->rev_credits_in_use_max;
+	uint64_t read_max =
+	    acc->read_bytes_max > one->read_bytes_max ? acc->read_bytes_max : one->read_bytes_max;
 
 #define ADD(name) acc->name += one->name;
 	RPCRDMA_XPRT_STATS(ADD)
@@ -138,6 +140,7 @@ static void stats_add(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt_
 	acc->credits_in_use_max = in_use;
 	acc->rev_credits_granted = rev_granted;
 	acc->rev_credits_in_use_max = rev_in_use;
+	acc->read_bytes_max = read_max;
 }
 
 /* One core's counters, on its own thread. */

@@ -286,6 +286,12 @@ struct rpcrdma__svc_cb {
 	size_t (*recv_reserve)(void *ctx, size_t min, size_t full);
 	void (*recv_unreserve)(void *ctx, size_t bytes);
 	void (*recv_charge)(void *ctx, size_t bytes);
+	/*
+	 * How many transports of this kind the server has, one per loop (its
+	 * own and each worker's; may be NULL: one): a bound that each
+	 * enforces on its own, such as max_read_bytes, is split among them.
+	 */
+	unsigned int (*cores)(void *ctx);
 };
 
 /*

@@ -467,8 +467,10 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.vers_high = v->vers_high;
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
-	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
 	rpcrdma__svc_bounds_of(opts, cb, cb_ctx, &v->b);
+	/* Kept landing buffers, too, within the transport's share. */
+	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX < v->b.max_read_bytes ? XSVC_RD_SPARES_MAX
+									 : v->b.max_read_bytes;
 	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__SVC_MAX_RECORD_DEFAULT;
 	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;
@@ -637,6 +639,7 @@ static void stats_fold(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt
 	XSVC_MAX(credits_in_use_max)
 	XSVC_MAX(rev_credits_granted)
 	XSVC_MAX(rev_credits_in_use_max)
+	XSVC_MAX(read_bytes_max)
 #define XSVC_ADD(name) acc->name += one->name;
 	RPCRDMA_XPRT_STATS(XSVC_ADD)
 #undef XSVC_ADD
@@ -644,6 +647,7 @@ static void stats_fold(struct rpcrdma_xprt_stats *acc, const struct rpcrdma_xprt
 	acc->credits_in_use_max = g.credits_in_use_max;
 	acc->rev_credits_granted = g.rev_credits_granted;
 	acc->rev_credits_in_use_max = g.rev_credits_in_use_max;
+	acc->read_bytes_max = g.read_bytes_max;
 #undef XSVC_MAX
 }
 

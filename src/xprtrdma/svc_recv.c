@@ -222,6 +222,8 @@ void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc)
 				rpcrdma__xsvc_rl_add(sc, s);
 				sc->rd_bytes += s->rd_total;
 				v->rd_bytes += s->rd_total;
+				if (v->rd_bytes > v->st.read_bytes_max)
+					v->st.read_bytes_max = v->rd_bytes;
 			}
 		}
 		while (s->rop_next < s->nrops && sc->c.rd_used < sc->c.rd_depth &&

@@ -930,10 +930,13 @@ void case_bound_too_large(void)
 
 /*
  * max_read_bytes: many large calls at once.  Over RDMA their Read-chunk
- * buffers are held to the budget (later calls wait, counted) and every call
- * still completes with its data; over TCP the same burst is simply served.
+ * buffers are held to the budget (later calls wait, counted; the most
+ * held at once within it) and every call still completes with its data;
+ * over TCP the same burst is simply served.  With two workers the budget
+ * is the server's: the worker serving the connection holds at most its
+ * third of it.
  */
-void case_bound_read_budget(void)
+static void bound_read_budget(unsigned int workers)
 {
 	enum { N = 16 };
 	struct rpcrdma_server_opts so;
@@ -948,7 +951,8 @@ void case_bound_read_budget(void)
 
 	CHECK(in && out);
 	rpcrdma_server_opts_default(&so);
-	so.max_read_bytes = 512u << 10;
+	so.max_read_bytes = (512u << 10) * (workers + 1);
+	so.workers = workers;
 	so.credits = 32;
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = bounded_server(loop, &so, port);
@@ -971,14 +975,25 @@ void case_bound_read_budget(void)
 		CHECK_EQ(out[i].len, in->len);
 		CHECK(memcmp(out[i].data, in->data, in->len) == 0);
 	}
-	if (transport == RPCRDMA_TRANSPORT_RDMA)
+	if (transport == RPCRDMA_TRANSPORT_RDMA) {
 		CHECK(STAT(srv, read_budget_waits) > 0);
+		/* Two of the 200 KiB calls fit in 512 KiB, a third does not. */
+		CHECK(STAT(srv, read_bytes_max) >= 2 * in->len);
+		fprintf(stderr, "read_bytes_max %llu\n", (unsigned long long)STAT(srv, read_bytes_max));
+		CHECK(STAT(srv, read_bytes_max) <= 512u << 10);
+	}
 	good_client_served(loop, port);
 	rpcrdma_client_destroy(c);
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(in);
 	free(out);
+}
+
+void case_bound_read_budget(void)
+{
+	bound_read_budget(0);
+	bound_read_budget(2);
 }
 
 /*
