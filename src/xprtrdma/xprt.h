@@ -228,7 +228,8 @@ void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp);
 /*
  * Receive buffers: all of one size (our advertised inline receive size),
  * carved from registered slabs that grow on demand up to a limit and are
- * kept for the life of the transport, across reconnections.
+ * kept across reconnections; a server gives back the slabs no buffer
+ * uses when its connections go (rpcrdma__xrecv_pool_trim).
  */
 struct rpcrdma__xconn;
 
