@@ -353,7 +353,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(records_too_large)   /* calls larger than max_record (closed on TCP, ERR_CHUNK on RDMA) */ \
 	X(queue_pauses)        /* times a connection's queued replies stopped new calls */     \
 	X(drain_timeouts)      /* closed: queued replies not drained in drain_timeout_ms */    \
-	X(read_budget_waits)   /* RDMA: calls that waited for Read-chunk buffer budget */     \
+	X(read_budget_waits)   /* calls that waited for max_read_bytes (RDMA: Read-chunk */     \
+			       /* buffers; TCP: a connection not read while calls in  */ \
+			       /* progress held it)                                   */ \
 	X(abort_waits)         /* client: calls timed out or cancelled whose memory went     */ \
 			       /* back only after a revocation still under way completed  */ \
 	/* Work the provider did for this transport (RDMA only; bench/README.md  */            \
@@ -420,9 +422,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(recv_budget_refused) /* server, RDMA: connections refused: max_recv_total    */ \
 			       /* could not hold even their fewest credits (also in    */ \
 			       /* conns_refused)                                       */ \
-	X(read_bytes_max)      /* server, RDMA: most bytes of Read-chunk landing       */ \
-			       /* buffers one transport (the server's loop or a       */ \
-			       /* worker) held at once (max_read_bytes)                */
+	X(read_bytes_max)      /* server: most bytes of Read-chunk landing buffers     */ \
+			       /* (RDMA) or records of calls in progress (TCP) one    */ \
+			       /* transport (the server's loop or a worker) held at   */ \
+			       /* once (max_read_bytes)                               */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -563,9 +566,14 @@ struct rpcrdma_server_opts {
 	 * server's loop and its workers (each of N workers, and the server,
 	 * gets 1/(N+1) of it); one connection may hold four of its largest
 	 * calls (max_record) within that share.  Calls beyond wait their
-	 * turn (a call alone larger than a share still goes alone); 0:
-	 * 256 MiB; read_budget_waits.  max_record (above) also bounds the call an
-	 * RDMA server rebuilds from its Read chunks.
+	 * turn (a call alone larger than a share still goes alone).  TCP:
+	 * the same share bounds the records that calls in progress (a
+	 * deferred procedure not yet answered) hold: while they fill it, a
+	 * connection with a call of its own in progress is not read, and one
+	 * with none still takes a call, so what they hold stays within the
+	 * share plus one call per connection.  0: 256 MiB;
+	 * read_budget_waits, read_bytes_max.  max_record (above) also bounds
+	 * the call an RDMA server rebuilds from its Read chunks.
 	 */
 	unsigned int max_conns;
 	uint32_t idle_timeout_ms;

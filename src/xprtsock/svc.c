@@ -8,8 +8,9 @@
  * connection is listed there while it has no call and no reply queued),
  * or is closed at accept when every one has something; a connection
  * stops being read while its replies exceed max_conn_queued or
- * MAX_INFLIGHT calls are in progress, which pushes back through TCP flow
- * control; its tick closes it when queued replies do not move for
+ * MAX_INFLIGHT calls are in progress, or while it has a call in progress
+ * and the records of this transport's calls in progress fill its share
+ * of max_read_bytes, which pushes back through TCP flow control; its tick closes it when queued replies do not move for
  * drain_timeout_ms, when a call begun is not whole after
  * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A
  * closed connection stays allocated, and keeps its place under
@@ -66,6 +67,7 @@ struct svc_call {
 	struct rpcrdma__sreq base;
 	struct svc_conn *conn;
 	uint8_t *rec;                  /* the call's record, kept until release */
+	size_t rec_len;                /* counted in the transport's held_bytes */
 	struct rpcrdma__sock_buf *buf; /* the reply being encoded */
 };
 
@@ -80,6 +82,9 @@ struct rpcrdma__svc_transport {
 	struct rpcrdma__svc_bounds b;
 	struct rpcrdma__list conns;   /* open connections, newest first */
 	struct rpcrdma__list closed;  /* closed ones with calls not yet released */
+	/* Bytes of the records that calls in progress hold, against
+	 * b.max_read_bytes (this loop's share of the server's). */
+	size_t held_bytes;
 	struct rpcrdma_xprt_stats st; /* every connection's, closed ones too */
 };
 
@@ -175,10 +180,21 @@ static bool over_queued_total(const struct svc_conn *sc)
 	return (sc->inflight || sc->c.q.bytes) && rpcrdma__svc_over_queued_total(&sc->srv->b);
 }
 
+/*
+ * The records of calls in progress fill this loop's share of
+ * max_read_bytes: a connection with a call of its own in progress waits
+ * for it (or for the others' to end), one with none still takes a call,
+ * so the calls in progress always end and nothing waits on itself.
+ */
+static bool over_held_budget(const struct svc_conn *sc)
+{
+	return sc->inflight && sc->srv->held_bytes >= sc->srv->b.max_read_bytes;
+}
+
 static bool conn_should_pause(const struct svc_conn *sc)
 {
 	return sc->inflight >= MAX_INFLIGHT || sc->c.q.bytes >= sc->srv->b.max_queued ||
-	       over_queued_total(sc);
+	       over_queued_total(sc) || over_held_budget(sc);
 }
 
 /* Stop reading @sc; a stop for replies the peer does not take is counted. */
@@ -188,6 +204,8 @@ static void conn_pause(struct svc_conn *sc)
 		sc->srv->st.queue_pauses++;
 	else if (sc->inflight < MAX_INFLIGHT && over_queued_total(sc))
 		sc->srv->st.queued_total_pauses++;
+	else if (sc->inflight < MAX_INFLIGHT && over_held_budget(sc))
+		sc->srv->st.read_budget_waits++;
 	sc->c.paused = true;
 	sc->paused_at = rpcrdma_loop_now(sc->c.loop);
 	rpcrdma__sock_conn_update(&sc->c);
@@ -231,6 +249,10 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	}
 	r->conn = sc;
 	r->rec = rec;
+	r->rec_len = len;
+	srv->held_bytes += len;
+	if (srv->held_bytes > srv->st.read_bytes_max)
+		srv->st.read_bytes_max = srv->held_bytes;
 	r->base.tpriv = r;
 	r->base.peer = (const struct sockaddr *)&sc->peer;
 	r->base.conn_id = sc->id;
@@ -617,11 +639,38 @@ static int tcp_reply_begin(struct rpcrdma__sreq *req)
 	return 0;
 }
 
+/* Read @sc again from a timer, if it waits and need not any more. */
+static void conn_resume_later(struct svc_conn *sc)
+{
+	if (!sc->dead && sc->c.paused && !conn_should_pause(sc) && !sc->later.armed) {
+		sc->later_err = 0;
+		rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);
+	}
+}
+
+/*
+ * @srv's held records fell below its share by @bytes: the connections
+ * waiting for other connections' calls may take theirs again.  Only on
+ * that crossing, so a server under its share never walks the list.
+ */
+static void held_release(struct rpcrdma__svc_transport *srv, size_t bytes)
+{
+	bool was_over = srv->held_bytes >= srv->b.max_read_bytes;
+	struct rpcrdma__list *pos;
+
+	srv->held_bytes -= bytes;
+	if (!was_over || srv->held_bytes >= srv->b.max_read_bytes)
+		return;
+	rpcrdma__list_foreach(pos, &srv->conns)
+		conn_resume_later(rpcrdma__container_of(pos, struct svc_conn, node));
+}
+
 static void call_release(struct svc_call *r)
 {
 	struct svc_conn *sc = r->conn;
 	void (*done)(void *) = r->base.done;
 	void *done_ctx = r->base.done_ctx;
+	size_t rec_len = r->rec_len;
 
 	free(r->buf);
 	free(r->rec);
@@ -631,10 +680,9 @@ static void call_release(struct svc_call *r)
 		done(done_ctx);
 	sc->inflight--;
 	(void)conn_lru_update(sc, false);
-	if (!sc->dead && sc->c.paused && !conn_should_pause(sc) && !sc->later.armed) {
-		sc->later_err = 0;
-		rpcrdma__timer_start(sc->c.loop, &sc->later, 0, conn_deferred, sc);
-	}
+	if (sc->srv)
+		held_release(sc->srv, rec_len);
+	conn_resume_later(sc);
 	conn_put(sc);
 }
 
