@@ -45,7 +45,7 @@ asan-check: asan
 # worker loops, rpcrdma_server_inflight() from another thread, nconnect,
 # the backchannel, provider handoff between threads, two loops, the count
 # of queued replies the workers share (max_queued_total).
-TSAN_TESTS = ^rpc/(tcp|rdma)/(workers|nconnect|two_threads|bound_conns_evict_workers|bound_queued_total|bound_recv_total|bound_read_budget)|^xprt/e2e_|^provider/ofi/handoff
+TSAN_TESTS = ^rpc/(tcp|rdma)/(workers|nconnect|two_threads|bound_conns_evict_workers|bound_queued_total|bound_recv_total|bound_read_budget|bound_kept_replies)|^xprt/e2e_|^provider/ofi/handoff
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRPCRDMA_TSAN=ON
 	cmake --build $(TSAN_BUILD) -j$(JOBS) --target rpc_suite xprt_e2e_test provider_suite

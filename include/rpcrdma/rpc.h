@@ -425,7 +425,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(read_bytes_max)      /* server: most bytes of Read-chunk landing buffers     */ \
 			       /* (RDMA) or records of calls in progress (TCP) one    */ \
 			       /* transport (the server's loop or a worker) held at   */ \
-			       /* once (max_read_bytes)                               */
+			       /* once (max_read_bytes)                               */ \
+	X(reply_bytes_kept)    /* server, RDMA: bytes of buffers that answered        */ \
+			       /* requests keep for the next calls, now (16 MiB over  */ \
+			       /* the server, its loop and workers sharing it)        */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

@@ -485,8 +485,8 @@ void rpcrdma__svc_bounds_of(const struct rpcrdma_server_opts *opts,
 	 * on another thread's releases, and together they stay within it. */
 	out->max_read_bytes =
 	    opts->max_read_bytes ? opts->max_read_bytes : RPCRDMA__SVC_READ_BYTES_DEFAULT;
-	if (cb && cb->cores)
-		out->max_read_bytes /= cb->cores(cb_ctx);
+	out->cores = cb && cb->cores ? cb->cores(cb_ctx) : 1;
+	out->max_read_bytes /= out->cores;
 	shortest = out->idle_ms;
 	if (out->record_ms < shortest)
 		shortest = out->record_ms;

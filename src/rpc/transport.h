@@ -385,6 +385,8 @@ struct rpcrdma__svc_bounds {
 	uint32_t idle_ms, record_ms, drain_ms;
 	size_t max_queued;
 	size_t max_read_bytes;
+	/* The loops a server-wide bound is shared by (cb->cores; 1 without). */
+	unsigned int cores;
 	/* How often a connection looks at its clocks: a quarter of the
 	 * shortest time-out, within 10 ms .. 5 s. */
 	uint32_t tick_ms;

@@ -295,6 +295,8 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 			d->error = d->error ? d->error : rc;
 			return rc;
 		}
+		if (d->nresults >= d->bufs_used)
+			d->bufs_used = d->nresults + 1;
 		memcpy(res->buf.addr, data, len);
 		res->src = res->buf.addr;
 		res->mr = res->buf.mr;
@@ -359,11 +361,21 @@ void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d)
 	d->next = 0;
 }
 
+size_t rpcrdma__ddp_resp_kept(const struct rpcrdma__ddp_resp *d)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < d->bufs_used; i++)
+		n += d->results[i].buf.len;
+	return n;
+}
+
 void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d)
 {
 	rpcrdma__ddp_resp_release(d);
 	for (uint32_t i = 0; i < RPCRDMA_HDR_MAX_WRITE_CHUNKS; i++)
 		rpcrdma__xbuf_free(&d->results[i].buf);
+	d->bufs_used = 0;
 }
 
 static int msgp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data, uint32_t len)

@@ -113,6 +113,7 @@ struct rpcrdma__ddp_resp {
 	size_t room;                    /* its room when the reply began */
 	uint32_t next; /* next unused Write chunk */
 	uint32_t nresults;
+	uint32_t bufs_used; /* results[] below this may keep a copy buffer */
 	struct rpcrdma__ddp_result results[RPCRDMA_HDR_MAX_WRITE_CHUNKS];
 	uint32_t nlent, lend_max;
 	uint64_t lent_bytes;
@@ -165,6 +166,9 @@ void rpcrdma__ddp_resp_release(struct rpcrdma__ddp_resp *d);
  * @d: the context (zeroed before its first use)
  */
 void rpcrdma__ddp_resp_free(struct rpcrdma__ddp_resp *d);
+
+/* The bytes of copy buffers @d keeps between calls. */
+size_t rpcrdma__ddp_resp_kept(const struct rpcrdma__ddp_resp *d);
 /**
  * rpcrdma__ddp_chunk_capacity - bytes a Write chunk of a call can take
  * @call: the call's header

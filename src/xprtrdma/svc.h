@@ -164,6 +164,7 @@ struct rpcrdma__xsreq {
 
 	/* The reply. */
 	bool begun;
+	size_t kept;               /* on the free list: the bytes it keeps */
 	struct rpcrdma__xbuf sbuf; /* transport header */
 	struct rpcrdma__xbuf rbuf; /* the reply message */
 	struct rpcrdma__ddp_resp rddp;
@@ -246,6 +247,8 @@ struct rpcrdma__xsvc {
 	struct rpcrdma__xsconn *conns;
 	struct rpcrdma__xsreq *free;
 	unsigned int nfree;
+	size_t free_bytes;     /* the buffers the requests on free keep */
+	size_t free_bytes_max; /* this transport's share of XSVC_KEPT_BYTES */
 	struct rpcrdma__xsreq *all;
 	struct rpcrdma_hdr hdr; /* scratch: reply headers */
 	struct rpcrdma_segment segs[RPCRDMA_HDR_MAX_SEGS];
@@ -282,7 +285,12 @@ struct rpcrdma__xsvc {
  * is opened again. */
 #define XSVC_DEVICES_MAX 32u
 
+/* Answered requests kept for the next calls, and the bytes of their
+ * buffers kept with them over the whole server: each transport (the
+ * server's loop and each worker's) keeps an equal share, so the total
+ * does not grow with the workers. */
 #define XSREQ_FREE_MAX 64u
+#define XSVC_KEPT_BYTES ((size_t)16 << 20)
 
 /* The receive buffers a connection granted @credits may hold: those
  * posted for its grant and those its calls in progress keep, while each

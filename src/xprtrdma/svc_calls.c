@@ -78,6 +78,14 @@ void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s)
 	rpcrdma__xbuf_free(&s->rbuf);
 }
 
+/* What an answered request keeps for the next call: its header and reply
+ * buffers and the copy buffers of its results (the landing buffer went
+ * to rd_spares). */
+static size_t sreq_kept_bytes(const struct rpcrdma__xsreq *s)
+{
+	return s->sbuf.len + s->rbuf.len + rpcrdma__ddp_resp_kept(&s->rddp);
+}
+
 struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc)
 {
 	struct rpcrdma__xsreq *s = v->free;
@@ -85,6 +93,7 @@ struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rp
 	if (s) {
 		v->free = s->next;
 		v->nfree--;
+		v->free_bytes -= s->kept;
 	} else {
 		s = calloc(1, sizeof(*s));
 		if (!s)
@@ -218,6 +227,13 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	rpcrdma__xsvc_refill(sc);
 	sc->sreqs--;
 	if (v->nfree < XSREQ_FREE_MAX) {
+		s->kept = sreq_kept_bytes(s);
+		/* Kept without its buffers once the share is full. */
+		if (v->free_bytes + s->kept > v->free_bytes_max) {
+			rpcrdma__xsvc_sreq_free_bufs(s);
+			s->kept = 0;
+		}
+		v->free_bytes += s->kept;
 		s->next = v->free;
 		v->free = s;
 		v->nfree++;

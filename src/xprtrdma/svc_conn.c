@@ -471,6 +471,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	/* Kept landing buffers, too, within the transport's share. */
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX < v->b.max_read_bytes ? XSVC_RD_SPARES_MAX
 									 : v->b.max_read_bytes;
+	v->free_bytes_max = XSVC_KEPT_BYTES / v->b.cores;
 	v->max_call = opts->max_record ? opts->max_record : RPCRDMA__SVC_MAX_RECORD_DEFAULT;
 	if (v->max_call > RPCRDMA__XPRT_MAX_MSG)
 		v->max_call = RPCRDMA__XPRT_MAX_MSG;
@@ -656,6 +657,7 @@ static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats
 	struct rpcrdma__xsvc *v = xsvc_of(t);
 
 	*out = v->st;
+	out->reply_bytes_kept = v->free_bytes;
 	rpcrdma__xdev_add_stats(&v->dev, out);
 	for (struct rpcrdma__xsconn *sc = v->conns; sc; sc = sc->next)
 		out->recvs_posted_now += sc->c.recv_posted;

@@ -1080,6 +1080,74 @@ void case_bound_held_calls(void)
 }
 
 /*
+ * The buffers answered requests keep for the next calls are the
+ * server's, shared by its loop and workers: 64 calls at once with
+ * 200 KiB results sent as Long Replies (a Reply chunk, so each request's
+ * reply buffer grows to hold its reply) leave the worker that served them
+ * keeping at most its third of the 16 MiB, where it would keep 64 such
+ * buffers alone.  The calls after it are served as before.  Over TCP
+ * nothing is kept between calls.
+ */
+void case_bound_kept_replies(void)
+{
+	enum { N = 64 };
+	const uint32_t len = 200u << 10;
+	const uint64_t share = (16u << 20) / 3;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	struct fill_call *f = calloc(N, sizeof(*f));
+	uint64_t kept;
+	char port[16];
+
+	CHECK(f);
+	rpcrdma_server_opts_default(&so);
+	so.workers = 2;
+	so.credits = N;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	c = client_for(loop, port, TEST_PROG, 1, NULL);
+	open_credits(c, N);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < N; i++) {
+			f[i].n = len;
+			f[i].out = malloc(sizeof(*f[i].out));
+			CHECK(f[i].out);
+			f[i].done = false;
+			call_init(&f[i].call, P_FILL, xdr_u32_enc, &f[i].n, xdr_echo_dec, f[i].out);
+			f[i].call.max_reply = 4096 + len;
+			f[i].call.done = fill_done;
+			f[i].call.ctx = &f[i];
+			CHECK_EQ(rpcrdma_client_call_async(c, &f[i].call), 0);
+		}
+		for (int i = 0; i < N; i++) {
+			pump_until(loop, &f[i].done);
+			CHECK_EQ(f[i].status, 0);
+			CHECK_EQ(f[i].out->len, len);
+			CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
+			free(f[i].out);
+		}
+		pump_ms(loop, 50); /* the last requests' Sends complete */
+		kept = STAT(srv, reply_bytes_kept);
+		fprintf(stderr, "kept_replies: round %d: %llu bytes kept (share %llu)\n", round,
+			(unsigned long long)kept, (unsigned long long)share);
+		if (transport == RPCRDMA_TRANSPORT_RDMA) {
+			CHECK(kept <= share);
+			/* Up to the share: about 26 of the 64 buffers. */
+			CHECK(kept >= share - 2 * (len + 8192));
+		} else {
+			CHECK_EQ(kept, 0);
+		}
+	}
+	good_client_served(loop, port);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(f);
+}
+
+/*
  * The duplicate request cache replays only to the same caller with the
  * same call: the same XID from another credential, or with arguments that
  * differ past their first 256 bytes, runs.

@@ -1180,6 +1180,7 @@ static const struct test_case cases[] = {
     {"bound_too_large", case_bound_too_large, false},
     {"bound_read_budget", case_bound_read_budget, false},
     {"bound_held_calls", case_bound_held_calls, false},
+    {"bound_kept_replies", case_bound_kept_replies, false},
     {"bound_drc_key", case_bound_drc_key, false},
     {"bound_inflight", case_bound_inflight, false},
     {"bound_record_pipelined", case_bound_record_pipelined, true},

@@ -255,6 +255,7 @@ void case_bound_recv_total(void);
 void case_bound_too_large(void);
 void case_bound_read_budget(void);
 void case_bound_held_calls(void);
+void case_bound_kept_replies(void);
 void case_bound_drc_key(void);
 void case_bound_inflight(void);
 void case_bound_record_pipelined(void);

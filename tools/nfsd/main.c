@@ -397,7 +397,8 @@ static void print_stats(struct served *sv, int n)
 				"registrations %llu write_zero_copy_bytes %llu retransmits %llu "
 				"replies_lost %llu queued_bytes %llu queue_pauses %llu "
 				"queued_total_pauses %llu recv_bytes %llu recv_credits_cut %llu "
-				"recv_budget_refused %llu\n",
+				"recv_budget_refused %llu read_budget_waits %llu read_bytes_max %llu "
+				"reply_bytes_kept %llu\n",
 				sv[i].what, (unsigned long long)xs.calls_received,
 				(unsigned long long)xs.calls_sent,
 				(unsigned long long)xs.devices_opened,
@@ -410,7 +411,10 @@ static void print_stats(struct served *sv, int n)
 				(unsigned long long)xs.queued_total_pauses,
 				(unsigned long long)xs.recv_bytes_now,
 				(unsigned long long)xs.recv_credits_cut,
-				(unsigned long long)xs.recv_budget_refused);
+				(unsigned long long)xs.recv_budget_refused,
+				(unsigned long long)xs.read_budget_waits,
+				(unsigned long long)xs.read_bytes_max,
+				(unsigned long long)xs.reply_bytes_kept);
 	}
 }
 
