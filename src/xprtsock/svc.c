@@ -10,14 +10,14 @@
  * stops being read while its replies exceed max_conn_queued or
  * MAX_INFLIGHT calls are in progress, or while it has a call in progress
  * and the records of this transport's calls in progress fill its share
- * of max_read_bytes, which pushes back through TCP flow control; its tick closes it when queued replies do not move for
- * drain_timeout_ms, when a call begun is not whole after
- * record_timeout_ms, or when nothing happens for idle_timeout_ms.  A
- * closed connection stays allocated, and keeps its place under
- * max_conns, until each call read from it is answered or dropped: the
- * calls hold their records, so a client that closes and comes back must
- * not get a new place while they do.  A close found inside a core call is
- * carried out from a timer.
+ * of max_read_bytes, which pushes back through TCP flow control; its
+ * tick closes it when queued replies do not move for drain_timeout_ms,
+ * when a call begun is not whole after record_timeout_ms, or when
+ * nothing happens for idle_timeout_ms.  A closed connection stays
+ * allocated, and keeps its place under max_conns, until each call read
+ * from it is answered or dropped: the calls hold their records, so a
+ * client that closes and comes back must not get a new place while they
+ * do.  A close found inside a core call is carried out from a timer.
  */
 #include <errno.h>
 #include <netinet/in.h>
