@@ -426,9 +426,14 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* (RDMA) or records of calls in progress (TCP) one    */ \
 			       /* transport (the server's loop or a worker) held at   */ \
 			       /* once (max_read_bytes)                               */ \
-	X(reply_bytes_kept)    /* server, RDMA: bytes of buffers that answered        */ \
-			       /* requests keep for the next calls, now (16 MiB over  */ \
-			       /* the server, its loop and workers sharing it)        */
+	X(reply_bytes_kept)    /* server, RDMA: bytes of grown reply buffers and      */ \
+			       /* result copies answered requests keep for the next   */ \
+			       /* calls, now (16 MiB over the server, its loop and    */ \
+			       /* workers sharing it)                                 */ \
+	X(pool_bytes_now)      /* RDMA: bytes of registered buffers idle in the        */ \
+			       /* library's pools, now (64 MiB and 1024 a size class */ \
+			       /* per provider instance: a client transport, a       */ \
+			       /* server's loop, each worker)                         */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

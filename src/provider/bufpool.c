@@ -95,6 +95,11 @@ void rpcrdma__bufpool_put(struct rpcrdma_provider *p, uint8_t *addr, struct rpcr
 	free(addr);
 }
 
+size_t rpcrdma__bufpool_bytes(const struct rpcrdma_provider *p)
+{
+	return p->bufpool ? p->bufpool->bytes : 0;
+}
+
 void rpcrdma__bufpool_close(struct rpcrdma_provider *p)
 {
 	struct rpcrdma__bufpool *bp = p->bufpool;

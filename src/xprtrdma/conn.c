@@ -203,6 +203,7 @@ void rpcrdma__xdev_add_stats(const struct rpcrdma__xdev *dev, struct rpcrdma_xpr
 	out->prov_revokes += ps.revokes;
 	out->prov_reg_mrs += ps.reg_mrs;
 	out->prov_dereg_mrs += ps.dereg_mrs;
+	out->pool_bytes_now += rpcrdma__bufpool_bytes(dev->prov);
 	rpcrdma__regcache_stats(dev->prov, &rs);
 	out->prov_regcache_hits += rs.hits;
 	out->prov_regcache_misses += rs.misses;

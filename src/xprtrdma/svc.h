@@ -164,7 +164,7 @@ struct rpcrdma__xsreq {
 
 	/* The reply. */
 	bool begun;
-	size_t kept;               /* on the free list: the bytes it keeps */
+	size_t kept;               /* on the free list: sreq_extra_bytes() */
 	struct rpcrdma__xbuf sbuf; /* transport header */
 	struct rpcrdma__xbuf rbuf; /* the reply message */
 	struct rpcrdma__ddp_resp rddp;
@@ -247,7 +247,7 @@ struct rpcrdma__xsvc {
 	struct rpcrdma__xsconn *conns;
 	struct rpcrdma__xsreq *free;
 	unsigned int nfree;
-	size_t free_bytes;     /* the buffers the requests on free keep */
+	size_t free_bytes;     /* what the requests on free keep beyond the usual */
 	size_t free_bytes_max; /* this transport's share of XSVC_KEPT_BYTES */
 	struct rpcrdma__xsreq *all;
 	struct rpcrdma_hdr hdr; /* scratch: reply headers */
@@ -285,10 +285,11 @@ struct rpcrdma__xsvc {
  * is opened again. */
 #define XSVC_DEVICES_MAX 32u
 
-/* Answered requests kept for the next calls, and the bytes of their
- * buffers kept with them over the whole server: each transport (the
- * server's loop and each worker's) keeps an equal share, so the total
- * does not grow with the workers. */
+/* Answered requests kept for the next calls, and the bytes of the
+ * larger buffers they keep beyond the usual ones (grown reply buffers,
+ * result copies), over the whole server: each transport (the server's
+ * loop and each worker's) keeps an equal share of those, so what a peer
+ * can make the server keep does not grow with the workers. */
 #define XSREQ_FREE_MAX 64u
 #define XSVC_KEPT_BYTES ((size_t)16 << 20)
 

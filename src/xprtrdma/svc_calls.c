@@ -78,12 +78,17 @@ void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s)
 	rpcrdma__xbuf_free(&s->rbuf);
 }
 
-/* What an answered request keeps for the next call: its header and reply
- * buffers and the copy buffers of its results (the landing buffer went
- * to rd_spares). */
-static size_t sreq_kept_bytes(const struct rpcrdma__xsreq *s)
+/*
+ * What an answered request keeps for the next call beyond what every
+ * request has (a header buffer and a reply buffer of inline_send, a
+ * working set the configuration fixes): a reply buffer grown for a Long
+ * Reply and the copy buffers of its results.  The landing buffer went to
+ * rd_spares.
+ */
+static size_t sreq_extra_bytes(const struct rpcrdma__xsvc *v, const struct rpcrdma__xsreq *s)
 {
-	return s->sbuf.len + s->rbuf.len + rpcrdma__ddp_resp_kept(&s->rddp);
+	return (s->rbuf.len > v->inline_send ? s->rbuf.len : 0) +
+	       rpcrdma__ddp_resp_kept(&s->rddp);
 }
 
 struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc)
@@ -227,10 +232,14 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	rpcrdma__xsvc_refill(sc);
 	sc->sreqs--;
 	if (v->nfree < XSREQ_FREE_MAX) {
-		s->kept = sreq_kept_bytes(s);
-		/* Kept without its buffers once the share is full. */
-		if (v->free_bytes + s->kept > v->free_bytes_max) {
-			rpcrdma__xsvc_sreq_free_bufs(s);
+		s->kept = sreq_extra_bytes(v, s);
+		/* Beyond the share, back to what every request keeps: a
+		 * steady stream of ordinary calls never meets the bound, so
+		 * it never registers again. */
+		if (s->kept && v->free_bytes + s->kept > v->free_bytes_max) {
+			if (s->rbuf.len > v->inline_send)
+				rpcrdma__xbuf_free(&s->rbuf);
+			rpcrdma__ddp_resp_free(&s->rddp);
 			s->kept = 0;
 		}
 		v->free_bytes += s->kept;

@@ -1738,6 +1738,58 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The pool of the library's own registered buffers (bufpool.c) keeps at
+ * most 1024 idle buffers a size class and 64 MiB an instance: what a
+ * burst gives back beyond is deregistered and freed, and a second burst
+ * registers again only what the pool could not keep.  The byte bound
+ * takes 68 MiB of buffers at once, so only where registering pins
+ * nothing (ofi): on verbs it would need that much locked memory.
+ */
+static int test_bufpool_bounds(struct env *e)
+{
+	enum { SMALL = RPCRDMA__BUFPOOL_MAX_PER_CLASS + 76, BIG = 17 };
+	const size_t big = (size_t)4 << 20;
+	struct rpcrdma_provider *p = e->cli.p;
+	uint8_t **addr = calloc(SMALL, sizeof(*addr));
+	struct rpcrdma_prov_mr **mr = calloc(SMALL, sizeof(*mr));
+	struct rpcrdma_prov_stats s0, s1;
+	size_t cap;
+
+	CHECK(addr && mr);
+	for (int round = 0; round < 2; round++) {
+		rpcrdma__provider_stats(p, &s0);
+		for (int i = 0; i < SMALL; i++) {
+			CHECK_OK(rpcrdma__bufpool_get(p, 1000, &addr[i], &cap, &mr[i]));
+			CHECK(cap == 1024);
+		}
+		for (int i = 0; i < SMALL; i++)
+			rpcrdma__bufpool_put(p, addr[i], mr[i]);
+		rpcrdma__provider_stats(p, &s1);
+		CHECK(rpcrdma__bufpool_bytes(p) == (size_t)RPCRDMA__BUFPOOL_MAX_PER_CLASS * 1024);
+		CHECK(s1.dereg_mrs - s0.dereg_mrs == SMALL - RPCRDMA__BUFPOOL_MAX_PER_CLASS);
+		CHECK(s1.reg_mrs - s0.reg_mrs ==
+		      (round ? SMALL - RPCRDMA__BUFPOOL_MAX_PER_CLASS : SMALL));
+	}
+	if (strcmp(e->prov, "ofi") == 0) {
+		size_t before = rpcrdma__bufpool_bytes(p);
+
+		rpcrdma__provider_stats(p, &s0);
+		for (int i = 0; i < BIG; i++)
+			CHECK_OK(rpcrdma__bufpool_get(p, big, &addr[i], &cap, &mr[i]));
+		for (int i = 0; i < BIG; i++)
+			rpcrdma__bufpool_put(p, addr[i], mr[i]);
+		rpcrdma__provider_stats(p, &s1);
+		CHECK(rpcrdma__bufpool_bytes(p) <= RPCRDMA__BUFPOOL_MAX_BYTES);
+		CHECK(rpcrdma__bufpool_bytes(p) > RPCRDMA__BUFPOOL_MAX_BYTES - big);
+		CHECK(s1.dereg_mrs - s0.dereg_mrs ==
+		      BIG - (rpcrdma__bufpool_bytes(p) - before) / big);
+	}
+	free(addr);
+	free(mr);
+	return 0;
+}
+
 static int test_handles(struct env *e)
 {
 	enum { LIVE = 1000, CHURN = 20000, WINDOW = 4096 };
@@ -2696,6 +2748,7 @@ static const struct test_case cases[] = {
     {"invalid_args", test_invalid_args},
     {"listener_close", test_listener_close},
     {"churn", test_churn},
+    {"bufpool_bounds", test_bufpool_bounds},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
