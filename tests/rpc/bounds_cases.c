@@ -928,6 +928,25 @@ void case_bound_too_large(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* Sends @n calls of @proc at once, each echoing 200 KiB of fill_byte()
+ * from @in with a Write chunk for the result in @out[i]; @done[i] is set
+ * when call i ends. */
+static void start_echoes(struct rpcrdma_client *c, uint32_t proc, struct echo *in,
+			 struct rpcrdma_call *calls, struct echo *out, bool *done, int n)
+{
+	in->len = 200u << 10;
+	for (uint32_t i = 0; i < in->len; i++)
+		in->data[i] = fill_byte(i);
+	for (int i = 0; i < n; i++) {
+		done[i] = false;
+		call_init(&calls[i], proc, xdr_echo_enc, in, xdr_echo_dec, &out[i]);
+		echo_offer_ddp(&calls[i], &out[i]);
+		calls[i].done = defer_done_flag;
+		calls[i].ctx = &done[i];
+		CHECK_EQ(rpcrdma_client_call_async(c, &calls[i]), 0);
+	}
+}
+
 /*
  * max_read_bytes: many large calls at once.  Over RDMA their Read-chunk
  * buffers are held to the budget (later calls wait, counted; the most
@@ -958,17 +977,7 @@ static void bound_read_budget(unsigned int workers)
 	srv = bounded_server(loop, &so, port);
 	c = client_for(loop, port, TEST_PROG, 1, NULL);
 	open_credits(c, N);
-	in->len = 200u << 10;
-	for (uint32_t i = 0; i < in->len; i++)
-		in->data[i] = fill_byte(i);
-	for (int i = 0; i < N; i++) {
-		done[i] = false;
-		call_init(&calls[i], P_ECHO, xdr_echo_enc, in, xdr_echo_dec, &out[i]);
-		echo_offer_ddp(&calls[i], &out[i]);
-		calls[i].done = defer_done_flag;
-		calls[i].ctx = &done[i];
-		CHECK_EQ(rpcrdma_client_call_async(c, &calls[i]), 0);
-	}
+	start_echoes(c, P_ECHO, in, calls, out, done, N);
 	for (int i = 0; i < N; i++) {
 		pump_until(loop, &done[i]);
 		CHECK_EQ(calls[i].status, 0);
@@ -1030,17 +1039,7 @@ void case_bound_held_calls(void)
 	svc.echo_later_ms = 600000; /* until svc_answer_pending() */
 	c = client_for(loop, port, TEST_PROG, 1, NULL);
 	open_credits(c, N);
-	in->len = 200u << 10;
-	for (uint32_t i = 0; i < in->len; i++)
-		in->data[i] = fill_byte(i);
-	for (int i = 0; i < N; i++) {
-		done[i] = false;
-		call_init(&calls[i], P_ECHO_LATER, xdr_echo_enc, in, xdr_echo_dec, &out[i]);
-		echo_offer_ddp(&calls[i], &out[i]);
-		calls[i].done = defer_done_flag;
-		calls[i].ctx = &done[i];
-		CHECK_EQ(rpcrdma_client_call_async(c, &calls[i]), 0);
-	}
+	start_echoes(c, P_ECHO_LATER, in, calls, out, done, N);
 	RUN_UNTIL(loop, NULL, srv, read_budget_waits, 1);
 	pump_ms(loop, 300);
 	taken = svc.echo_execs;
