@@ -326,8 +326,11 @@ static int op_connect(struct rpcrdma__clnt_transport *tt)
 	t->conn.recv_posted = 0;
 	t->conn.sq_depth = t->conn.pc->attr.send_depth;
 	/* ORDER: receives before connect, so the server's first reply finds
-	 * one (provider.h). */
-	rc = rpcrdma__xconn_fill_recvs(&t->conn, t->credits + t->bc_credits);
+	 * one (provider.h).  One more than the calls and reverse calls need:
+	 * a reply's receive is reposted only after the core's callback, and
+	 * a call made from that callback (a pipeline) would otherwise wait
+	 * for it, through the queue and a second flush, every time. */
+	rc = rpcrdma__xconn_fill_recvs(&t->conn, t->credits + t->bc_credits + 1);
 	if (!rc) {
 		pdlen = rpcrdma__xconn_private(
 		    t->inline_send, t->inline_recv,

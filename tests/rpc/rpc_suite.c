@@ -25,6 +25,7 @@
  */
 #include <signal.h>
 
+#include "rpcrdma/debug.h"
 #include "suite.h"
 #include "rpc/svc_internal.h"
 #include "rpc/transport.h"
@@ -179,6 +180,89 @@ static void case_async_256(void)
 	}
 	CHECK_EQ(ctx.fails, 0);
 	free(calls);
+	env_down(&e);
+}
+
+/*
+ * A pipeline: each reply's callback makes the next call while every credit
+ * is in use but the one that reply freed.  That call must be on the wire
+ * when call_async returns, not left queued until the reply's receive is
+ * posted again and a second pass sends it.
+ */
+#define PIPE_DEPTH 4
+#define PIPE_CALLS 64
+
+struct pipe_state {
+	struct rpcrdma_client *clnt;
+	struct add_call calls[PIPE_CALLS];
+	struct async_ctx ctx;
+	int started;
+	int queued_at_return; /* calls made from a callback found still queued */
+};
+
+static void pipe_start_next(struct pipe_state *ps);
+
+static void pipe_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct add_call *a = ctx;
+	struct pipe_state *ps = (struct pipe_state *)((char *)a->ctx - offsetof(struct pipe_state, ctx));
+
+	add_done(call, ctx);
+	pipe_start_next(ps);
+}
+
+static void pipe_start_next(struct pipe_state *ps)
+{
+	struct rpcrdma_call_info info[PIPE_DEPTH + 4];
+	struct add_call *a;
+	int n;
+
+	if (ps->started == PIPE_CALLS)
+		return;
+	a = &ps->calls[ps->started];
+	memset(a, 0, sizeof(*a));
+	a->args.a = ps->started;
+	a->args.b = 7;
+	a->ctx = &ps->ctx;
+	call_init(&a->call, P_ADD, xdr_add_enc, &a->args, xdr_i32_dec, &a->sum);
+	a->call.done = pipe_done;
+	a->call.ctx = a;
+	CHECK_EQ(rpcrdma_client_call_async(ps->clnt, &a->call), 0);
+	if (ps->started++ < PIPE_DEPTH)
+		return; /* the first ones, made outside a callback */
+	n = rpcrdma_client_inflight(ps->clnt, info, PIPE_DEPTH + 4);
+	CHECK(n > 0 && n <= PIPE_DEPTH);
+	for (int i = 0; i < n; i++) {
+		if (info[i].xid == a->call.xid && info[i].state != RPCRDMA_CALL_SENT)
+			ps->queued_at_return++;
+	}
+}
+
+static void case_pipeline_from_callback(void)
+{
+	struct rpcrdma_client_opts co;
+	struct pipe_state *ps = calloc(1, sizeof(*ps));
+	struct rpcrdma_xprt_stats st;
+	struct env e;
+
+	CHECK(ps);
+	env_up(&e, 0);
+	rpcrdma_client_destroy(e.clnt);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 60000;
+	co.credits = PIPE_DEPTH;
+	e.clnt = client_for(e.loop, e.port, TEST_PROG, 1, &co);
+	open_credits(e.clnt, PIPE_DEPTH);
+	ps->clnt = e.clnt;
+	for (int i = 0; i < PIPE_DEPTH; i++)
+		pipe_start_next(ps);
+	while (ps->ctx.done < PIPE_CALLS)
+		CHECK(rpcrdma_loop_run_once(e.loop, 1000) >= 0);
+	CHECK_EQ(ps->ctx.fails, 0);
+	CHECK_EQ(ps->queued_at_return, 0);
+	CHECK_EQ(rpcrdma_client_stats(e.clnt, &st), 0);
+	CHECK(st.credits_in_use_max <= PIPE_DEPTH);
+	free(ps);
 	env_down(&e);
 }
 
@@ -1158,6 +1242,7 @@ static const struct test_case cases[] = {
     {"rpc_mismatch_raw", case_rpc_mismatch_raw, true},
     {"auth", case_auth, true},
     {"async_256", case_async_256, false},
+    {"pipeline_from_callback", case_pipeline_from_callback, false},
     {"timeout", case_timeout, false},
     {"conn_cut_reply_lost", case_conn_cut_reply_lost, false},
     {"reply_lost_nomem", case_reply_lost_nomem, false},
