@@ -20,6 +20,7 @@
 
 #include "common/trace.h"
 #include "rpc/clnt_internal.h"
+#include "rpc/rpc_msg_internal.h"
 
 #define TABLE_SIZE RPCRDMA__CLNT_TABLE_SIZE
 #define HINT_SLOTS RPCRDMA__CLNT_HINT_SLOTS
@@ -298,21 +299,19 @@ void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma
 	struct client_call *cc = req->core;
 	struct rpcrdma_call *call = cc->call;
 	uint32_t where = RPCRDMA__CAUSE_AT_HEADER;
-	struct rpcrdma_rpc_msg m;
+	bool not_reply;
 	int rc;
 
 	k->answered = true; /* the server is serving: a cut now reconnects at once */
 	enter(c);
 	detach(c, cc, false);
-	rc = rpcrdma_rpc_decode_msg(msg, &m);
-	if (rc == 0 && m.type != RPCRDMA_RPC_REPLY) {
-		rc = RPCRDMA_ERR_BAD_RPC;
+	/* Straight into call->reply, zeroed when the call began. */
+	rc = rpcrdma__rpc_decode_reply(msg, &call->reply, &not_reply);
+	if (not_reply)
 		where = RPCRDMA__CAUSE_AT_NOT_REPLY;
-	}
 	if (rc == 0) {
-		call->reply = m.u.reply;
-		if (m.u.reply.stat != RPCRDMA_RPC_MSG_ACCEPTED ||
-		    m.u.reply.accept_stat != RPCRDMA_RPC_SUCCESS) {
+		if (call->reply.stat != RPCRDMA_RPC_MSG_ACCEPTED ||
+		    call->reply.accept_stat != RPCRDMA_RPC_SUCCESS) {
 			rc = RPCRDMA_ERR_RPC_REJECTED;
 		} else if (call->decode_res) {
 			where = RPCRDMA__CAUSE_AT_RESULTS;
@@ -329,7 +328,7 @@ void rpcrdma__clnt_on_reply(void *ctx, struct rpcrdma__creq *req, struct rpcrdma
 	call->status = rc; /* finish() sets it too; rpcrdma_call_strerror() reads it */
 	if (rc == RPCRDMA_ERR_RPC_REJECTED)
 		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,
-			       rc, m.u.reply.stat, "call refused: %s",
+			       rc, call->reply.stat, "call refused: %s",
 			       rpcrdma_call_strerror(call));
 	else if (rc)
 		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, cc->req.conn_id, cc->req.xid,

@@ -18,6 +18,7 @@
 
 #include "common/trace.h"
 #include "rpc/clnt_internal.h"
+#include "rpc/rpc_msg_internal.h"
 
 #define RECONNECT_MIN_MS 100u
 #define RECONNECT_MAX_MS 3000u
@@ -64,16 +65,10 @@ static struct rpcrdma__clnt_conn *pick(struct rpcrdma_client *c)
 static int encode_call(struct rpcrdma_client *c, struct rpcrdma__client_call *cc)
 {
 	struct rpcrdma_call *call = cc->call;
-	struct rpcrdma_rpc_call hdr;
 	int rc;
 
-	hdr.rpcvers = RPCRDMA_RPC_VERSION;
-	hdr.prog = c->prog;
-	hdr.vers = c->vers;
-	hdr.proc = call->proc;
-	hdr.cred = c->cred;
-	hdr.verf = c->verf;
-	rc = rpcrdma_rpc_encode_call(&cc->req.send, cc->req.xid, &hdr);
+	rc = rpcrdma__rpc_encode_call_parts(&cc->req.send, cc->req.xid, c->prog, c->vers,
+					    call->proc, &c->cred, &c->verf);
 	if (rc == 0 && call->encode_args) {
 		rc = call->encode_args(&cc->req.send, call->args);
 		if (rc)

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "rpc/rpc_msg_internal.h"
 #include "rpcrdma/rpc_msg.h"
 #include "xdr/xdr_word.h"
 
@@ -163,23 +164,57 @@ static void flat_auth_store(struct rpcrdma_opaque_auth *auth, uint32_t flavor, u
 		memcpy(auth->body, body, len);
 }
 
-static bool decode_flat(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
+/* The current element's bytes from the stream's position on. */
+static const uint8_t *flat_begin(const struct rpcrdma_xdr_stream *xdr, struct flat *f)
 {
-	uint32_t w[6], flavor[2], len[2], stat;
-	const uint8_t *body[2];
 	const struct iovec *e;
-	struct flat f;
 	size_t avail;
 
 	if (xdr->seg >= xdr->iovcnt)
-		return false;
+		return NULL;
 	e = &xdr->iov[xdr->seg];
 	avail = e->iov_len - xdr->seg_off;
 	if (avail > rpcrdma_xdr_remaining(xdr))
 		avail = rpcrdma_xdr_remaining(xdr);
-	f.p = (const uint8_t *)e->iov_base + xdr->seg_off;
-	f.end = f.p + avail;
-	if (!flat_u32(&f, &w[0]) || !flat_u32(&f, &w[1]))
+	f->p = (const uint8_t *)e->iov_base + xdr->seg_off;
+	f->end = f->p + avail;
+	return f->p;
+}
+
+/* An accepted reply's words after msg_type, in the flat form: reply_stat,
+ * the verifier, and an accept_stat whose layout has nothing after it. */
+struct flat_reply {
+	uint32_t flavor, len, stat;
+	const uint8_t *body;
+};
+
+static bool flat_reply_parse(struct flat *f, struct flat_reply *r)
+{
+	uint32_t reply_stat;
+
+	if (!flat_u32(f, &reply_stat) || reply_stat != RPCRDMA_RPC_MSG_ACCEPTED ||
+	    !flat_auth(f, &r->flavor, &r->len, &r->body) || !flat_u32(f, &r->stat))
+		return false;
+	switch (r->stat) {
+	case RPCRDMA_RPC_SUCCESS:
+	case RPCRDMA_RPC_PROG_UNAVAIL:
+	case RPCRDMA_RPC_PROC_UNAVAIL:
+	case RPCRDMA_RPC_GARBAGE_ARGS:
+	case RPCRDMA_RPC_SYSTEM_ERR:
+		return true;
+	}
+	return false;
+}
+
+static bool decode_flat(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
+{
+	uint32_t w[6], flavor[2], len[2];
+	const uint8_t *body[2], *start;
+	struct flat_reply fr;
+	struct flat f;
+
+	start = flat_begin(xdr, &f);
+	if (!start || !flat_u32(&f, &w[0]) || !flat_u32(&f, &w[1]))
 		return false;
 	if (w[1] == RPCRDMA_RPC_CALL) {
 		/* rpcvers, prog, vers, proc */
@@ -199,31 +234,57 @@ static bool decode_flat(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *
 		flat_auth_store(&msg->u.call.cred, flavor[0], len[0], body[0]);
 		flat_auth_store(&msg->u.call.verf, flavor[1], len[1], body[1]);
 	} else if (w[1] == RPCRDMA_RPC_REPLY) {
-		if (!flat_u32(&f, &w[2]) || w[2] != RPCRDMA_RPC_MSG_ACCEPTED ||
-		    !flat_auth(&f, &flavor[0], &len[0], &body[0]) || !flat_u32(&f, &stat))
+		if (!flat_reply_parse(&f, &fr))
 			return false;
-		switch (stat) {
-		case RPCRDMA_RPC_SUCCESS:
-		case RPCRDMA_RPC_PROG_UNAVAIL:
-		case RPCRDMA_RPC_PROC_UNAVAIL:
-		case RPCRDMA_RPC_GARBAGE_ARGS:
-		case RPCRDMA_RPC_SYSTEM_ERR:
-			break;
-		default:
-			return false;
-		}
 		memset(msg, 0, sizeof(*msg));
-		msg->u.reply.stat = w[2];
-		flat_auth_store(&msg->u.reply.verf, flavor[0], len[0], body[0]);
-		msg->u.reply.accept_stat = stat;
+		msg->u.reply.stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		flat_auth_store(&msg->u.reply.verf, fr.flavor, fr.len, fr.body);
+		msg->u.reply.accept_stat = fr.stat;
 	} else {
 		return false;
 	}
 	msg->xid = w[0];
 	msg->type = w[1];
 	/* Inside the current element, so this cannot fail. */
-	rpcrdma_xdr_inline(xdr, (size_t)(f.p - ((const uint8_t *)e->iov_base + xdr->seg_off)));
+	rpcrdma_xdr_inline(xdr, (size_t)(f.p - start));
 	return true;
+}
+
+int rpcrdma__rpc_decode_reply(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_reply *reply,
+			      bool *not_reply)
+{
+	struct rpcrdma_xdr_stream save;
+	const uint8_t *start;
+	struct rpcrdma_rpc_msg m;
+	struct flat_reply fr;
+	uint32_t w[2];
+	struct flat f;
+	int rc;
+
+	*not_reply = false;
+	start = flat_begin(xdr, &f);
+	if (start && flat_u32(&f, &w[0]) && flat_u32(&f, &w[1]) && w[1] == RPCRDMA_RPC_REPLY &&
+	    flat_reply_parse(&f, &fr)) {
+		reply->stat = RPCRDMA_RPC_MSG_ACCEPTED;
+		flat_auth_store(&reply->verf, fr.flavor, fr.len, fr.body);
+		reply->accept_stat = fr.stat;
+		reply->mismatch_low = reply->mismatch_high = 0;
+		reply->reject_stat = reply->auth_stat = 0;
+		rpcrdma_xdr_inline(xdr, (size_t)(f.p - start));
+		return 0;
+	}
+	/* Everything else, errors included, the general way. */
+	save = *xdr;
+	rc = rpcrdma_rpc_decode_msg(xdr, &m);
+	if (rc)
+		return rc;
+	if (m.type != RPCRDMA_RPC_REPLY) {
+		*xdr = save;
+		*not_reply = true;
+		return RPCRDMA_ERR_BAD_RPC;
+	}
+	*reply = m.u.reply;
+	return 0;
 }
 
 int rpcrdma_rpc_decode_msg(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_rpc_msg *msg)
@@ -320,17 +381,19 @@ static void header_done(struct rpcrdma_xdr_stream *xdr, const uint8_t *scratch, 
 		(void)rpcrdma_xdr_encode_fixed_opaque(xdr, scratch, size);
 }
 
-int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
-			    const struct rpcrdma_rpc_call *call)
+int rpcrdma__rpc_encode_call_parts(struct rpcrdma_xdr_stream *xdr, uint32_t xid, uint32_t prog,
+				   uint32_t vers, uint32_t proc,
+				   const struct rpcrdma_opaque_auth *cred,
+				   const struct rpcrdma_opaque_auth *verf)
 {
 	uint8_t scratch[CALL_MAX], *p;
 	size_t size;
 	bool staged;
 
-	if (!xdr || !call || call->cred.len > RPCRDMA_AUTH_BODY_MAX ||
-	    call->verf.len > RPCRDMA_AUTH_BODY_MAX)
+	if (!xdr || !cred || !verf || cred->len > RPCRDMA_AUTH_BODY_MAX ||
+	    verf->len > RPCRDMA_AUTH_BODY_MAX)
 		return -EINVAL;
-	size = CALL_FIXED_SIZE + auth_size(&call->cred) + auth_size(&call->verf);
+	size = CALL_FIXED_SIZE + auth_size(cred) + auth_size(verf);
 	if (size > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_NOSPACE;
 
@@ -338,13 +401,22 @@ int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
 	p = put_u32(p, xid);
 	p = put_u32(p, RPCRDMA_RPC_CALL);
 	p = put_u32(p, RPCRDMA_RPC_VERSION);
-	p = put_u32(p, call->prog);
-	p = put_u32(p, call->vers);
-	p = put_u32(p, call->proc);
-	p = put_auth(p, &call->cred);
-	put_auth(p, &call->verf);
+	p = put_u32(p, prog);
+	p = put_u32(p, vers);
+	p = put_u32(p, proc);
+	p = put_auth(p, cred);
+	put_auth(p, verf);
 	header_done(xdr, scratch, size, staged);
 	return 0;
+}
+
+int rpcrdma_rpc_encode_call(struct rpcrdma_xdr_stream *xdr, uint32_t xid,
+			    const struct rpcrdma_rpc_call *call)
+{
+	if (!call)
+		return -EINVAL;
+	return rpcrdma__rpc_encode_call_parts(xdr, xid, call->prog, call->vers, call->proc,
+					      &call->cred, &call->verf);
 }
 
 /* Size of what follows reply_stat, or 0 when @reply cannot be encoded. */

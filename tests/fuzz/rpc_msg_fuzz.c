@@ -6,13 +6,17 @@
  * padding, which receivers ignore), and decode again to the same fields.
  * Whatever it refuses must leave the stream where it started, with one of
  * the documented error codes.  AUTH_SYS credentials get the same treatment.
+ * The client's reply decoder (rpcrdma__rpc_decode_reply) must agree with
+ * the message decoder on every input, whole or split.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
+#include "rpc/rpc_msg_internal.h"
 #include "rpcrdma/rpc_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -118,6 +122,35 @@ static void check_other_version(size_t used, const struct rpcrdma_rpc_msg *msg)
 		abort();
 }
 
+/* The reply decoder on @xdr: what decode_msg gave (@rc, @used, @msg). */
+static void check_reply_decoder(struct rpcrdma_xdr_stream *xdr, int rc, size_t used,
+				const struct rpcrdma_rpc_msg *msg)
+{
+	struct rpcrdma_rpc_reply reply, zero;
+	bool not_reply = false;
+	int rc_reply;
+
+	memset(&reply, 0, sizeof(reply));
+	memset(&zero, 0, sizeof(zero));
+	rc_reply = rpcrdma__rpc_decode_reply(xdr, &reply, &not_reply);
+	if (rc == 0 && msg->type == RPCRDMA_RPC_CALL) {
+		/* A call is not a reply: refused, nothing consumed or written. */
+		if (rc_reply != RPCRDMA_ERR_BAD_RPC || !not_reply || rpcrdma_xdr_pos(xdr) != 0 ||
+		    memcmp(&reply, &zero, sizeof(reply)) != 0)
+			abort();
+		return;
+	}
+	if (rc_reply != rc || not_reply)
+		abort();
+	if (rc) {
+		if (rpcrdma_xdr_pos(xdr) != 0 || memcmp(&reply, &zero, sizeof(reply)) != 0)
+			abort();
+		return;
+	}
+	if (rpcrdma_xdr_pos(xdr) != used || memcmp(&reply, &msg->u.reply, sizeof(reply)) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rpcrdma_xdr_stream xdr;
@@ -129,6 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rpcrdma_xdr_init_const(&xdr, data, size);
 	rc = rpcrdma_rpc_decode_msg(&xdr, &msg);
 	used = rpcrdma_xdr_pos(&xdr);
+	rpcrdma_xdr_init_const(&xdr, data, size);
+	check_reply_decoder(&xdr, rc, used, &msg);
 
 	/* The same bytes over three elements, split where the input says. */
 	a = size ? data[0] % (size + 1) : 0;
@@ -141,6 +176,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc_split = rpcrdma_rpc_decode_msg(&xdr, &split);
 	if (rc_split != rc || rpcrdma_xdr_pos(&xdr) != used)
 		abort();
+	if (rpcrdma_xdr_init_iov(&xdr, iov, 3) != 0)
+		abort();
+	check_reply_decoder(&xdr, rc, used, &msg);
 
 	if (rc) {
 		if (used != 0)

@@ -3,11 +3,13 @@
  * reply form, AUTH_NONE and AUTH_SYS calls), truncation at every offset,
  * unknown discriminants, auth and AUTH_SYS bounds, scatter lists split at
  * every offset, encoders refusing every too-small buffer without writing,
- * and a seeded random round trip.
+ * and a seeded random round trip.  The client's reply decoder
+ * (rpcrdma__rpc_decode_reply) is held to the same vectors and truncations.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "rpc/rpc_msg_internal.h"
 #include "rpcrdma/rpc_msg.h"
 
 /*
@@ -319,6 +322,51 @@ static void test_vectors_encode(void **state)
 		assert_int_equal(rpcrdma_xdr_pos(&x), v->hdr_len);
 		assert_memory_equal(buf, v->bytes, v->hdr_len);
 		assert_int_equal(buf[v->hdr_len], 0xee);
+	}
+}
+
+/*
+ * The reply decoder gives what rpcrdma_rpc_decode_msg() gives for every
+ * reply vector, refuses a call as not a reply, and at every truncation
+ * refuses with the same error, consuming and writing nothing.
+ */
+static void test_reply_decoder(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < NVECTORS; i++) {
+		const struct vector *v = &vectors[i];
+		struct rpcrdma_rpc_reply r, before;
+		struct rpcrdma_xdr_stream x;
+		struct rpcrdma_rpc_msg m;
+		bool not_reply = true;
+
+		memset(&r, 0, sizeof(r));
+		rpcrdma_xdr_init_const(&x, v->bytes, v->len);
+		if (v->want.type == RPCRDMA_RPC_CALL) {
+			assert_int_equal(rpcrdma__rpc_decode_reply(&x, &r, &not_reply),
+					 RPCRDMA_ERR_BAD_RPC);
+			assert_true(not_reply);
+			assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+			continue;
+		}
+		assert_int_equal(rpcrdma__rpc_decode_reply(&x, &r, &not_reply), 0);
+		assert_false(not_reply);
+		assert_memory_equal(&r, &v->want.u.reply, sizeof(r));
+		assert_int_equal(rpcrdma_xdr_pos(&x), v->hdr_len);
+
+		for (size_t len = 0; len < v->hdr_len; len++) {
+			int want;
+
+			rpcrdma_xdr_init_const(&x, v->bytes, len);
+			want = rpcrdma_rpc_decode_msg(&x, &m);
+			assert_int_not_equal(want, 0);
+			memset(&r, 0xa5, sizeof(r));
+			before = r;
+			rpcrdma_xdr_init_const(&x, v->bytes, len);
+			assert_int_equal(rpcrdma__rpc_decode_reply(&x, &r, &not_reply), want);
+			assert_int_equal(rpcrdma_xdr_pos(&x), 0);
+			assert_memory_equal(&r, &before, sizeof(r));
+		}
 	}
 }
 
@@ -1106,6 +1154,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vectors_decode),
 		cmocka_unit_test(test_vectors_encode),
+		cmocka_unit_test(test_reply_decoder),
 		cmocka_unit_test(test_stream_left_at_body),
 		cmocka_unit_test(test_decode_mid_stream),
 		cmocka_unit_test(test_truncation_every_offset),
