@@ -23,16 +23,6 @@
 
 #define EVENT_BATCH 64
 
-/*
- * How many busy iterations in a row may leave out the zero-time
- * epoll_wait.  Busy: a hook said its instance has completions waiting, and
- * a timer polls it at once.  The epoll_wait then only looks at the other
- * fds, and under load it came to one system call for every two RPCs.  At
- * least every BUSY_SKIPS_MAX + 1-th busy iteration still looks, so an fd
- * is served within that many turns.
- */
-#define BUSY_SKIPS_MAX 3u
-
 struct wake_item {
 	struct wake_item *next;
 	void (*cb)(void *arg);
@@ -64,7 +54,6 @@ struct rpcrdma_loop {
 	struct rpcrdma__hook *hook_cursor; /* next hook to run; fixed up by hook_stop */
 
 	struct batch *batches;
-	unsigned int polls_skipped; /* busy iterations in a row that left out epoll_wait */
 	int depth;   /* iterations in progress (nesting) */
 	bool in_run; /* inside rpcrdma_loop_run() */
 	/* Set by rpcrdma_loop_stop() from any thread or a signal handler. */
@@ -564,15 +553,7 @@ static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 		timeout_ms = 0;
 
 	wait_ms = wait_time(loop, timeout_ms);
-	if (busy && !wakes && wait_ms == 0 && loop->polls_skipped < BUSY_SKIPS_MAX) {
-		/* A hook's work is due at once (its timer below): the fds can
-		 * wait a turn or two, see BUSY_SKIPS_MAX. */
-		loop->polls_skipped++;
-		n = 0;
-	} else {
-		loop->polls_skipped = 0;
-		n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
-	}
+	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
 	if (wait_ms != 0)
 		loop->recent_ms = now_ms(); /* the wait may have been long */
 	if (n < 0) {

@@ -383,41 +383,6 @@ static void test_hook_busy_no_block(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
-static int always_busy(struct rpcrdma__hook *h)
-{
-	(void)h;
-	hook_runs++;
-	return 1;
-}
-
-/* A hook busy on every turn lets the loop leave out its look at the fds
- * for a few turns, never for more than four in a row. */
-static void test_busy_hook_fds_still_served(void **state)
-{
-	struct rpcrdma_loop *loop = new_loop();
-	struct pipe_watch p;
-
-	(void)state;
-	memset(hooks, 0, sizeof(hooks));
-	hook_runs = 0;
-	pipe_open(&p);
-	assert_int_equal(rpcrdma__watch_start(loop, &p.w, p.fds[0], EPOLLIN, on_pipe, &p), 0);
-	rpcrdma__hook_start(loop, &hooks[0], always_busy, NULL);
-	for (int round = 1; round <= 3; round++) {
-		int turns = 0;
-
-		assert_int_equal(write(p.fds[1], "x", 1), 1);
-		while (p.calls < round) {
-			assert_true(++turns <= 4);
-			(void)rpcrdma_loop_run_once(loop, 1000);
-		}
-	}
-	assert_true(hook_runs >= 3);
-	rpcrdma__hook_stop(&hooks[0]);
-	pipe_close(&p);
-	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
-}
-
 static int stopper_runs[3];
 
 static int stopper_hook(struct rpcrdma__hook *h)
@@ -688,7 +653,6 @@ int main(void)
 	    cmocka_unit_test(test_nested_run),
 	    cmocka_unit_test(test_hook_busy_no_block),
 	    cmocka_unit_test(test_hook_stop_in_run),
-	    cmocka_unit_test(test_busy_hook_fds_still_served),
 	    cmocka_unit_test(test_wake_from_thread),
 	    cmocka_unit_test(test_stop_from_timer),
 	    cmocka_unit_test(test_stop_before_run),
