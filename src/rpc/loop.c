@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/loop_internal.h"
 
 #define EVENT_BATCH 64
@@ -84,14 +85,6 @@ static uint64_t now_ms(void)
  */
 #define COARSE_AFTER_MS 1000u
 #define COARSE_SLACK_MS 10u
-
-static uint64_t coarse_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop)
 {
@@ -197,7 +190,7 @@ void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, u
 	if (!after_ms)
 		now = rpcrdma__loop_recent_ms(loop);
 	else if (after_ms >= COARSE_AFTER_MS)
-		now = coarse_ms() + COARSE_SLACK_MS;
+		now = rpcrdma__coarse_now_ns() / 1000000u + COARSE_SLACK_MS;
 	else
 		now = now_ms();
 	if (t->armed)

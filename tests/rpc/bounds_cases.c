@@ -1086,7 +1086,8 @@ void case_bound_held_calls(void)
  * keeping at most its third of the 16 MiB, where it would keep 64 such
  * buffers alone.  The bound is on those larger buffers only: ordinary
  * calls that follow, 48 at once, deregister nothing, and register at
- * most a usual reply buffer for each request that gave up a grown one.  Over TCP nothing is kept between calls.
+ * most a usual reply buffer for each request that gave up a grown one.
+ * Over TCP nothing is kept between calls.
  */
 void case_bound_kept_replies(void)
 {
