@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/trace.h"
 #include "rpc/loop_internal.h"
 
 #define EVENT_BATCH 64
@@ -75,16 +74,6 @@ static uint64_t now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
-
-/*
- * A timer a second or more away (every call's timeout: one per call) is
- * placed by the coarse clock, a plain read of the time at the last tick,
- * where the exact one costs a clock read.  The coarse time is behind by
- * less than a tick; COARSE_SLACK_MS (a tick at HZ=100) keeps such a timer
- * from ever running early, at the price of running up to that much late.
- */
-#define COARSE_AFTER_MS 1000u
-#define COARSE_SLACK_MS 10u
 
 uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop)
 {
@@ -186,13 +175,11 @@ void rpcrdma__timer_start(struct rpcrdma_loop *loop, struct rpcrdma__timer *t, u
 	if (!loop || !t || !fn)
 		return;
 	/* "At once" needs no clock read inside an iteration: any time
-	 * already passed will do. */
-	if (!after_ms)
-		now = rpcrdma__loop_recent_ms(loop);
-	else if (after_ms >= COARSE_AFTER_MS)
-		now = rpcrdma__coarse_now_ns() / 1000000u + COARSE_SLACK_MS;
-	else
-		now = now_ms();
+	 * already passed will do.  Any other timer is placed by the exact
+	 * clock: the coarse one lags it by a tick plus however late that
+	 * tick's interrupt came (5 ms seen at HZ=250 on a busy guest), which
+	 * no fixed slack covers, and a timer never runs early. */
+	now = after_ms ? now_ms() : rpcrdma__loop_recent_ms(loop);
 	if (t->armed)
 		timer_unlink(t);
 	t->due_ms = after_ms > UINT64_MAX - now ? UINT64_MAX : now + after_ms;

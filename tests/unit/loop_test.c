@@ -181,8 +181,8 @@ static void test_timer_stop_other_in_pass(void **state)
 }
 
 /* One call of run_once sleeps until a timer @after_ms away and runs it
- * before returning, never early by the exact clock: 30 ms goes by it, a
- * second or more (a call's time-out) by the coarse one plus a tick. */
+ * before returning, never early by the exact clock, short or as long as
+ * a call's time-out. */
 static void check_one_timer(uint64_t after_ms)
 {
 	struct rpcrdma_loop *loop = new_loop();
