@@ -292,6 +292,7 @@ int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider 
 		       struct rpcrdma__xbuf *b, size_t len)
 {
 	unsigned int best = sp->n;
+	struct rpcrdma__xbuf got;
 
 	if (b->addr && b->len >= len)
 		return 0;
@@ -301,10 +302,13 @@ int rpcrdma__xbuf_take(struct rpcrdma__xbuf_spares *sp, struct rpcrdma_provider 
 	}
 	if (best == sp->n)
 		return rpcrdma__xbuf_reserve(p, b, len);
-	rpcrdma__xbuf_give(sp, b);
-	*b = sp->bufs[best];
-	sp->bytes -= b->len;
+	/* ORDER: the spare out first; giving @b's old buffer back may
+	 * evict or move spares. */
+	got = sp->bufs[best];
+	sp->bytes -= got.len;
 	sp->bufs[best] = sp->bufs[--sp->n];
+	rpcrdma__xbuf_give(sp, b);
+	*b = got;
 	return 0;
 }
 
