@@ -266,6 +266,13 @@ struct rpcrdma__xsvc {
 	size_t max_call, conn_read_budget, rd_bytes;
 	unsigned int rd_blocked;
 	struct rpcrdma__timer rd_kick;
+	/* Where the Read-chunk budget (rd_bytes, rd_blocked, rd_kick) and
+	 * the kept bytes (kept_loop against free_bytes_max) are counted:
+	 * this transport, or for a device's transport of a wildcard
+	 * listener, that listener's, so that the devices one loop serves
+	 * share the loop's share rather than each taking one. */
+	struct rpcrdma__xsvc *acct;
+	size_t kept_loop;
 	/* The listener's connections that never sent their request, looked
 	 * for every tick (provider listener_cut_stale; ofi only). */
 	struct rpcrdma__timer stale_tick;

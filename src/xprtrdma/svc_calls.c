@@ -45,8 +45,8 @@ void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc)
 		return;
 	rpcrdma__timer_stop(&sc->tick);
 	rpcrdma__timer_stop(&sc->hold_kick);
-	if (sc->rd_blocked && v->rd_blocked)
-		v->rd_blocked--;
+	if (sc->rd_blocked && v->acct->rd_blocked)
+		v->acct->rd_blocked--;
 	rpcrdma__xsvc_recv_unreserve(sc);
 	if (sc->admitted && v->cb->conn_release)
 		v->cb->conn_release(v->cb_ctx);
@@ -99,6 +99,7 @@ struct rpcrdma__xsreq *rpcrdma__xsvc_sreq_get(struct rpcrdma__xsvc *v, struct rp
 		v->free = s->next;
 		v->nfree--;
 		v->free_bytes -= s->kept;
+		v->acct->kept_loop -= s->kept;
 	} else {
 		s = calloc(1, sizeof(*s));
 		if (!s)
@@ -166,19 +167,28 @@ void rpcrdma__xsvc_rl_remove(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *
 	s->rl_linked = false;
 }
 
-/* Connections that waited for the transport's Read-chunk budget try again. */
-void rpcrdma__xsvc_rd_kick(struct rpcrdma__timer *tm)
+/* @t's connections that waited for @a's Read-chunk budget try again. */
+static void rd_kick_conns(struct rpcrdma__xsvc *a, struct rpcrdma__xsvc *t)
 {
-	struct rpcrdma__xsvc *v = tm->ctx;
-
-	for (struct rpcrdma__xsconn *sc = v->conns, *next; sc && v->rd_blocked; sc = next) {
+	for (struct rpcrdma__xsconn *sc = t->conns, *next; sc && a->rd_blocked; sc = next) {
 		next = sc->next;
 		if (!sc->rd_blocked)
 			continue;
 		sc->rd_blocked = false;
-		v->rd_blocked--;
+		a->rd_blocked--;
 		rpcrdma__xsvc_after_sq(sc); /* may block it again */
 	}
+}
+
+/* Connections that waited for the budget counted at @tm's transport try
+ * again: its own, and those of the devices' transports that count there. */
+void rpcrdma__xsvc_rd_kick(struct rpcrdma__timer *tm)
+{
+	struct rpcrdma__xsvc *a = tm->ctx;
+
+	rd_kick_conns(a, a);
+	for (struct rpcrdma__xsvc *d = a->devs; d && a->rd_blocked; d = d->dev_next)
+		rd_kick_conns(a, d);
 }
 
 /* Ends a call: every buffer back, the connection maybe freed. */
@@ -204,12 +214,14 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	rpcrdma__xsvc_rl_remove(sc, s);
 	rpcrdma__xbuf_give(&v->rd_spares, &s->rdbuf);
 	if (s->rd_charged) {
+		struct rpcrdma__xsvc *a = v->acct;
+
 		sc->rd_bytes -= s->rd_total;
-		v->rd_bytes -= s->rd_total;
+		a->rd_bytes -= s->rd_total;
 		/* Connections waiting for the budget go again, from a timer:
 		 * not inside whatever released this call. */
-		if (v->rd_blocked && !v->rd_kick.armed)
-			rpcrdma__timer_start(v->dev.loop, &v->rd_kick, 0, rpcrdma__xsvc_rd_kick, v);
+		if (a->rd_blocked && !a->rd_kick.armed && !a->destroying)
+			rpcrdma__timer_start(a->dev.loop, &a->rd_kick, 0, rpcrdma__xsvc_rd_kick, a);
 	}
 	s->rd_charged = false;
 	if (s->tx_counted) {
@@ -236,13 +248,14 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 		/* Beyond the share, back to what every request keeps: a
 		 * steady stream of ordinary calls never meets the bound, so
 		 * it never registers again. */
-		if (s->kept && v->free_bytes + s->kept > v->free_bytes_max) {
+		if (s->kept && v->acct->kept_loop + s->kept > v->acct->free_bytes_max) {
 			if (s->rbuf.len > v->inline_send)
 				rpcrdma__xbuf_free(&s->rbuf);
 			rpcrdma__ddp_resp_free(&s->rddp);
 			s->kept = 0;
 		}
 		v->free_bytes += s->kept;
+		v->acct->kept_loop += s->kept;
 		s->next = v->free;
 		v->free = s;
 		v->nfree++;

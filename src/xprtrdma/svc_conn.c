@@ -174,6 +174,7 @@ static int route_to_device(struct rpcrdma__xsvc *v, struct rpcrdma_prov_conn *pc
 		svc_close(d);
 		return -ENODEV;
 	}
+	d->acct = v->acct;
 	d->dev_next = v->devs;
 	v->devs = d;
 	v->ndevs++;
@@ -430,6 +431,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		return -ENOMEM;
 	v->cb = cb;
 	v->cb_ctx = cb_ctx;
+	v->acct = v;
 	v->credits = opts->credits ? opts->credits : RPCRDMA__XPRT_SVC_CREDITS_DEFAULT;
 	v->vers_low = vers_low;
 	v->vers_high = vers_high;

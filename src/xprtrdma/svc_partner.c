@@ -90,6 +90,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	rpcrdma__xrecv_pool_init(&v->pool, dev->prov, inline_recv, 2 * v->credits + 32);
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX;
 	v->free_bytes_max = XSVC_KEPT_BYTES; /* one connection's, not a server's */
+	v->acct = v;
 	{
 		/* Reverse calls: the defaults, and the engine's largest message
 		 * (a callback's size is the client's own business). */

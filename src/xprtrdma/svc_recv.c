@@ -192,7 +192,7 @@ void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc)
 			continue;
 		}
 		if (!s->rd_charged) {
-			struct rpcrdma__xsvc *v = sc->svc;
+			struct rpcrdma__xsvc *v = sc->svc, *a = v->acct;
 
 			/* Its buffer, within the connection's budget and the
 			 * transport's (FIFO: later calls wait behind it). */
@@ -201,12 +201,12 @@ void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc)
 				s->rd_waited = true;
 				return;
 			}
-			if (v->rd_bytes && v->rd_bytes + s->rd_total > v->b.max_read_bytes) {
+			if (a->rd_bytes && a->rd_bytes + s->rd_total > a->b.max_read_bytes) {
 				v->st.read_budget_waits += !s->rd_waited;
 				s->rd_waited = true;
 				if (!sc->rd_blocked) {
 					sc->rd_blocked = true;
-					v->rd_blocked++;
+					a->rd_blocked++;
 				}
 				return;
 			}
@@ -221,9 +221,9 @@ void rpcrdma__xsvc_pump_reads(struct rpcrdma__xsconn *sc)
 				s->rd_start = rpcrdma_loop_now(v->dev.loop);
 				rpcrdma__xsvc_rl_add(sc, s);
 				sc->rd_bytes += s->rd_total;
-				v->rd_bytes += s->rd_total;
-				if (v->rd_bytes > v->st.read_bytes_max)
-					v->st.read_bytes_max = v->rd_bytes;
+				a->rd_bytes += s->rd_total;
+				if (a->rd_bytes > v->st.read_bytes_max)
+					v->st.read_bytes_max = a->rd_bytes;
 			}
 		}
 		while (s->rop_next < s->nrops && sc->c.rd_used < sc->c.rd_depth &&

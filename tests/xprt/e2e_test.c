@@ -7,10 +7,12 @@
  * Replies, credits under a pipeline, connection loss with retransmission,
  * and the counters.
  *
- * Usage: e2e_test [--provider NAME] [--addr IPV4] [--list] CASE...
+ * Usage: e2e_test [--provider NAME] [--addr IPV4] [--peer-addr IPV4]
+ *                 [--list] CASE...
  * (defaults "ofi", 127.0.0.1: the server listens on and the client
  * connects to that address; the lab runs "verbs" on 10.77.0.1, where the
- * client's route puts it on the other rxe device).
+ * client's route puts it on the other rxe device, with --peer-addr
+ * 10.77.0.2, the other device's address, for the cases that need two).
  */
 #include <errno.h>
 #include <signal.h>
@@ -405,6 +407,9 @@ static uint64_t grants_live_of(struct rpcrdma_provider *p)
 	return st.grants_live;
 }
 static const char *test_addr = "127.0.0.1";
+/* A second local address on another RDMA device (--peer-addr; the lab's
+ * other rxe device), or NULL. */
+static const char *test_peer_addr;
 
 struct env {
 	struct rpcrdma_loop *loop;
@@ -971,6 +976,93 @@ static int case_wildcard(void)
 	return 0;
 }
 
+/*
+ * A wildcard verbs server reached through two devices opens a transport for
+ * each on its loop; those share the loop's share of max_read_bytes, not
+ * one share each.  Two clients, one per device, each with one 200 KiB ECHO
+ * (its argument a Read chunk) out at a time, the two sent together: with
+ * 300 KiB the later of each pair waits for the earlier one's buffer
+ * (read_budget_waits), and the bytes held at once never pass the budget.
+ * With a budget per device neither would ever wait.
+ */
+static int case_wildcard_devices_share(void)
+{
+	enum { NC = 2, ROUNDS = 16, LEN = 200000 };
+	const size_t budget = 300u << 10;
+	struct async_echo a[NC];
+	struct rpcrdma_client *c[NC];
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats ss;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	if (strcmp(test_provider, "verbs") != 0 || !test_peer_addr ||
+	    strcmp(test_peer_addr, test_addr) == 0)
+		return E2E_SKIP; /* two RDMA devices: the lab's */
+	CHECK_RC(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.provider = test_provider;
+	so.max_read_bytes = budget;
+	CHECK_RC(rpcrdma_server_create(loop, NULL, "0", &so, &srv), 0);
+	CHECK_RC(rpcrdma_server_register(srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_RDMA;
+	co.provider = test_provider;
+	co.timeout_ms = 20000;
+	memset(a, 0, sizeof(a));
+	for (int k = 0; k < NC; k++) {
+		CHECK_RC(rpcrdma_client_create(loop, k ? test_peer_addr : test_addr, port, PROG,
+					       VERS, &co, &c[k]),
+			 0);
+		CHECK_RC(rpcrdma_client_connect(c[k]), 0);
+		a[k].in.data = malloc(LEN);
+		a[k].out.data = malloc(LEN);
+		CHECK(a[k].in.data && a[k].out.data);
+		a[k].in.len = LEN;
+		for (uint32_t i = 0; i < LEN; i++)
+			a[k].in.data[i] = pat((uint32_t)k, i);
+	}
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int k = 0; k < NC; k++) {
+			a[k].done = 0;
+			a[k].out.len = 0;
+			call_init(&a[k].call, P_ECHO, echo_enc, &a[k].in, echo_dec, &a[k].out);
+			a[k].call.ddp_buf = a[k].out.data;
+			a[k].call.ddp_len = LEN;
+			a[k].call.max_reply = 128 + LEN;
+			a[k].call.done = async_done;
+			a[k].call.ctx = &a[k];
+			CHECK_RC(rpcrdma_client_call_async(c[k], &a[k].call), 0);
+		}
+		while (!a[0].done || !a[1].done)
+			CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+		for (int k = 0; k < NC; k++)
+			CHECK_RC(a[k].call.status, 0);
+	}
+	CHECK_RC(rpcrdma_server_stats(srv, &ss), 0);
+	fprintf(stderr, "devices %llu, read_budget_waits %llu, read_bytes_max %llu (budget %zu)\n",
+		(unsigned long long)ss.devices_opened, (unsigned long long)ss.read_budget_waits,
+		(unsigned long long)ss.read_bytes_max, budget);
+	CHECK_RC(ss.devices_opened, NC);
+	CHECK(ss.read_budget_waits > 0);
+	CHECK(ss.read_bytes_max >= LEN);
+	CHECK(ss.read_bytes_max <= budget);
+	rpcrdma_server_destroy(srv);
+	for (int k = 0; k < NC; k++) {
+		rpcrdma_client_destroy(c[k]);
+		free(a[k].in.data);
+		free(a[k].out.data);
+	}
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(loop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(loop), 0);
+	return 0;
+}
+
 static int case_reconnect(void)
 {
 	enum { N = 40 };
@@ -1518,6 +1610,7 @@ static const struct test_case cases[] = {
     {"e2e_abort_midread", case_abort_midread},
     {"e2e_workers", case_workers},
     {"e2e_wildcard", case_wildcard},
+    {"e2e_wildcard_devices_share", case_wildcard_devices_share},
     {"e2e_write_list", case_write_list},
     {"e2e_bidir_interleave", case_bidir_interleave},
     {"e2e_bidir_chunks", case_bidir_chunks},
@@ -1570,11 +1663,14 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	alarm(120);
 	while (first + 1 < argc &&
-	       (strcmp(argv[first], "--provider") == 0 || strcmp(argv[first], "--addr") == 0)) {
+	       (strcmp(argv[first], "--provider") == 0 || strcmp(argv[first], "--addr") == 0 ||
+		strcmp(argv[first], "--peer-addr") == 0)) {
 		if (strcmp(argv[first], "--provider") == 0)
 			test_provider = argv[first + 1];
-		else
+		else if (strcmp(argv[first], "--addr") == 0)
 			test_addr = argv[first + 1];
+		else
+			test_peer_addr = argv[first + 1];
 		first += 2;
 	}
 	if (first < argc && strcmp(argv[first], "--list") == 0) {
