@@ -425,11 +425,13 @@ int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq)
 	/* A second reply_begin starts over. */
 	rpcrdma__ddp_resp_release(&s->rddp);
 	rpcrdma_xdr_init(&sreq->reply, s->rbuf.addr, room);
-	/* No results lent by a backchannel's responder: its requests are let
-	 * go of at destroy while the owner's connection, and so a Send, may
-	 * live on (as its requester lends no arguments, clnt_marshal.c). */
-	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, &sreq->reply, sreq->done != NULL,
-			       !v->partner);
+	/* No results lent or RDMA Written from the application's memory by a
+	 * backchannel's responder: its requests are let go of at destroy
+	 * (done frees the results) while the owner's connection, and so a
+	 * Send or a Write reading them, may live on (as its requester lends
+	 * no arguments, clnt_marshal.c).  Its results are copied. */
+	rpcrdma__ddp_resp_init(&s->rddp, v->dev.prov, &s->hdr, &sreq->reply,
+			       sreq->done != NULL && !v->partner, !v->partner);
 	rpcrdma_xdr_set_ddp(&sreq->reply, &s->rddp.base);
 	s->begun = true;
 	return 0;
