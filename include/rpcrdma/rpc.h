@@ -433,7 +433,11 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(pool_bytes_now)      /* RDMA: bytes of registered buffers idle in the        */ \
 			       /* library's pools, now (64 MiB and 1024 a size class */ \
 			       /* per provider instance: a client transport, a       */ \
-			       /* server's loop, each worker)                         */
+			       /* server's loop, each worker)                         */ \
+	X(recv_pool_bytes_now) /* server, RDMA: bytes of receive buffers registered   */ \
+			       /* over its loop and workers, now; beyond each one's  */ \
+			       /* connections' reservations and one newcomer's, they */ \
+			       /* count in recv_bytes_now (max_recv_total)            */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -620,7 +624,11 @@ struct rpcrdma_server_opts {
 	 * credits than configured (recv_credits_cut), as RFC 8166 lets a
 	 * responder grant what its resources allow; one the rest cannot
 	 * give even 4 is refused at the connection manager
-	 * (recv_budget_refused, conns_refused).  0: 1 GiB; recv_bytes_now.
+	 * (recv_budget_refused, conns_refused).  What the receive pool of
+	 * the server's loop or a worker keeps registered beyond its
+	 * connections' reservations and one connection's worth (buffers
+	 * that connections gone left behind, until they drain) counts in
+	 * the budget too.  0: 1 GiB; recv_bytes_now, recv_pool_bytes_now.
 	 * On ofi, where a buffer is 68 KiB, the default keeps full credits
 	 * for the first 55 or so connections and 4 for the rest up to 1024.
 	 */

@@ -566,7 +566,7 @@ static size_t size_add_sat(size_t a, size_t b)
  * the first ones, with the most to do in a server's usual life, keep
  * their full credits.
  */
-static size_t on_recv_reserve(void *ctx, size_t min, size_t full)
+static size_t on_recv_reserve(void *ctx, size_t min, size_t full, size_t each)
 {
 	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
 	size_t max = root->opts.max_recv_total ? root->opts.max_recv_total
@@ -583,13 +583,13 @@ static size_t on_recv_reserve(void *ctx, size_t min, size_t full)
 	 * closed for it (svc_lru.c), whose reservation comes back soon: it
 	 * takes its fewest meanwhile, or eviction would gain it nothing. */
 	if (n > max_conns)
-		max = size_add_sat(max, size_mul_sat(n - max_conns, min));
+		max = size_add_sat(max, size_mul_sat(n - max_conns, each));
 	do {
 		if (used > max || max - used < min)
 			return 0;
 		avail = max - used;
 		keep = n < max_conns ? max_conns - n : 0;
-		keep = size_mul_sat(keep, min);
+		keep = size_mul_sat(keep, each);
 		give = avail > keep ? avail - keep : 0;
 		if (give > full)
 			give = full;

@@ -276,14 +276,18 @@ struct rpcrdma__svc_cb {
 	/*
 	 * max_recv_total (may be NULL: no such bound).  An RDMA transport
 	 * reserves the receive buffers of each admitted connection before it
-	 * accepts it: @min and @full bytes are what its fewest and its
-	 * configured credits let it hold.  Returns the bytes reserved, from
-	 * @min to @full, or 0: refuse it.  recv_unreserve gives them back
-	 * when the connection is released (any loop); recv_charge adds bytes
-	 * beyond the bound, for receives a connection must post whatever the
-	 * budget (a backchannel's replies), and is undone by recv_unreserve.
+	 * accepts it: @min and @full bytes are what it must have and what
+	 * its configured credits let it hold, beyond what the transport's
+	 * pool already has charged; @each is what the fewest credits of one
+	 * connection hold, kept for those that may come.  Returns the bytes
+	 * reserved, from @min to @full, or 0 with @min above 0: refuse it.
+	 * recv_unreserve gives them back when the connection is released
+	 * (any loop); recv_charge adds bytes beyond the bound, for receives a
+	 * connection must post whatever the budget (a backchannel's replies)
+	 * and for what a transport's receive pool holds beyond its
+	 * connections' reservations, and is undone by recv_unreserve.
 	 */
-	size_t (*recv_reserve)(void *ctx, size_t min, size_t full);
+	size_t (*recv_reserve)(void *ctx, size_t min, size_t full, size_t each);
 	void (*recv_unreserve)(void *ctx, size_t bytes);
 	void (*recv_charge)(void *ctx, size_t bytes);
 	/*

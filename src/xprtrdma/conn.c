@@ -37,8 +37,6 @@
 
 /* Events handled per drain before yielding to the rest of the loop. */
 #define XDEV_BATCH 256u
-/* Receive buffers per slab. */
-#define XRECV_SLAB 32u
 
 static bool retry_deferred(struct rpcrdma__xdev *dev);
 
@@ -356,14 +354,22 @@ void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp)
 
 /*
  * Receive pools.
+ *
+ * A slab is freed only once none of its buffers is taken, and the
+ * receives a connection keeps posted may be spread over many slabs.  So
+ * trimming also marks slabs to drain: their free buffers leave the free
+ * list, each one given back is kept out of it, and the slab goes with
+ * its last.  A live connection moves off them as its receives complete
+ * and are replaced from the other slabs; an idle one keeps them until
+ * then, and the owner sees the memory (resized) and counts it.
  */
 struct rpcrdma__xrecv_slab {
 	struct rpcrdma__xrecv_slab *next;
 	uint8_t *mem;
 	struct rpcrdma_prov_mr *mr;
 	uint32_t in_use; /* buffers taken and not yet put back */
-	bool going;      /* being trimmed */
-	struct rpcrdma__xrecv r[XRECV_SLAB];
+	bool draining;   /* freed with its last buffer put back */
+	struct rpcrdma__xrecv r[RPCRDMA__XRECV_SLAB];
 };
 
 void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_provider *prov,
@@ -375,27 +381,67 @@ void rpcrdma__xrecv_pool_init(struct rpcrdma__xrecv_pool *pool, struct rpcrdma_p
 	pool->max = max;
 }
 
+static void slab_free(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv_slab *s)
+{
+	if (s->mr && pool->prov)
+		rpcrdma__provider_dereg_mr(s->mr);
+	free(s->mem);
+	free(s);
+}
+
 void rpcrdma__xrecv_pool_destroy(struct rpcrdma__xrecv_pool *pool)
 {
 	struct rpcrdma__xrecv_slab *s;
 
 	while ((s = pool->slabs)) {
 		pool->slabs = s->next;
-		if (s->mr && pool->prov)
-			rpcrdma__provider_dereg_mr(s->mr);
-		free(s->mem);
-		free(s);
+		slab_free(pool, s);
 	}
 	pool->free = NULL;
 	pool->total = 0;
+	pool->draining = 0;
+}
+
+static void resized(struct rpcrdma__xrecv_pool *pool)
+{
+	if (pool->resized)
+		pool->resized(pool);
+}
+
+/* A draining slab with a free buffer taken back into use, rather than a
+ * new registration: of those, the one with the most buffers taken, which
+ * would drain last. */
+static bool pool_revive(struct rpcrdma__xrecv_pool *pool)
+{
+	struct rpcrdma__xrecv_slab *best = NULL;
+
+	for (struct rpcrdma__xrecv_slab *s = pool->slabs; s; s = s->next)
+		if (s->draining && s->in_use < RPCRDMA__XRECV_SLAB &&
+		    (!best || s->in_use > best->in_use))
+			best = s;
+	if (!best)
+		return false;
+	best->draining = false;
+	pool->draining -= RPCRDMA__XRECV_SLAB;
+	for (unsigned int i = 0; i < RPCRDMA__XRECV_SLAB; i++) {
+		struct rpcrdma__xrecv *r = &best->r[i];
+
+		if (!r->taken) {
+			r->next = pool->free;
+			pool->free = r;
+		}
+	}
+	return true;
 }
 
 static int pool_grow(struct rpcrdma__xrecv_pool *pool)
 {
 	struct rpcrdma__xrecv_slab *s;
-	size_t bytes = (size_t)pool->size * XRECV_SLAB;
+	size_t bytes = (size_t)pool->size * RPCRDMA__XRECV_SLAB;
 	int rc;
 
+	if (pool_revive(pool))
+		return 0;
 	if (pool->total >= pool->max)
 		return -ENOBUFS;
 	s = calloc(1, sizeof(*s));
@@ -412,7 +458,7 @@ static int pool_grow(struct rpcrdma__xrecv_pool *pool)
 		free(s);
 		return rc;
 	}
-	for (unsigned int i = 0; i < XRECV_SLAB; i++) {
+	for (unsigned int i = 0; i < RPCRDMA__XRECV_SLAB; i++) {
 		struct rpcrdma__xrecv *r = &s->r[i];
 
 		r->buf = s->mem + (size_t)i * pool->size;
@@ -423,7 +469,8 @@ static int pool_grow(struct rpcrdma__xrecv_pool *pool)
 	}
 	s->next = pool->slabs;
 	pool->slabs = s;
-	pool->total += XRECV_SLAB;
+	pool->total += RPCRDMA__XRECV_SLAB;
+	resized(pool);
 	return 0;
 }
 
@@ -438,52 +485,90 @@ struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool)
 	r->next = NULL;
 	r->conn = NULL;
 	r->len = 0;
+	r->taken = true;
 	r->slab->in_use++;
 	return r;
 }
 
 void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r)
 {
+	struct rpcrdma__xrecv_slab *s = r->slab, **sp;
+
 	r->conn = NULL;
-	r->next = pool->free;
-	pool->free = r;
-	r->slab->in_use--;
+	r->taken = false;
+	s->in_use--;
+	if (!s->draining) {
+		r->next = pool->free;
+		pool->free = r;
+		return;
+	}
+	r->next = NULL;
+	if (s->in_use)
+		return;
+	for (sp = &pool->slabs; *sp != s; sp = &(*sp)->next)
+		;
+	*sp = s->next;
+	pool->total -= RPCRDMA__XRECV_SLAB;
+	pool->draining -= RPCRDMA__XRECV_SLAB;
+	slab_free(pool, s);
+	resized(pool);
+}
+
+/* The slab not draining with the fewest buffers taken, NULL if none. */
+static struct rpcrdma__xrecv_slab *emptiest(struct rpcrdma__xrecv_pool *pool)
+{
+	struct rpcrdma__xrecv_slab *best = NULL;
+
+	for (struct rpcrdma__xrecv_slab *s = pool->slabs; s; s = s->next)
+		if (!s->draining && (!best || s->in_use < best->in_use))
+			best = s;
+	return best;
 }
 
 void rpcrdma__xrecv_pool_trim(struct rpcrdma__xrecv_pool *pool, uint32_t keep)
 {
 	struct rpcrdma__xrecv_slab **sp, *s, *gone = NULL;
 	struct rpcrdma__xrecv **rp;
+	bool marked = false;
 
-	for (sp = &pool->slabs; (s = *sp) && pool->total > keep && pool->total >= XRECV_SLAB;) {
-		if (s->in_use) {
+	/* Slabs no buffer uses go now. */
+	for (sp = &pool->slabs; (s = *sp) && pool->total - pool->draining > keep;) {
+		if (s->in_use || s->draining) {
 			sp = &s->next;
 			continue;
 		}
 		*sp = s->next;
 		s->next = gone;
-		s->going = true;
 		gone = s;
-		pool->total -= XRECV_SLAB;
+		pool->total -= RPCRDMA__XRECV_SLAB;
 	}
-	if (!gone)
+	/* Slabs some buffers still use go with the last of them, as long as
+	 * the others keep at least @keep. */
+	while (pool->total - pool->draining >= (uint64_t)keep + RPCRDMA__XRECV_SLAB &&
+	       (s = emptiest(pool))) {
+		s->draining = true;
+		pool->draining += RPCRDMA__XRECV_SLAB;
+		marked = true;
+	}
+	if (!gone && !marked)
 		return;
-	/* The free list loses the buffers of the slabs that go. */
+	/* The free list loses the buffers of the slabs freed or draining;
+	 * those freed are not reached again below. */
+	for (s = gone; s; s = s->next)
+		s->draining = true;
 	for (rp = &pool->free; *rp;) {
 		struct rpcrdma__xrecv *r = *rp;
 
-		if (r->slab->going)
+		if (r->slab->draining)
 			*rp = r->next;
 		else
 			rp = &r->next;
 	}
 	while ((s = gone)) {
 		gone = s->next;
-		if (s->mr && pool->prov)
-			rpcrdma__provider_dereg_mr(s->mr);
-		free(s->mem);
-		free(s);
+		slab_free(pool, s);
 	}
+	resized(pool);
 }
 
 /*

@@ -243,6 +243,10 @@ struct rpcrdma__xsvc {
 	struct rpcrdma__xopt_ctx opt_ctx;
 	struct rpcrdma__xrecv_pool pool;
 	size_t recv_reserved; /* its connections' share of max_recv_total */
+	/* What its receive pool holds beyond those reservations and one
+	 * newcomer's (slabs draining after connections went), charged to
+	 * max_recv_total too (rpcrdma__xsvc_recv_recharge). */
+	size_t recv_excess;
 	struct rpcrdma__xbuf_spares rd_spares; /* Read-chunk landing buffers */
 	struct rpcrdma__xsconn *conns;
 	struct rpcrdma__xsreq *free;
@@ -343,6 +347,15 @@ void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
  * reservations left, so a flood of connections gone leaves no memory.
  */
 void rpcrdma__xsvc_recv_unreserve(struct rpcrdma__xsconn *sc);
+/**
+ * rpcrdma__xsvc_recv_recharge - count what @v's receive pool holds beyond its reservations
+ * @v: the transport
+ *
+ * Called whenever the pool or the reservations change, so that buffers
+ * still registered after their connections went count in max_recv_total
+ * (on every worker alike) until their slabs are freed.
+ */
+void rpcrdma__xsvc_recv_recharge(struct rpcrdma__xsvc *v);
 
 /**
  * rpcrdma__xsvc_lru_update - list @sc for eviction at max_conns, or take it off

@@ -192,17 +192,31 @@ static int route_to_device(struct rpcrdma__xsvc *v, struct rpcrdma_prov_conn *pc
 static bool recv_reserve(struct rpcrdma__xsvc *v, struct rpcrdma__xsconn *sc)
 {
 	uint32_t fewest = v->credits < XSVC_CREDITS_MIN ? v->credits : XSVC_CREDITS_MIN;
+	size_t min = (size_t)XSVC_RECVS_FOR(fewest) * v->inline_recv;
+	size_t full = (size_t)XSVC_RECVS_FOR(v->credits) * v->inline_recv;
 	size_t got, bufs;
 
 	sc->credits = v->credits;
 	if (!sc->admitted || !v->cb->recv_reserve)
 		return true;
-	got = v->cb->recv_reserve(v->cb_ctx, (size_t)XSVC_RECVS_FOR(fewest) * v->inline_recv,
-				  (size_t)XSVC_RECVS_FOR(v->credits) * v->inline_recv);
-	if (!got)
-		return false;
+	/* Memory the pool holds and max_recv_total already counts (draining
+	 * slabs) is this connection's first: it asks only for the rest. */
+	if (v->recv_excess >= full) {
+		got = full;
+		v->recv_excess -= full;
+	} else {
+		size_t covered = v->recv_excess;
+		size_t more = v->cb->recv_reserve(v->cb_ctx, min > covered ? min - covered : 0,
+						  full - covered, min);
+
+		if (!more && min > covered)
+			return false;
+		got = covered + more;
+		v->recv_excess = 0;
+	}
 	sc->recv_reserved = got;
 	v->recv_reserved += got;
+	rpcrdma__xsvc_recv_recharge(v);
 	bufs = got / v->inline_recv;
 	if (bufs < XSVC_RECVS_FOR(v->credits)) {
 		sc->credits = bufs > XSVC_RECVS_FOR(fewest) ? (uint32_t)(bufs - 4) / 2 : fewest;
@@ -224,9 +238,36 @@ void rpcrdma__xsvc_recv_unreserve(struct rpcrdma__xsconn *sc)
 	if (v->destroying)
 		return; /* the pool goes whole */
 	/* What the connections left may take, and one newcomer at full
-	 * credits, stay registered; a flood gone gives the rest back. */
+	 * credits, stay registered; a flood gone gives the rest back, and
+	 * what cannot go yet counts (the pool's resized hook). */
 	keep = v->recv_reserved / v->inline_recv + XSVC_RECVS_FOR(v->credits);
 	rpcrdma__xrecv_pool_trim(&v->pool, keep > UINT32_MAX ? UINT32_MAX : (uint32_t)keep);
+	rpcrdma__xsvc_recv_recharge(v);
+}
+
+void rpcrdma__xsvc_recv_recharge(struct rpcrdma__xsvc *v)
+{
+	/* One newcomer's buffers, rounded up to whole slabs, are the
+	 * transport's own; trim keeps the pool within that beside the
+	 * reservations. */
+	size_t own = (size_t)(XSVC_RECVS_FOR(v->credits) + RPCRDMA__XRECV_SLAB) * v->inline_recv;
+	size_t held = (size_t)v->pool.total * v->inline_recv;
+	size_t allowed = v->recv_reserved + own;
+	size_t excess = held > allowed ? held - allowed : 0;
+
+	if (v->destroying || v->partner || !v->cb->recv_charge || !v->cb->recv_unreserve)
+		return;
+	if (excess > v->recv_excess)
+		v->cb->recv_charge(v->cb_ctx, excess - v->recv_excess);
+	else if (excess < v->recv_excess)
+		v->cb->recv_unreserve(v->cb_ctx, v->recv_excess - excess);
+	v->recv_excess = excess;
+}
+
+static void pool_resized(struct rpcrdma__xrecv_pool *pool)
+{
+	rpcrdma__xsvc_recv_recharge(
+	    (struct rpcrdma__xsvc *)(void *)((char *)pool - offsetof(struct rpcrdma__xsvc, pool)));
 }
 
 static void on_connect_request(struct rpcrdma__xsvc *v, const struct rpcrdma_prov_event *ev)
@@ -469,6 +510,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	v->lim.vers_high = v->vers_high;
 	v->lim.max_hdr_size = v->inline_recv;
 	rpcrdma__xrecv_pool_init(&v->pool, v->dev.prov, v->inline_recv, UINT32_MAX);
+	v->pool.resized = pool_resized;
 	rpcrdma__svc_bounds_of(opts, cb, cb_ctx, &v->b);
 	/* Kept landing buffers, too, within the transport's share. */
 	v->rd_spares.max_bytes = XSVC_RD_SPARES_MAX < v->b.max_read_bytes ? XSVC_RD_SPARES_MAX
@@ -491,6 +533,8 @@ static void svc_close(struct rpcrdma__xsvc *v)
 	rpcrdma__timer_stop(&v->stale_tick);
 	rpcrdma__xbuf_spares_free(&v->rd_spares);
 	rpcrdma__xrecv_pool_destroy(&v->pool);
+	if (v->recv_excess && v->cb && v->cb->recv_unreserve)
+		v->cb->recv_unreserve(v->cb_ctx, v->recv_excess);
 	if (!v->partner) /* a partner borrows its owner's */
 		rpcrdma__xdev_close(&v->dev);
 	free(v);
@@ -663,6 +707,8 @@ static void op_stats(struct rpcrdma__svc_transport *t, struct rpcrdma_xprt_stats
 	rpcrdma__xdev_add_stats(&v->dev, out);
 	for (struct rpcrdma__xsconn *sc = v->conns; sc; sc = sc->next)
 		out->recvs_posted_now += sc->c.recv_posted;
+	if (!v->partner)
+		out->recv_pool_bytes_now = (uint64_t)v->pool.total * v->inline_recv;
 	for (struct rpcrdma__xsvc *d = v->devs; d; d = d->dev_next) {
 		struct rpcrdma_xprt_stats one;
 

@@ -227,10 +227,13 @@ void rpcrdma__xbuf_spares_free(struct rpcrdma__xbuf_spares *sp);
 
 /*
  * Receive buffers: all of one size (our advertised inline receive size),
- * carved from registered slabs that grow on demand up to a limit and are
- * kept across reconnections; a server gives back the slabs no buffer
- * uses when its connections go (rpcrdma__xrecv_pool_trim).
+ * carved from registered slabs of RPCRDMA__XRECV_SLAB that grow on demand
+ * up to a limit and are kept across reconnections; a server gives back
+ * what its connections no longer need when they go
+ * (rpcrdma__xrecv_pool_trim).
  */
+#define RPCRDMA__XRECV_SLAB 32u
+
 struct rpcrdma__xconn;
 
 struct rpcrdma__xrecv {
@@ -240,6 +243,7 @@ struct rpcrdma__xrecv {
 	uint8_t *buf;
 	struct rpcrdma_prov_mr *mr;
 	uint32_t len; /* bytes received */
+	bool taken;   /* out of the pool (rpcrdma__xrecv_get) */
 	struct rpcrdma__xrecv *next;
 	struct rpcrdma__xrecv_slab *slab;
 };
@@ -249,9 +253,12 @@ struct rpcrdma__xrecv_slab;
 struct rpcrdma__xrecv_pool {
 	struct rpcrdma_provider *prov;
 	uint32_t size;
-	uint32_t total, max;
+	uint32_t total, max; /* buffers registered (draining included), the most */
+	uint32_t draining;   /* buffers of slabs freed with their last one put */
 	struct rpcrdma__xrecv *free;
 	struct rpcrdma__xrecv_slab *slabs;
+	/* Called after total changed (may be NULL); the owner's to count. */
+	void (*resized)(struct rpcrdma__xrecv_pool *pool);
 };
 
 /**
@@ -283,10 +290,15 @@ struct rpcrdma__xrecv *rpcrdma__xrecv_get(struct rpcrdma__xrecv_pool *pool);
  */
 void rpcrdma__xrecv_put(struct rpcrdma__xrecv_pool *pool, struct rpcrdma__xrecv *r);
 /**
- * rpcrdma__xrecv_pool_trim - free slabs none of whose buffers is in use
+ * rpcrdma__xrecv_pool_trim - bring the pool down towards @keep buffers
  * @pool: the pool
- * @keep: free none once the pool is down to this many buffers
+ * @keep: the buffers to keep, besides those of draining slabs
  *
+ * Slabs no buffer uses are freed now; then, while the rest would still
+ * hold @keep, slabs with buffers still taken are marked draining (the
+ * fewest taken first): each is freed when its last buffer is put back,
+ * and none of their buffers is handed out meanwhile unless the pool must
+ * grow (a draining slab is taken back before a new one is registered).
  * Each slab freed is a deregistration: call it when connections go, not
  * per message.
  */

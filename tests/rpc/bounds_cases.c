@@ -876,6 +876,129 @@ void case_bound_recv_total(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* The server's receive pools and what max_recv_total counts, read at once. */
+static void recv_counts(struct rpcrdma_server *srv, uint64_t *charged, uint64_t *pool)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_server_stats(srv, &st), 0);
+	*charged = st.recv_bytes_now;
+	*pool = st.recv_pool_bytes_now;
+}
+
+/* Run @loop until max_recv_total counts @reserved and whatever the pool
+ * holds beyond it and @own: the connections gone are released. */
+static void wait_recv_charged(struct rpcrdma_loop *loop, struct rpcrdma_server *srv,
+			      uint64_t reserved, uint64_t own)
+{
+	uint64_t end = rpcrdma_loop_now(loop) + WAIT_MS, charged, pool, want;
+
+	for (;;) {
+		recv_counts(srv, &charged, &pool);
+		want = pool > reserved + own ? pool - own : reserved;
+		if (charged == want)
+			return;
+		if (rpcrdma_loop_now(loop) >= end) {
+			fprintf(stderr, "recv_drain: counted %llu, pools %llu, want %llu\n",
+				(unsigned long long)charged, (unsigned long long)pool,
+				(unsigned long long)want);
+			CHECK(!"max_recv_total does not count the receive pools");
+		}
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+}
+
+/*
+ * max_recv_total (RDMA): receive buffers still registered after their
+ * connections went.  Calls over twelve connections in a shuffled order
+ * mix their receives over the pool's slabs (each call's receive is replaced from
+ * the pool, and its buffer goes back for the next connection's), so when
+ * eleven go, the survivor's posted receives keep most slabs in use, and
+ * a slab is freed only whole.  What the pool holds beyond the survivor's
+ * reservation and one newcomer's (68 buffers, rounded up by a slab) then
+ * counts in recv_bytes_now, so no worker's connections can add to it
+ * beyond the budget; the survivor's calls move its receives off the
+ * draining slabs, which are freed as they empty, and the count comes back
+ * to its reservation.  Over TCP nothing is reserved.
+ */
+void case_bound_recv_drain(void)
+{
+	const size_t buf = 68u << 10;
+	const size_t full = (2 * 32 + 4) * buf, own = (2 * 32 + 4 + 32) * buf;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c[12];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	uint64_t charged, pool, deregs;
+	char port[16];
+	int32_t sum = 0;
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.inline_recv = (uint32_t)buf;
+	so.credits = 32;
+	srv = bounded_server(loop, &so, port);
+	for (int i = 0; i < 12; i++) {
+		c[i] = client_for(loop, port, TEST_PROG, 1, NULL);
+		CHECK_EQ(add(c[i], i, 1, &sum), 0);
+	}
+	/* In an order of its own each round (a fixed pseudo-random one), so
+	 * that the survivor's replacements come from every connection. */
+	for (uint32_t round = 0, x = 1; round < 40; round++)
+		for (int n = 0; n < 12; n++) {
+			int i;
+
+			x = x * 1103515245u + 12345u;
+			i = (int)((x >> 16) % 12);
+			CHECK_EQ(add(c[i], i, (int32_t)round, &sum), 0);
+			CHECK_EQ(sum, i + (int32_t)round);
+		}
+	if (transport == RPCRDMA_TRANSPORT_TCP) {
+		recv_counts(srv, &charged, &pool);
+		CHECK_EQ(charged, 0);
+		CHECK_EQ(pool, 0);
+		goto out;
+	}
+	recv_counts(srv, &charged, &pool);
+	CHECK_EQ(charged, 12 * full);
+	deregs = STAT(srv, prov_dereg_mrs);
+	for (int i = 1; i < 12; i++) {
+		rpcrdma_client_destroy(c[i]);
+		c[i] = NULL;
+	}
+	wait_recv_charged(loop, srv, full, own);
+	recv_counts(srv, &charged, &pool);
+	fprintf(stderr,
+		"recv_drain: after 11 of 12 went: pools %llu KiB, counted %llu KiB "
+		"(reserved %zu KiB), %llu slabs freed\n",
+		(unsigned long long)(pool >> 10), (unsigned long long)(charged >> 10), full >> 10,
+		(unsigned long long)(STAT(srv, prov_dereg_mrs) - deregs));
+	/* Mixed as above, the survivor's receives keep slabs beyond what
+	 * it and a newcomer need: the case this test is for. */
+	CHECK(pool > full + own);
+	CHECK(charged > full);
+	/* Its calls take fresh receives from the slabs that stay. */
+	for (int k = 0; k < 200 && charged > full; k++) {
+		CHECK_EQ(add(c[0], k, 1, &sum), 0);
+		CHECK_EQ(sum, k + 1);
+		recv_counts(srv, &charged, &pool);
+	}
+	CHECK_EQ(charged, full);
+	CHECK(pool <= full + own);
+	fprintf(stderr, "recv_drain: after the survivor's calls: pools %llu KiB, counted %llu KiB\n",
+		(unsigned long long)(pool >> 10), (unsigned long long)(charged >> 10));
+	good_client_served(loop, port);
+	wait_recv_charged(loop, srv, full, own);
+out:
+	for (int i = 0; i < 12; i++)
+		if (c[i])
+			rpcrdma_client_destroy(c[i]);
+	if (transport != RPCRDMA_TRANSPORT_TCP)
+		wait_recv_bytes(loop, srv, 0);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
 /*
  * max_record: a call larger than the server's largest record is refused
  * before it is read (TCP: the connection closes at the record mark; RDMA:
