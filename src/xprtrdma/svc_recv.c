@@ -576,6 +576,14 @@ void rpcrdma__xsvc_on_recv(struct rpcrdma__xop *op, const struct rpcrdma_prov_ev
 	sc->held--;
 	if (route_reverse(sc, r, ev)) {
 		rpcrdma__xrecv_put(&v->pool, r);
+		/* A reverse reply is no call: while the connection takes none
+		 * (the refill above held back), its receive is still replaced,
+		 * or the backchannel's further replies, and the requester's
+		 * calls within its credits, would find none posted, and a
+		 * call of ours waiting on a callback would stall the pause. */
+		if (sc->paused && sc->held + sc->c.recv_posted <
+				      XSVC_RECVS_FOR(sc->credits) + sc->bc_recvs)
+			(void)rpcrdma__xconn_fill_recvs(&sc->c, sc->c.recv_posted + 1);
 	} else if (sc->hold_head || (full = rpcrdma__xsvc_queue_full(sc))) {
 		/* max_conn_queued, max_queued_total: the call waits in its
 		 * receive buffer (the receives are bounded) rather than adding

@@ -14,7 +14,7 @@
 #define FWD_CREDITS 16u
 
 enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
-enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4 };
+enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4, SETUP_STORM = 8 };
 
 /* The highest RPC-over-RDMA version the client offers (v2_cases.c sets
  * 2), and whether a case saw Version Two on the forward direction. */
@@ -31,6 +31,7 @@ static struct rpcrdma_backchannel *g_bc;
 static int g_setup_rc;
 static uint32_t g_bc_timeout_ms;
 static unsigned int g_max_conns; /* the server's; 0: its default */
+static size_t g_max_queued_total; /* the server's; 0: its default */
 
 /* CB_HOLD requests the client defers until the case answers them. */
 #define HOLD_MAX 16
@@ -65,6 +66,34 @@ static void ping_done(struct rpcrdma_call *call, void *ctx)
 	g_ping_status = call->status;
 }
 
+/* SETUP_STORM: STORM_CALLS reverse CB_NULLs, one after the other, from a
+ * procedure that answers once the last is done: a server call waiting on
+ * callbacks, as an NFSv4.1 server's CB_RECALLs before a conflicting OPEN
+ * is answered. */
+#define STORM_CALLS 64u
+static struct rpcrdma_call g_storm[STORM_CALLS];
+static struct rpcrdma_svc_req *g_storm_req;
+static unsigned int g_storm_done;
+static int g_storm_status;
+
+static void storm_next(struct rpcrdma_call *call, void *ctx)
+{
+	(void)ctx;
+	if (call->status)
+		g_storm_status = call->status;
+	else if (++g_storm_done < STORM_CALLS) {
+		struct rpcrdma_call *next = &g_storm[g_storm_done];
+
+		call_init(next, CB_NULL, NULL, NULL, NULL, NULL);
+		next->done = storm_next;
+		g_storm_status = rpcrdma_backchannel_call_async(g_bc, next);
+		if (!g_storm_status)
+			return;
+	}
+	(void)rpcrdma_svc_reply(g_storm_req, 0);
+	g_storm_req = NULL;
+}
+
 static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	uint32_t flags = *(uint32_t *)args;
@@ -83,6 +112,17 @@ static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 		g_ping.done = ping_done;
 		g_ping_status = 1;
 		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_ping);
+	}
+	if (!g_setup_rc && (flags & SETUP_STORM)) {
+		call_init(&g_storm[0], CB_NULL, NULL, NULL, NULL, NULL);
+		g_storm[0].done = storm_next;
+		g_storm_done = 0;
+		g_storm_status = 1;
+		g_storm_req = req;
+		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_storm[0]);
+		if (!g_setup_rc)
+			return RPCRDMA_SVC_DEFERRED;
+		g_storm_req = NULL;
 	}
 	return 0;
 }
@@ -126,6 +166,7 @@ static int bidir_up(struct env *e, bool host, bool refuse_chunks)
 	so.credits = FWD_CREDITS;
 	so.inline_send = so.inline_recv = TEST_INLINE;
 	so.max_conns = g_max_conns;
+	so.max_queued_total = g_max_queued_total;
 	CHECK_RC(rpcrdma_server_create(e->loop, g_srv_addr ? g_srv_addr : test_addr, "0", &so,
 				       &e->srv),
 		 0);
@@ -210,6 +251,117 @@ static int pump_until(struct env *e, struct async_echo *a, int n)
 		for (int i = 0; i < n; i++)
 			done += a[i].done;
 	} while (done < n);
+	return 0;
+}
+
+/*
+ * A connection that takes no new call still receives its backchannel's
+ * replies.  Another client stops reading a 16 MiB result, so the replies
+ * queued over the server stay at or above max_queued_total (1 byte here)
+ * and every connection with a call in progress takes no new one.  Ours
+ * then makes a call whose procedure calls it back STORM_CALLS times, one
+ * after the other, before answering: far more replies than the receives
+ * the connection has posted (FWD_CREDITS + CB_CREDITS).  Each reply's
+ * receive is replaced all the same, so every callback and the call
+ * complete within the pause; held back like a call's, the receives ran
+ * out and the next reply waited for a pause that its own call kept up.
+ */
+static int case_bidir_paused(void)
+{
+	struct rpcrdma_loop *aloop;
+	struct rpcrdma_client *a;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats ss;
+	struct rpcrdma_call acall, call;
+	struct bulk ares = {0};
+	uint32_t flags = SETUP_STORM;
+	uint64_t dl;
+	char port[16];
+	struct env e;
+	int adone = 0, done = 0;
+
+	bulk_src = malloc(BULK_LEN);
+	ares.data = malloc(BULK_LEN);
+	CHECK(bulk_src && ares.data);
+	memset(bulk_src, BULK_SRC_BYTE, BULK_LEN);
+	g_max_queued_total = 1;
+	g_bc_timeout_ms = 5000;
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	g_max_queued_total = 0;
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+
+	/* The client that stops reading: its loop runs only to send. */
+	CHECK_RC(rpcrdma_loop_create(&aloop), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.timeout_ms = 60000;
+	CHECK_RC(rpcrdma_client_create(aloop, test_addr, port, PROG, VERS, &co, &a), 0);
+	call_init(&acall, P_BULK_READ, NULL, NULL, bulk_dec_into, &ares);
+	acall.ddp_buf = ares.data;
+	acall.ddp_len = BULK_LEN;
+	acall.max_reply = 4096;
+	acall.done = flag_done;
+	acall.ctx = &adone;
+	/* It connects and sends while both loops run. */
+	CHECK_RC(rpcrdma_client_call_async(a, &acall), 0);
+	for (dl = rpcrdma_loop_now(e.loop) + 20000;;) {
+		CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+		if (ss.queued_bytes_now)
+			break;
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(aloop, 0) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 1) >= 0);
+	}
+	/* Whatever the sockets took is in; the rest stays queued. */
+	for (dl = rpcrdma_loop_now(e.loop) + 200; rpcrdma_loop_now(e.loop) < dl;)
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	CHECK(ss.queued_bytes_now > 0);
+
+	call_init(&call, P_SETUP, u32_enc, &flags, NULL, NULL);
+	call.done = flag_done;
+	call.ctx = &done;
+	g_setup_rc = -1;
+	CHECK_RC(rpcrdma_client_call_async(e.clnt, &call), 0);
+	for (dl = rpcrdma_loop_now(e.loop) + 30000; !done;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	CHECK_RC(rpcrdma_server_stats(e.srv, &ss), 0);
+	fprintf(stderr,
+		"bidir_paused: %u of %u callbacks answered (last status %d), call %d, "
+		"queued %llu bytes, %llu pauses\n",
+		g_storm_done, STORM_CALLS, g_storm_status, call.status,
+		(unsigned long long)ss.queued_bytes_now, (unsigned long long)ss.queued_total_pauses);
+	CHECK_RC(g_setup_rc, 0);
+	CHECK_RC(call.status, 0);
+	CHECK_RC(g_storm_done, STORM_CALLS);
+	/* The pause held all along: the other client still reads nothing. */
+	CHECK(ss.queued_bytes_now > 0);
+	CHECK(ss.queued_total_pauses > 0);
+	CHECK_RC(adone, 0);
+
+	/* It reads again, and has its 16 MiB. */
+	for (dl = rpcrdma_loop_now(e.loop) + 60000; !adone;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(e.loop, 0) >= 0);
+	}
+	CHECK_RC(acall.status, 0);
+	CHECK_RC(ares.len, BULK_LEN);
+	CHECK(ares.data[BULK_LEN - 1] == BULK_SRC_BYTE);
+	rpcrdma_client_destroy(a);
+	for (int i = 0; i < 5; i++)
+		(void)rpcrdma_loop_run_once(aloop, 0);
+	CHECK_RC(rpcrdma_loop_destroy(aloop), 0);
+	rpcrdma_backchannel_release(g_bc);
+	g_bc = NULL;
+	g_bc_timeout_ms = 0;
+	CHECK_RC(env_down(&e), 0);
+	free(ares.data);
+	free(bulk_src);
+	bulk_src = NULL;
 	return 0;
 }
 
