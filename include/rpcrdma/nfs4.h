@@ -566,9 +566,9 @@ enum {
 	RPCRDMA_ERR_NFS41_NO_BACKCHANNEL = -5300,
 	/** The server gave no delegation: see the file's why_none. */
 	RPCRDMA_ERR_NFS41_NO_DELEGATION = -5301,
-	/** Every slot of the session is out of use (a call on it failed
-	 *  without an answer, so its sequence is unknown): destroy the
-	 *  session and create another. */
+	/** Every slot the server takes is out of use (a call on it failed
+	 *  without an answer, so its sequence is unknown) and no call is out
+	 *  that could change that: destroy the session and create another. */
 	RPCRDMA_ERR_NFS41_NO_SLOT = -5302,
 	/** The session's state does not allow the call (being destroyed, or
 	 *  its creation failed). */

@@ -15,8 +15,10 @@
  *
  * Recovery:
  *  - A call that fails without an answer leaves its slot's sequence id
- *    unknown: the slot is retired (slots_lost); with none left the session
- *    is unusable (RPCRDMA_ERR_NFS41_NO_SLOT).
+ *    unknown: the slot is retired (slots_lost).  Calls use a slot below
+ *    the server's target, else below its highest slot; with none of those
+ *    left and no call out the session is unusable
+ *    (RPCRDMA_ERR_NFS41_NO_SLOT), and calls fail rather than wait.
  *  - When the client has reconnected (its reconnects counter moved), or a
  *    SEQUENCE reply says the callback path is down, the session sends
  *    BIND_CONN_TO_SESSION (CDFC4_FORE_OR_BOTH) on the current connection,
@@ -240,6 +242,9 @@ static void on_done(struct rpcrdma_call *call, void *ctx)
 			s->target = seq->res.sequence.target_highest_slotid + 1;
 			if (s->target > s->nslots || s->target == 0)
 				s->target = s->nslots;
+			s->highest = seq->res.sequence.highest_slotid + 1;
+			if (s->highest > s->nslots || s->highest == 0)
+				s->highest = s->nslots;
 			if ((flags & (RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN |
 				      RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN_SESSION |
 				      RPCRDMA_SEQ4_STATUS_BACKCHANNEL_FAULT)) &&
@@ -274,16 +279,28 @@ out_bad_sequence:
 	kick_waiting(s);
 }
 
-static int free_slot(struct rpcrdma_nfs41_session *s, bool *all_lost)
+/*
+ * A slot for the next call: below the server's target if one is free,
+ * else below its highest slot (the target is what it would prefer, the
+ * highest what it takes).  -1 when none is: @stuck says whether nothing
+ * can change that, no call being out whose reply (or time-out) would
+ * free a slot or move the limits; the call then fails at once rather
+ * than wait for a reply that will not come (slots lost below a target
+ * of 1, say).
+ */
+static int free_slot(struct rpcrdma_nfs41_session *s, bool *stuck)
 {
-	uint32_t limit = s->target < s->nslots ? s->target : s->nslots;
+	uint32_t target = s->target < s->nslots ? s->target : s->nslots;
+	uint32_t highest = s->highest < s->nslots ? s->highest : s->nslots;
 
-	*all_lost = true;
-	for (uint32_t i = 0; i < s->nslots; i++)
-		*all_lost &= s->slots[i].lost;
-	for (uint32_t i = 0; i < limit; i++)
+	if (highest < target)
+		highest = target;
+	for (uint32_t i = 0; i < highest; i++)
 		if (!s->slots[i].busy && !s->slots[i].lost)
 			return (int)i;
+	*stuck = true;
+	for (uint32_t i = 0; i < s->nslots; i++)
+		*stuck &= !s->slots[i].busy;
 	return -1;
 }
 
@@ -299,16 +316,16 @@ static void start(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
 	}
 	if (sc->sequenced) {
 		struct rpcrdma_nfs4_op *seq = &c->ops[0];
-		bool all_lost;
+		bool stuck;
 		int slot;
 
 		if (s->binding) {
 			enqueue(s, sc);
 			return;
 		}
-		slot = free_slot(s, &all_lost);
+		slot = free_slot(s, &stuck);
 		if (slot < 0) {
-			if (all_lost) {
+			if (stuck) {
 				finish(sc, RPCRDMA_ERR_NFS41_NO_SLOT);
 			} else {
 				s->info.stats.slot_waits++;
@@ -662,7 +679,7 @@ static int establish(struct rpcrdma_nfs41_session *s)
 		s->established = true;      /* so that it is destroyed */
 		goto out;
 	}
-	s->target = s->nslots;
+	s->target = s->highest = s->nslots;
 	s->info.slots = s->nslots;
 	s->established = true;
 	if (!s->opts.no_backchannel && !s->info.backchannel) {
@@ -1030,7 +1047,7 @@ const char *rpcrdma_nfs41_strerror(int err)
 	case RPCRDMA_ERR_NFS41_NO_DELEGATION:
 		return "the NFSv4.1 server granted no delegation (the file is open without one)";
 	case RPCRDMA_ERR_NFS41_NO_SLOT:
-		return "every slot of the NFSv4.1 session was lost to unanswered calls: create "
+		return "every slot the NFSv4.1 server takes was lost to unanswered calls: create "
 		       "a new session";
 	case RPCRDMA_ERR_NFS41_SESSION:
 		return "the NFSv4.1 session is not usable (not established, or being destroyed)";

@@ -42,7 +42,9 @@ struct rpcrdma_nfs41_session {
 
 	/* Fore channel. */
 	struct s41_slot slots[RPCRDMA_NFS41_MAX_SLOTS];
-	uint32_t nslots, target;          /* in use; the server's target highest slot + 1 */
+	/* In use; the server's target highest slot + 1 (what it would have
+	 * us use) and its highest slot + 1 (what it takes; RFC 8881 18.46.3) */
+	uint32_t nslots, target, highest;
 	struct s41_call *wait_head, *wait_tail; /* for a slot, a retry time, or a bind */
 	unsigned int in_flight;           /* our async calls not yet finished */
 	unsigned int opens_in_flight;

@@ -147,6 +147,10 @@ static struct {
 	struct rpcrdma_call cbcall;
 	bool cb_busy;
 	unsigned int pending[NFILES * 4], npending;
+	/* Slot limits SEQUENCE announces beyond SELF_SLOTS - 1 (slot_limits):
+	 * the target highest slot, and the highest it takes. */
+	bool limited;
+	uint32_t target_hs, highest_hs, highest_told;
 } sv;
 
 static uint8_t file_data[NFILES][FILE_LEN];
@@ -245,15 +249,16 @@ static uint32_t self_op(struct rpcrdma_svc_req *req, struct rpcrdma_nfs4_compoun
 			return RPCRDMA_NFS4ERR_SEQUENCE_POS;
 		if (!sv.session || memcmp(op->arg.sequence.sessionid, sv.sessionid, 16))
 			return RPCRDMA_NFS4ERR_BADSESSION;
-		if (slot >= SELF_SLOTS)
+		if (slot >= SELF_SLOTS || (sv.limited && slot > sv.highest_told))
 			return RPCRDMA_NFS4ERR_BADSLOT;
+		sv.highest_told = sv.limited ? sv.highest_hs : SELF_SLOTS - 1;
 		if (op->arg.sequence.seqid != sv.slot_seq[slot] + 1)
 			return RPCRDMA_NFS4ERR_SEQ_MISORDERED;
 		memcpy(op->res.sequence.sessionid, sv.sessionid, 16);
 		op->res.sequence.seqid = op->arg.sequence.seqid;
 		op->res.sequence.slotid = slot;
-		op->res.sequence.highest_slotid = SELF_SLOTS - 1;
-		op->res.sequence.target_highest_slotid = SELF_SLOTS - 1;
+		op->res.sequence.highest_slotid = sv.limited ? sv.highest_hs : SELF_SLOTS - 1;
+		op->res.sequence.target_highest_slotid = sv.limited ? sv.target_hs : SELF_SLOTS - 1;
 		op->res.sequence.status_flags = 0;
 		switch (sv.fault) {
 		case SELF_FAULT_OTHER_SESSION:
@@ -974,6 +979,48 @@ static void case_foreign_sequence(void)
 	CHECK_OK(rpcrdma_nfs41_close(sess, &f0));
 }
 
+/*
+ * --self: slots the server's SEQUENCE results leave us (RFC 8881
+ * 18.46.3: the target highest slot is what it would have the client use,
+ * the highest slot what it takes).  With a target of slot 0, a reply the
+ * client cannot decode loses slot 0; the next call goes on slot 1, below
+ * the highest slot, where it waited before for a reply that nothing
+ * could bring.  Once the highest slot is 0 too, a call fails at once with
+ * NO_SLOT.  Leaves the session unusable: the last case.
+ */
+static void case_slot_limits(void)
+{
+	static uint8_t buf[FILE_LEN];
+	struct rpcrdma_nfs41_session_info before, after;
+	struct rpcrdma_nfs41_file f0;
+	uint32_t len = 0;
+
+	CHECK(self);
+	CHECK_OK(rpcrdma_nfs41_open(sess, &dir_fh, "f0", RPCRDMA_OPEN4_SHARE_ACCESS_READ, &f0));
+	sv.limited = true;
+	sv.target_hs = 0;
+	sv.highest_hs = SELF_SLOTS - 1;
+	check_read(0, &f0); /* its reply sets the target */
+	info(&before);
+	sv.fault = SELF_FAULT_SHORT_RESULTS;
+	CHECK_RC(rpcrdma_nfs41_read(sess, &f0, 0, FILE_LEN, buf, &len, NULL),
+		 RPCRDMA_ERR_BAD_VALUE);
+	sv.fault = SELF_FAULT_NONE;
+	sv.faults_sent = 0;
+	info(&after);
+	CHECK_RC(after.stats.slots_lost - before.stats.slots_lost, 1);
+	check_read(0, &f0);
+	check_read(0, &f0);
+	info(&after);
+	CHECK_RC(after.stats.slots_lost - before.stats.slots_lost, 1);
+	/* Now only slot 0, which is lost: no wait, an error. */
+	sv.highest_hs = 0;
+	check_read(0, &f0); /* on slot 1, whose reply says so */
+	CHECK_RC(rpcrdma_nfs41_read(sess, &f0, 0, FILE_LEN, buf, &len, NULL),
+		 RPCRDMA_ERR_NFS41_NO_SLOT);
+	sv.limited = false;
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -985,6 +1032,7 @@ static const struct {
     {"cb_errors", case_cb_errors},
     {"short_results", case_short_results},
     {"foreign_sequence", case_foreign_sequence},
+    {"slot_limits", case_slot_limits},
 };
 
 /* PUTROOTFH, LOOKUP each component and our directory, GETFH. */
