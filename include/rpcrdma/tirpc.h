@@ -44,6 +44,18 @@
  *     travels in the Write chunk the client offers, of res_max bytes; a
  *     larger one, or a later one, comes inline or in the Reply chunk.
  *   - Fixed-length opaques (opaque[n]) are never DDP-eligible here.
+ *   - The items are recognised by their shape on the stream: a word
+ *     followed at once by exactly that many bytes, as xdr_bytes() and
+ *     xdr_string() encode them (libtirpc's routines reach the stream
+ *     through the same word and bytes operations, so nothing else tells
+ *     them apart).  A 32-bit field followed at once by a fixed-length
+ *     opaque whose size its value happens to equal (int n; opaque t[4];
+ *     with n == 4) has that shape too, and then counts as an item, which
+ *     moves the numbers of the items after it.  Both ends count alike, so
+ *     two programs built on this layer still agree, but a peer that
+ *     numbers the items from the .x file does not.  In a procedure that
+ *     has a binding, put no DDP-eligible item after such a pair (reorder
+ *     the fields, or put another field between them).
  *
  * Hostile input.  rpcgen's routines (xdr_bytes(), xdr_string(),
  * xdr_array()) allocate the length the peer sends before its bytes are
