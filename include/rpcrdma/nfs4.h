@@ -570,8 +570,10 @@ enum {
 	 *  without an answer, so its sequence is unknown) and no call is out
 	 *  that could change that: destroy the session and create another. */
 	RPCRDMA_ERR_NFS41_NO_SLOT = -5302,
-	/** The session's state does not allow the call (being destroyed, or
-	 *  its creation failed). */
+	/** The session's state does not allow the call (being destroyed, its
+	 *  creation failed, or the server reported a backchannel fault,
+	 *  SEQ4_STATUS_BACKCHANNEL_FAULT, after which RFC 8881 has the client
+	 *  destroy the session and create another). */
 	RPCRDMA_ERR_NFS41_SESSION = -5303,
 };
 
@@ -725,7 +727,8 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_session_bind(struct rpcrdma_nfs41_session *s);
 	X(delegs_granted)                                                                      \
 	X(delegs_returned)    /* DELEGRETURN answered NFS4_OK */                              \
 	X(deleg_return_errors)                                                                 \
-	X(deleg_table_full)   /* delegations we could not track (returned at once) */
+	X(deleg_table_full)   /* delegations we could not track (returned at once) */         \
+	X(backchannel_faults) /* SEQ4_STATUS_BACKCHANNEL_FAULT seen: session unusable */
 
 struct rpcrdma_nfs41_stats {
 #define RPCRDMA_NFS41_STATS_FIELD(name) uint64_t name;

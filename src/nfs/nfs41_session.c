@@ -19,6 +19,10 @@
  *    the server's target, else below its highest slot; with none of those
  *    left and no call out the session is unusable
  *    (RPCRDMA_ERR_NFS41_NO_SLOT), and calls fail rather than wait.
+ *  - A SEQUENCE reply with SEQ4_STATUS_BACKCHANNEL_FAULT ends the
+ *    session's use (RFC 8881 18.46.3): calls out finish, later ones fail
+ *    with RPCRDMA_ERR_NFS41_SESSION, and the application destroys it and
+ *    creates another.
  *  - When the client has reconnected (its reconnects counter moved), or a
  *    SEQUENCE reply says the callback path is down, the session sends
  *    BIND_CONN_TO_SESSION (CDFC4_FORE_OR_BOTH) on the current connection,
@@ -245,10 +249,15 @@ static void on_done(struct rpcrdma_call *call, void *ctx)
 			s->highest = seq->res.sequence.highest_slotid + 1;
 			if (s->highest > s->nslots || s->highest == 0)
 				s->highest = s->nslots;
-			if ((flags & (RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN |
-				      RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN_SESSION |
-				      RPCRDMA_SEQ4_STATUS_BACKCHANNEL_FAULT)) &&
-			    !s->opts.no_backchannel) {
+			if (flags & RPCRDMA_SEQ4_STATUS_BACKCHANNEL_FAULT) {
+				/* RFC 8881 18.46.3: the client stops sending on the
+				 * fore channel, lets what is out finish, and
+				 * destroys the session; a new bind would not do. */
+				s->info.stats.backchannel_faults += !s->faulted;
+				s->faulted = true;
+			} else if ((flags & (RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN |
+					     RPCRDMA_SEQ4_STATUS_CB_PATH_DOWN_SESSION)) &&
+				   !s->opts.no_backchannel) {
 				s->info.stats.cb_path_down++;
 				s->need_bind = true;
 			}
@@ -310,7 +319,7 @@ static void start(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
 	int rc;
 
 	sc->slot = -1;
-	if (s->dead) {
+	if (s->dead || (s->faulted && sc->sequenced)) {
 		finish(sc, RPCRDMA_ERR_NFS41_SESSION);
 		return;
 	}
@@ -496,7 +505,7 @@ static void background(struct rpcrdma_nfs41_session *s)
 {
 	struct rpcrdma_xprt_stats st;
 
-	if (!s->established || s->dead)
+	if (!s->established || s->dead || s->faulted)
 		return;
 	if (rpcrdma_client_stats(s->clnt, &st) == 0 && st.reconnects != s->reconnects_seen) {
 		s->reconnects_seen = st.reconnects;
@@ -1050,7 +1059,9 @@ const char *rpcrdma_nfs41_strerror(int err)
 		return "every slot the NFSv4.1 server takes was lost to unanswered calls: create "
 		       "a new session";
 	case RPCRDMA_ERR_NFS41_SESSION:
-		return "the NFSv4.1 session is not usable (not established, or being destroyed)";
+		return "the NFSv4.1 session is not usable (not established, being destroyed, or "
+		       "faulted: the server reported a backchannel fault, so destroy it and create "
+		       "another)";
 	default:
 		return rpcrdma_strerror(err);
 	}

@@ -39,6 +39,9 @@ struct rpcrdma_nfs41_session {
 	uint32_t owner_len;
 	struct rpcrdma_nfs41_session_info info;
 	bool established, dead;
+	/* The server reported SEQ4_STATUS_BACKCHANNEL_FAULT: no sequenced
+	 * call goes out any more; the session is to be destroyed. */
+	bool faulted;
 
 	/* Fore channel. */
 	struct s41_slot slots[RPCRDMA_NFS41_MAX_SLOTS];

@@ -151,6 +151,7 @@ static struct {
 	 * the target highest slot, and the highest it takes. */
 	bool limited;
 	uint32_t target_hs, highest_hs, highest_told;
+	uint32_t seq_flags; /* sr_status_flags of SEQUENCE results */
 } sv;
 
 static uint8_t file_data[NFILES][FILE_LEN];
@@ -259,7 +260,7 @@ static uint32_t self_op(struct rpcrdma_svc_req *req, struct rpcrdma_nfs4_compoun
 		op->res.sequence.slotid = slot;
 		op->res.sequence.highest_slotid = sv.limited ? sv.highest_hs : SELF_SLOTS - 1;
 		op->res.sequence.target_highest_slotid = sv.limited ? sv.target_hs : SELF_SLOTS - 1;
-		op->res.sequence.status_flags = 0;
+		op->res.sequence.status_flags = sv.seq_flags;
 		switch (sv.fault) {
 		case SELF_FAULT_OTHER_SESSION:
 			op->res.sequence.sessionid[15] ^= 0xff;
@@ -1021,6 +1022,36 @@ static void case_slot_limits(void)
 	sv.limited = false;
 }
 
+/*
+ * --self, alone (it ends the session's use): a SEQUENCE reply with
+ * SEQ4_STATUS_BACKCHANNEL_FAULT.  RFC 8881 18.46.3: the client sends
+ * nothing more on the fore channel and destroys the session; no
+ * BIND_CONN_TO_SESSION, which a CB_PATH_DOWN would get.  The destroy at
+ * the end of the run reaches the responder (its session is gone).
+ */
+static void case_backchannel_fault(void)
+{
+	struct rpcrdma_nfs41_session_info before, after;
+	struct rpcrdma_nfs41_file f0;
+	static uint8_t buf[FILE_LEN];
+	uint32_t len = 0;
+
+	CHECK(self);
+	CHECK_OK(rpcrdma_nfs41_open(sess, &dir_fh, "f0", RPCRDMA_OPEN4_SHARE_ACCESS_READ, &f0));
+	info(&before);
+	sv.seq_flags = RPCRDMA_SEQ4_STATUS_BACKCHANNEL_FAULT;
+	check_read(0, &f0); /* answered; its reply carries the fault */
+	sv.seq_flags = 0;
+	CHECK_RC(rpcrdma_nfs41_read(sess, &f0, 0, FILE_LEN, buf, &len, NULL),
+		 RPCRDMA_ERR_NFS41_SESSION);
+	CHECK_RC(rpcrdma_nfs41_close(sess, &f0), RPCRDMA_ERR_NFS41_SESSION);
+	info(&after);
+	CHECK_RC(after.stats.backchannel_faults - before.stats.backchannel_faults, 1);
+	CHECK_RC(after.stats.binds, before.stats.binds);
+	CHECK_RC(after.stats.cb_path_down, before.stats.cb_path_down);
+	CHECK_RC(after.stats.compounds - before.stats.compounds, 1);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1033,6 +1064,7 @@ static const struct {
     {"short_results", case_short_results},
     {"foreign_sequence", case_foreign_sequence},
     {"slot_limits", case_slot_limits},
+    {"backchannel_fault", case_backchannel_fault}, /* only when named */
 };
 
 /* PUTROOTFH, LOOKUP each component and our directory, GETFH. */
@@ -1154,7 +1186,9 @@ int main(int argc, char **argv)
 	CHECK_OK(rpcrdma_nfs41_session_create(clnt, loop, &so, &sess));
 	find_dir();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool run = optind == argc ? strcmp(cases[i].name, "relink") != 0 || self : false;
+		bool run = optind == argc ? (strcmp(cases[i].name, "relink") != 0 || self) &&
+						strcmp(cases[i].name, "backchannel_fault") != 0
+					  : false;
 
 		if ((strcmp(cases[i].name, "cb_errors") == 0 ||
 		     strcmp(cases[i].name, "short_results") == 0 ||
