@@ -5,8 +5,11 @@
  * closes its least recently active connection rather than refuse the new
  * one, so that connections left open and silent cannot lock every later
  * client out until the idle time-out; unlike it, a connection with a call
- * in progress (read, served, deferred, or its reply queued) is never the
- * one: its calls hold their resources and would lose their replies.
+ * in progress (taken in, served, deferred, or its reply queued) is never
+ * the one: its calls hold their resources and would lose their replies.
+ * A TCP record that has begun arriving and is not whole is no call taken
+ * in: were it one, a peer keeping a record always begun on each of
+ * max_conns connections would lock every later client out.
  *
  * Each core (the server's, and each worker's) keeps the admitted
  * connections of its loop that have nothing in progress on lru_idle, in

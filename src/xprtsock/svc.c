@@ -5,8 +5,9 @@
  *
  * Bounds (rpcrdma_server_opts): a connection beyond max_conns closes the
  * least recently active one that has nothing in progress (svc_lru.c; a
- * connection is listed there while it has no call and no reply queued),
- * or is closed at accept when every one has something; a connection
+ * connection is listed there while it has no call taken in and no reply
+ * queued, whether or not a record has begun arriving), or is closed at
+ * accept when every one has something; a connection
  * stops being read while its replies exceed max_conn_queued or
  * MAX_INFLIGHT calls are in progress, or while it has a call in progress
  * and the records of this transport's calls in progress fill its share
@@ -106,19 +107,22 @@ static void conn_put(struct svc_conn *sc)
 
 /*
  * Tell the core whether @sc may be closed for a newcomer at max_conns:
- * only while nothing is in progress, no call being read (a record begun
- * and not whole), none served and no reply queued (a whole call taken in
- * goes through deliver_call's own check instead).  Listed when it becomes
- * idle; @received (conn_on_event, bytes read) makes it the most recent.
- * Returns false when it was chosen for eviction while listed and is no
- * longer idle (a call began arriving): the caller closes it, since the
- * core no longer will.
+ * while no call taken in is served and no reply is queued.  A record
+ * begun and not whole does not keep it off the list: the server has
+ * taken nothing from it yet, so closing it loses nothing the client does
+ * not send again, and a peer that keeps a record always begun (a byte
+ * each record_timeout_ms) would otherwise hold its place for ever, and
+ * with max_conns of them lock every later client out.  A whole call goes
+ * through deliver_call's own check.  Listed when it becomes idle;
+ * @received (conn_on_event, bytes read) makes it the most recent, so a
+ * record arriving at speed is not the one chosen.  Returns false when it
+ * was chosen for eviction while listed and is no longer idle: the caller
+ * closes it, since the core no longer will.
  */
 static bool conn_lru_update(struct svc_conn *sc, bool received)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
-	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head &&
-		    !rpcrdma__sock_rx_in_record(&sc->c.rx);
+	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head;
 
 	/* Without its transport (destroyed, calls left) it is listed nowhere. */
 	if (!srv || !sc->admitted || !srv->cb->conn_idle)
@@ -308,8 +312,8 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 			conn_close(sc, rc);
 		} else if (!sc->dead && sc->srv->st.inline_recv_bytes != before) {
 			sc->last_rx = rpcrdma_loop_now(sc->c.loop);
-			/* Now the most recently active, or off the list while
-			 * a call is being read. */
+			/* Now the most recently active, even with a record
+			 * not yet whole (conn_lru_update). */
 			if (!conn_lru_update(sc, true))
 				conn_close(sc, -ECONNABORTED);
 		}

@@ -406,12 +406,13 @@ void case_bound_conns_evict_workers(void)
 }
 
 /*
- * A connection in the middle of sending a call has a call in progress
- * ("being read", rpc.h): it is not idle, so a newcomer at max_conns does
- * not close it for room.  With max_conns 1 the newcomer is refused
- * instead, and the call, once whole, is answered on its connection.
- * Before, a TCP connection was listed as idle while a record was begun
- * and not whole, and the newcomer closed it, losing the call.
+ * A connection in the middle of sending a call has taken no call in: the
+ * server holds nothing for it but the bytes, so a newcomer at max_conns
+ * may close it for room, and its client sends the call again.  With
+ * max_conns 1 the newcomer is served and the half-sent connection is
+ * closed.  Before, a begun record kept its connection off the eviction
+ * list, which let connections that always keep a record begun lock every
+ * later client out (bound_conns_evict_trickle).
  */
 void case_bound_conns_evict_reading(void)
 {
@@ -434,18 +435,92 @@ void case_bound_conns_evict_reading(void)
 	raw_send(&a, a.buf, 4);
 	raw_send(&a, msg, len / 2);
 	pump_ms(loop, 50);
-	/* The newcomer finds the only place taken by a call being read. */
+	/* The newcomer takes the place of the call being sent, and is served. */
 	raw_open(&b, loop, port);
-	CHECK(raw_closed_by_server(&b, loop));
-	raw_close(&b);
-	RUN_UNTIL(loop, NULL, srv, conns_refused, 1);
-	CHECK_EQ(STAT(srv, conns_evicted), 0);
-	/* The call goes on and is answered. */
-	raw_send(&a, msg + len / 2, len - len / 2);
-	n = raw_recv_record(&a, loop, 3000);
+	raw_send_record(&b, msg, len);
+	n = raw_recv_record(&b, loop, 3000);
 	CHECK(n > 0);
-	(void)reply_body(&a, n, 0x5150, RPCRDMA_RPC_MSG_ACCEPTED);
+	(void)reply_body(&b, n, 0x5150, RPCRDMA_RPC_MSG_ACCEPTED);
+	CHECK_EQ(STAT(srv, conns_evicted), 1);
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	/* The half-sent call went with its connection, unanswered. */
+	raw_send(&a, msg + len / 2, len - len / 2);
+	CHECK(raw_closed_by_server(&a, loop));
+	CHECK_EQ(STAT(srv, calls_received), 1);
 	raw_close(&a);
+	raw_close(&b);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * max_conns connections that each keep a record begun: every few hundred
+ * milliseconds each finishes a NULL call and sends the first byte of the
+ * next record's mark, so the record clock (restarting with each record)
+ * never cuts them, and the idle clock never runs, while they send a few
+ * dozen bytes per record_timeout_ms.  A good client must still be served:
+ * the least recently active of them is closed for it.  Before, a record
+ * begun kept a connection off the eviction list, and the good client was
+ * refused for as long as the attack went on.  The others, not chosen,
+ * still have their calls answered.
+ */
+void case_bound_conns_evict_trickle(void)
+{
+	enum { MAX_CONNS = 4, RECORD_MS = 1000, ROUNDS = 4, GAP_MS = RECORD_MS / 3 };
+	const uint8_t mark_first = 0x80; /* the first byte of any last fragment's mark */
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct raw r[MAX_CONNS];
+	uint8_t msg[64], rest[3 + 64];
+	char port[16];
+	size_t len;
+
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	so.record_timeout_ms = RECORD_MS;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	len = build_call(msg, 0x7e1c, 2, P_NULL);
+	/* The rest of a mark begun with mark_first, then the call. */
+	put32(rest, 0x80000000u | (uint32_t)len);
+	memmove(rest, rest + 1, 3);
+	memcpy(rest + 3, msg, len);
+	for (int i = 0; i < MAX_CONNS; i++) {
+		raw_open(&r[i], loop, port);
+		raw_send(&r[i], &mark_first, 1);
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		pump_ms(loop, GAP_MS);
+		for (int i = 0; i < MAX_CONNS; i++) {
+			ssize_t n;
+
+			raw_send(&r[i], rest, 3 + len);
+			n = raw_recv_record(&r[i], loop, 3000);
+			CHECK(n > 0);
+			(void)reply_body(&r[i], n, 0x7e1c, RPCRDMA_RPC_MSG_ACCEPTED);
+			raw_send(&r[i], &mark_first, 1);
+		}
+	}
+	pump_ms(loop, 20);
+	/* Held past the record clock, every place with a record begun. */
+	CHECK_EQ(STAT(srv, record_timeouts), 0);
+	CHECK_EQ(STAT(srv, calls_received), (uint64_t)MAX_CONNS * ROUNDS);
+	good_client_served(loop, port);
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	CHECK_EQ(STAT(srv, conns_evicted), 1);
+	/* The least recently active went; the rest finish their calls. */
+	CHECK(raw_closed_by_server(&r[0], loop));
+	for (int i = 1; i < MAX_CONNS; i++) {
+		ssize_t n;
+
+		raw_send(&r[i], rest, 3 + len);
+		n = raw_recv_record(&r[i], loop, 3000);
+		CHECK(n > 0);
+		(void)reply_body(&r[i], n, 0x7e1c, RPCRDMA_RPC_MSG_ACCEPTED);
+	}
+	for (int i = 0; i < MAX_CONNS; i++)
+		raw_close(&r[i]);
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
