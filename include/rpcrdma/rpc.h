@@ -437,7 +437,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(recv_pool_bytes_now) /* server, RDMA: bytes of receive buffers registered   */ \
 			       /* over its loop and workers, now; beyond each one's  */ \
 			       /* connections' reservations and one newcomer's, they */ \
-			       /* count in recv_bytes_now (max_recv_total)            */
+			       /* count in recv_bytes_now (max_recv_total)            */ \
+	X(send_room_trimmed)   /* TCP: records whose room, sized before they were     */ \
+			       /* encoded, was cut to fit as they stayed queued: one  */ \
+			       /* holds at most twice its length plus 4 KiB           */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;

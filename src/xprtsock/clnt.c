@@ -423,7 +423,6 @@ static int tcp_call_begin(struct rpcrdma__clnt_transport *t, struct rpcrdma__cre
 static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq *req)
 {
 	struct rpcrdma__sock_buf *b = req->tpriv;
-	bool idle;
 	int rc;
 
 	if (!b || b->queued)
@@ -440,16 +439,12 @@ static int tcp_call_send(struct rpcrdma__clnt_transport *t, struct rpcrdma__creq
 	else if (t->conn_clock_ms && (uint32_t)req->timeout_ms > t->conn_clock_ms)
 		t->conn_clock_ms = (uint32_t)req->timeout_ms;
 	t->sent_any = true;
-	idle = t->c.q.head == NULL;
-	rpcrdma__sock_queue_push(&t->c, b);
 	t->st.calls_sent++;
 	t->st.inline_msgs++;
 	/* With a queue already waiting for EPOLLOUT, the watch writes this too. */
-	if (idle) {
-		rc = rpcrdma__sock_flush(&t->c);
-		if (rc)
-			clnt_fail(t, rc);
-	}
+	rc = rpcrdma__sock_queue_send(&t->c, b);
+	if (rc)
+		clnt_fail(t, rc);
 	return 0;
 }
 

@@ -39,6 +39,16 @@
  */
 #define DIRECT_GROWTH 4u
 #define DIRECT_ROOM_MIN 4096u
+/*
+ * A record that stays queued keeps at most twice its message plus this
+ * much room.  Its room was sized before the message was encoded (the
+ * default 8 KiB, or grown fourfold each time the message did not fit,
+ * so up to four times it), while the send queue and its bounds
+ * (max_conn_queued, max_queued_total, the client's SENDQ_LIMIT) count
+ * the bytes to write: without giving the rest back, queued records held
+ * up to four times what those bounds allow, and a small reply 8 KiB.
+ */
+#define QUEUED_SLACK 4096u
 
 size_t rpcrdma__sock_max_record(uint32_t opt)
 {
@@ -79,7 +89,8 @@ void rpcrdma__sock_buf_seal(struct rpcrdma__sock_buf *b, size_t msglen)
 	b->len = 4 + msglen;
 }
 
-void rpcrdma__sock_queue_push(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b)
+/* Queue the sealed record @b last on @c, unwritten. */
+static void queue_push(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b)
 {
 	struct rpcrdma__sock_sendq *q = &c->q;
 
@@ -93,6 +104,48 @@ void rpcrdma__sock_queue_push(struct rpcrdma__sock_conn *c, struct rpcrdma__sock
 		q->head = b;
 	q->tail = b;
 	q->bytes += b->len;
+}
+
+/*
+ * @b, on no queue or alone on @c's, with the room it does not need given
+ * back; it may move (a client call's tpriv follows it).
+ */
+static struct rpcrdma__sock_buf *queued_fit(struct rpcrdma__sock_conn *c,
+					    struct rpcrdma__sock_buf *b)
+{
+	size_t msglen = b->len - 4;
+	struct rpcrdma__sock_buf *fit;
+
+	if (b->cap <= 2 * msglen + QUEUED_SLACK)
+		return b;
+	/* Shrinking seldom moves or fails; if it fails the record is still
+	 * good, only larger than it should be. */
+	fit = realloc(b, sizeof(*b) + b->len);
+	if (!fit)
+		return b;
+	fit->cap = msglen;
+	if (fit->creq)
+		fit->creq->tpriv = fit;
+	c->st->send_room_trimmed++;
+	return fit;
+}
+
+int rpcrdma__sock_queue_send(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b)
+{
+	int rc;
+
+	/* Behind others it stays queued for a while: fit it first. */
+	if (c->q.head) {
+		queue_push(c, queued_fit(c, b));
+		return 0;
+	}
+	/* Alone, it usually leaves at once and is freed: fit it only if the
+	 * socket did not take it all. */
+	queue_push(c, b);
+	rc = rpcrdma__sock_flush(c);
+	if (!rc && c->q.head)
+		c->q.head = c->q.tail = queued_fit(c, c->q.head);
+	return rc;
 }
 
 void rpcrdma__sock_queue_unlink(struct rpcrdma__sock_sendq *q, struct rpcrdma__sock_buf *b)

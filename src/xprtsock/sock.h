@@ -103,13 +103,19 @@ struct rpcrdma__sock_buf *rpcrdma__sock_buf_new(size_t hint);
 void rpcrdma__sock_buf_seal(struct rpcrdma__sock_buf *b, size_t msglen);
 
 /**
- * rpcrdma__sock_queue_push - queue the sealed record @b last on @c
+ * rpcrdma__sock_queue_send - queue the sealed record @b last on @c and write
  * @c: the connection
  * @b: a sealed record on no queue
  *
- * Nothing is written: the caller flushes when the queue was empty.
+ * Written at once when the queue was empty (else the watch writes it
+ * after those before it).  A record left queued keeps no more than twice
+ * its message plus 4 KiB of room (send_room_trimmed), so what the queue
+ * holds stays near what it counts; it may move, and a client call's
+ * tpriv follows it.
+ *
+ * Return: 0, or rpcrdma__sock_flush()'s -errno: close.
  */
-void rpcrdma__sock_queue_push(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b);
+int rpcrdma__sock_queue_send(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b);
 
 /**
  * rpcrdma__sock_queue_unlink - take @b off @q unwritten; the caller frees it

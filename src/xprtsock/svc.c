@@ -695,7 +695,6 @@ static int tcp_reply_send(struct rpcrdma__sreq *req)
 	struct svc_call *r = req->tpriv;
 	struct svc_conn *sc = r->conn;
 	struct rpcrdma__sock_buf *b = r->buf;
-	bool idle;
 	int rc;
 
 	if (!b) {
@@ -708,16 +707,11 @@ static int tcp_reply_send(struct rpcrdma__sreq *req)
 	}
 	r->buf = NULL;
 	rpcrdma__sock_buf_seal(b, rpcrdma_xdr_pos(&req->reply));
-	idle = sc->c.q.head == NULL;
-	rpcrdma__sock_queue_push(&sc->c, b);
 	sc->srv->st.calls_sent++;
 	sc->srv->st.inline_msgs++;
-	rc = 0;
-	if (idle) {
-		rc = rpcrdma__sock_flush(&sc->c);
-		if (rc)
-			conn_fail_later(sc, rc);
-	}
+	rc = rpcrdma__sock_queue_send(&sc->c, b);
+	if (rc)
+		conn_fail_later(sc, rc);
 	queued_sync(sc);
 	if (!rc && conn_should_pause(sc) && !sc->c.paused)
 		conn_pause(sc);

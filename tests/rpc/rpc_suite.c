@@ -1262,6 +1262,7 @@ static const struct test_case cases[] = {
     {"bound_partial", case_bound_partial, false},
     {"bound_drain", case_bound_drain, false},
     {"bound_queued_total", case_bound_queued_total, false},
+    {"bound_queued_room", case_bound_queued_room, true},
     {"bound_recv_total", case_bound_recv_total, false},
     {"bound_recv_drain", case_bound_recv_drain, false},
     {"bound_too_large", case_bound_too_large, false},

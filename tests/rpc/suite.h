@@ -252,6 +252,7 @@ void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
 void case_bound_queued_total(void);
+void case_bound_queued_room(void);
 void case_bound_recv_total(void);
 void case_bound_recv_drain(void);
 void case_bound_too_large(void);

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,11 +152,101 @@ static void test_growth_follows_bytes(void **state)
 	free(body);
 }
 
+/* Bytes malloc gave @p beyond what a record of @msglen asks, at most
+ * (glibc rounds a large chunk up to a page). */
+#define MALLOC_ROUNDING 4096u
+/* record.c's QUEUED_SLACK. */
+#define QUEUED_SLACK 4096u
+
+/* A sealed record of @msglen bytes of pattern @seed, in room for @hint. */
+static struct rpcrdma__sock_buf *record_of(size_t hint, size_t msglen, uint8_t seed)
+{
+	struct rpcrdma__sock_buf *b = rpcrdma__sock_buf_new(hint);
+
+	assert_non_null(b);
+	assert_true(msglen <= b->cap);
+	for (size_t i = 0; i < msglen; i++)
+		b->data[4 + i] = (uint8_t)(i * 7u + seed);
+	rpcrdma__sock_buf_seal(b, msglen);
+	return b;
+}
+
+static void assert_holds_at_most_twice(const struct rpcrdma__sock_buf *b, size_t msglen)
+{
+	assert_true(malloc_usable_size((void *)b) <=
+		    sizeof(*b) + 4 + 2 * msglen + QUEUED_SLACK + MALLOC_ROUNDING);
+}
+
+/*
+ * A record that stays queued holds at most twice its message plus 4 KiB,
+ * whatever room it was encoded in: a 530,000-byte reply encoded in the
+ * 2 MiB its fourfold growth reached (8 KiB, 32, 128, 512 KiB, 2 MiB), held
+ * whole while the queue counted a quarter of it; a 100-byte one in the
+ * default 8 KiB.  One just within twice (3,000 bytes in 8 KiB) keeps its
+ * room, and one written at once is not touched.  All arrive intact.
+ */
+static void test_queued_room(void **state)
+{
+	static const size_t lens[] = {530000, 100, 3000};
+	static const size_t hints[] = {2u << 20, 0, 0};
+	size_t junk = 0, total, got = 0, at;
+	uint8_t *in, filler[4096] = {0};
+	struct pair p;
+	(void)state;
+
+	pair_open(&p);
+	/* Fill the socket, so that the records stay queued. */
+	for (;;) {
+		ssize_t n = send(p.c.fd, filler, sizeof(filler), MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0) {
+			assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+			break;
+		}
+		junk += (size_t)n;
+	}
+	for (int i = 0; i < 3; i++) {
+		struct rpcrdma__sock_buf *b = record_of(hints[i], lens[i], (uint8_t)i);
+
+		assert_int_equal(rpcrdma__sock_queue_send(&p.c, b), 0);
+		assert_non_null(p.c.q.tail);
+		assert_holds_at_most_twice(p.c.q.tail, lens[i]);
+		assert_int_equal(p.st.send_room_trimmed, i < 2 ? i + 1 : 2);
+	}
+	assert_int_equal(p.c.q.bytes, 3 * 4 + lens[0] + lens[1] + lens[2]);
+	/* The peer reads; the queue drains as the socket takes it. */
+	total = junk + p.c.q.bytes;
+	in = malloc(total);
+	assert_non_null(in);
+	while (got < total) {
+		ssize_t n = recv(p.peer, in + got, total - got, MSG_DONTWAIT);
+
+		if (n > 0)
+			got += (size_t)n;
+		assert_int_equal(rpcrdma__sock_flush(&p.c), 0);
+	}
+	assert_null(p.c.q.head);
+	at = junk;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(rpcrdma__sock_get_be32(in + at), 0x80000000u | (uint32_t)lens[i]);
+		for (size_t k = 0; k < lens[i]; k++)
+			assert_int_equal(in[at + 4 + k], (uint8_t)(k * 7u + (unsigned int)i));
+		at += 4 + lens[i];
+	}
+	/* The queue empty, the socket takes a record whole: nothing to fit. */
+	assert_int_equal(rpcrdma__sock_queue_send(&p.c, record_of(0, 100, 9)), 0);
+	assert_null(p.c.q.head);
+	assert_int_equal(p.st.send_room_trimmed, 2);
+	free(in);
+	pair_close(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mark_alone),
 	    cmocka_unit_test(test_growth_follows_bytes),
+	    cmocka_unit_test(test_queued_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
