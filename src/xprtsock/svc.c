@@ -274,6 +274,18 @@ static int deliver_call(void *arg, uint8_t *rec, size_t len)
 	return 0;
 }
 
+/*
+ * Reading @sc's records failed with @rc, whether from the socket or from
+ * bytes staged before a pause: count what the peer broke (its framing,
+ * or a record over max_record), not our memory nor its close, and close.
+ */
+static void conn_read_failed(struct svc_conn *sc, int rc)
+{
+	sc->srv->st.bad_msgs += rc == -EPROTO || rc == -EMSGSIZE;
+	sc->srv->st.records_too_large += rc == -EMSGSIZE;
+	conn_close(sc, rc);
+}
+
 static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 {
 	struct svc_conn *sc = w->ctx;
@@ -306,10 +318,7 @@ static void conn_on_event(struct rpcrdma__watch *w, uint32_t events)
 
 		rc = rpcrdma__sock_read(&sc->c, deliver_call, sc);
 		if (rc < 0) {
-			if (rc != -ECONNRESET)
-				sc->srv->st.bad_msgs += rc == -EPROTO || rc == -EMSGSIZE;
-			sc->srv->st.records_too_large += rc == -EMSGSIZE;
-			conn_close(sc, rc);
+			conn_read_failed(sc, rc);
 		} else if (!sc->dead && sc->srv->st.inline_recv_bytes != before) {
 			sc->last_rx = rpcrdma_loop_now(sc->c.loop);
 			/* Now the most recently active, even with a record
@@ -340,12 +349,10 @@ static void conn_deferred(struct rpcrdma__timer *tm)
 	sc->refs++;
 	conn_resume(sc);
 	rc = rpcrdma__sock_deliver_staged(&sc->c, deliver_call, sc);
-	if (rc < 0) {
-		sc->srv->st.bad_msgs++;
-		conn_close(sc, rc);
-	} else if (!sc->dead) {
+	if (rc < 0)
+		conn_read_failed(sc, rc);
+	else if (!sc->dead)
 		rpcrdma__sock_conn_update(&sc->c);
-	}
 	conn_put(sc);
 }
 

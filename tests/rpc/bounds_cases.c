@@ -1161,6 +1161,63 @@ out:
  * before it is read (TCP: the connection closes at the record mark; RDMA:
  * ERR_CHUNK before any Read); the server goes on serving.
  */
+/*
+ * A record over max_record found in bytes staged while the connection
+ * was not read counts as one found on reading: 64 deferred calls (as
+ * many as a TCP connection has in progress) and, in the same write, a
+ * mark announcing more than max_record.  The server stops after the
+ * calls, with the mark staged; once they are answered it resumes, finds
+ * the mark and closes, counting records_too_large and bad_msgs once
+ * each.  Before, the resume counted bad_msgs for any error (no memory
+ * too) and records_too_large never.
+ */
+void case_bound_too_large_staged(void)
+{
+	enum { CALLS = 64, CALL_LEN = 40 + 8, MAX_RECORD = 4096 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	uint8_t burst[CALLS * (4 + CALL_LEN) + 4], *p = burst;
+	char port[16];
+	struct raw r;
+
+	rpcrdma_server_opts_default(&so);
+	so.max_record = MAX_RECORD;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (uint32_t i = 0; i < CALLS; i++, p += 4 + CALL_LEN) {
+		put32(p, 0x80000000u | CALL_LEN);
+		build_call(p + 4, 0x3300 + i, 2, P_DEFER);
+		put32(p + 4 + 40, 600000); /* delay_ms: until svc_answer_pending() */
+		put32(p + 4 + 44, i);
+	}
+	put32(p, 0x80000000u | (2 * MAX_RECORD));
+	raw_open(&r, loop, port);
+	raw_send(&r, burst, sizeof(burst));
+	while (svc.defer_execs < CALLS)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	pump_ms(loop, 50);
+	/* The mark waits, staged, behind the calls in progress. */
+	CHECK_EQ(STAT(srv, records_too_large), 0);
+	CHECK_EQ(STAT(srv, bad_msgs), 0);
+	svc_answer_pending();
+	RUN_UNTIL(loop, NULL, srv, records_too_large, 1);
+	CHECK_EQ(STAT(srv, bad_msgs), 1);
+	for (;;) {
+		ssize_t n = raw_recv_record(&r, loop, 3000);
+
+		if (n == 0)
+			break; /* closed, after the replies the server wrote */
+		CHECK(n > 0);
+		(void)reply_body(&r, n, get32(r.buf + 4), RPCRDMA_RPC_MSG_ACCEPTED);
+	}
+	CHECK_EQ(STAT(srv, records_too_large), 1);
+	raw_close(&r);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
 void case_bound_too_large(void)
 {
 	struct rpcrdma_server_opts so;

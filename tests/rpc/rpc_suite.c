@@ -1266,6 +1266,7 @@ static const struct test_case cases[] = {
     {"bound_recv_total", case_bound_recv_total, false},
     {"bound_recv_drain", case_bound_recv_drain, false},
     {"bound_too_large", case_bound_too_large, false},
+    {"bound_too_large_staged", case_bound_too_large_staged, true},
     {"bound_read_budget", case_bound_read_budget, false},
     {"bound_held_calls", case_bound_held_calls, false},
     {"bound_kept_replies", case_bound_kept_replies, false},

@@ -256,6 +256,7 @@ void case_bound_queued_room(void);
 void case_bound_recv_total(void);
 void case_bound_recv_drain(void);
 void case_bound_too_large(void);
+void case_bound_too_large_staged(void);
 void case_bound_read_budget(void);
 void case_bound_held_calls(void);
 void case_bound_kept_replies(void);
