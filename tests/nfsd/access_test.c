@@ -106,6 +106,12 @@ static void test_options_and_defaults(void **state)
 	assert_int_equal(acc.c[1].flags, 0);
 	assert_int_equal(acc.c[1].anon_uid, 7);
 	assert_int_equal(acc.c[1].anon_gid, 8);
+	/* subtree_check does something (nfs3_proc.c's dir_open), the last
+	 * word of the pair wins. */
+	assert_int_equal(nfsd_access_add(&acc, "*(subtree_check)"), 0);
+	assert_int_equal(acc.c[2].flags, NFSD_ALL_SQUASH | NFSD_INSECURE | NFSD_SUBTREE_CHECK);
+	assert_int_equal(nfsd_access_add(&acc, "*(subtree_check,no_subtree_check)"), 0);
+	assert_int_equal(acc.c[3].flags, NFSD_ALL_SQUASH | NFSD_INSECURE);
 }
 
 static void test_refused_specs(void **state)

@@ -46,7 +46,9 @@
  * answers NFS3ERR_ROFS to every change and grants no MODIFY in ACCESS; another export's handle is
  * refused mounts    a bind mount inside the export of a directory outside it, on the same
  * filesystem: LOOKUP refuses it, READDIRPLUS gives no handle for it, and ".." stops at the export's
- * root queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
+ * root escape    a directory moved out of the export by a local user: ".." from it or below it
+ * answers NFS3ERR_STALE, its own handle still works; with subtree_check LOOKUP and READDIR in it
+ * answer NFS3ERR_STALE too queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
  * them root's blocks), while root on a no_root_squash server writes the same megabyte.  Where the
@@ -59,7 +61,7 @@
  *
  * Usage: nfsd_attack CASE --transport rdma|tcp --export PATH --port P
  *        --mount-port M [--other PATH:P:M] [--deny P:M] [--secure P:M]
- *        [--ro P:M] [--root P:M] [--seconds N] [--pause FILE]
+ *        [--ro P:M] [--root P:M] [--subtree P:M] [--seconds N] [--pause FILE]
  * Prints "ok - CASE: what" per check; exits 1 on the first failure.
  */
 #include <arpa/inet.h>
@@ -1389,6 +1391,88 @@ static void mounts(void)
 	well_behaved(port, &root, "mount point lookups");
 }
 
+/*
+ * A directory a local user moves out of the export: its handle still
+ * works (knfsd without subtree_check serves it too), but ".." from it, or
+ * from anything below it, never answers a directory outside the export;
+ * moved back, ".." works again.  With subtree_check (the server given by
+ * @subtree), the moved directory's handle answers NFS3ERR_STALE for
+ * LOOKUP and READDIR.  nfsd-attack made mv1/inner, and outside/, which
+ * holds a file, next to the export.
+ */
+static void escape(const char *subtree)
+{
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root, d, inner, up, fh;
+	struct rpcrdma_nfs3_fattr root_attr, attr;
+	struct rpcrdma_nfs3_readdir_args ra;
+	struct rpcrdma_nfs3_readdir_res rr;
+	static struct rpcrdma_nfs3_entry e[16];
+	char from[PATH_MAX], to[PATH_MAX], sp[16], sm[16];
+	struct stat out;
+	struct conn k, ks;
+
+	snprintf(from, sizeof(from), "%s/mv1", export_path);
+	snprintf(to, sizeof(to), "%s/../outside/mv1", export_path);
+	CHECK(stat(to, &out) != 0);
+	snprintf(to, sizeof(to), "%s/../outside", export_path);
+	CHECK(stat(to, &out) == 0);
+	snprintf(to, sizeof(to), "%s/../outside/mv1", export_path);
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	CHECK_RC(getattr(&k, &root, &root_attr), 0);
+	CHECK_RC(lookup(&k, &root, "mv1", &d), 0);
+	CHECK_RC(lookup(&k, &d, "inner", &inner), 0);
+	CHECK_RC(lookup(&k, &d, "..", &up), 0);
+	CHECK_RC(getattr(&k, &up, &attr), 0);
+	CHECK(attr.fileid == root_attr.fileid);
+	split(subtree, sp, sm);
+	conn_open(&ks, &user, sp, tr);
+	{
+		struct rpcrdma_nfs3_fh sroot, sd;
+
+		CHECK_RC(mnt(sm, export_path, &sroot), 0);
+		CHECK_RC(lookup(&ks, &sroot, "mv1", &sd), 0);
+		CHECK_RC(lookup(&ks, &sd, "inner", NULL), 0);
+		printf("ok - escape: inside the export, \"..\" and subtree_check answer as ever\n");
+
+		CHECK_RC(rename(from, to), 0);
+		CHECK_RC(lookup(&k, &d, "..", &up), RPCRDMA_NFS3ERR_STALE);
+		CHECK_RC(lookup(&k, &inner, "..", &up), RPCRDMA_NFS3ERR_STALE);
+		/* Up by the handle of the parent found outside, had one been
+		 * given, is not possible: none was. */
+		CHECK_RC(getattr(&k, &d, &attr), 0);
+		CHECK_RC(lookup(&k, &d, "inner", &fh), 0);
+		printf("ok - escape: \"..\" of a directory moved out of the export, and of one "
+		       "below it, is NFS3ERR_STALE; its own handle still works (no_subtree_check)\n");
+
+		CHECK_RC(lookup(&ks, &sd, "inner", NULL), RPCRDMA_NFS3ERR_STALE);
+		CHECK_RC(lookup(&ks, &sd, "..", NULL), RPCRDMA_NFS3ERR_STALE);
+		memset(&ra, 0, sizeof(ra));
+		memset(&rr, 0, sizeof(rr));
+		ra.dir = sd;
+		ra.count = 8192;
+		rr.entries = e;
+		rr.max = 16;
+		CHECK_RC(rpcrdma_nfs3_call(ks.c, RPCRDMA_NFS3_READDIR, &ra, &rr), 0);
+		CHECK_RC(rr.status, RPCRDMA_NFS3ERR_STALE);
+		CHECK_RC(getattr(&ks, &sd, NULL), 0);
+		printf("ok - escape: with subtree_check, LOOKUP and READDIR in the moved "
+		       "directory are NFS3ERR_STALE\n");
+
+		CHECK_RC(rename(to, from), 0);
+		CHECK_RC(lookup(&k, &inner, "..", &up), 0);
+		CHECK_RC(lookup(&k, &up, "..", &fh), 0);
+		CHECK_RC(getattr(&k, &fh, &attr), 0);
+		CHECK(attr.fileid == root_attr.fileid);
+		CHECK_RC(lookup(&ks, &sd, "inner", NULL), 0);
+		printf("ok - escape: moved back, \"..\" climbs to the export's root again\n");
+	}
+	rpcrdma_client_destroy(ks.c);
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "a directory moved out and back");
+}
+
 /* Capabilities: the blocks ext4 keeps for root. */
 
 /* Writes up to 1 MiB to a new file @name in 64 KiB FILE_SYNC pieces; the
@@ -1715,10 +1799,11 @@ int main(int argc, char **argv)
 	    {"root", required_argument, NULL, 'R'},
 	    {"seconds", required_argument, NULL, 'S'},
 	    {"pause", required_argument, NULL, 'X'},
+	    {"subtree", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *deny = NULL, *secure = NULL, *ro = NULL, *other = NULL, *rootsrv = NULL, *what;
-	const char *pause = NULL;
+	const char *pause = NULL, *subtree = NULL;
 	int c, seconds = 10;
 
 	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -1757,6 +1842,9 @@ int main(int argc, char **argv)
 		case 'X':
 			pause = optarg;
 			break;
+		case 'T':
+			subtree = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -1792,6 +1880,9 @@ int main(int argc, char **argv)
 		caps(rootsrv);
 	} else if (strcmp(what, "mounts") == 0) {
 		mounts();
+	} else if (strcmp(what, "escape") == 0) {
+		CHECK(subtree);
+		escape(subtree);
 	} else if (strcmp(what, "queue") == 0) {
 		queue();
 	} else if (strcmp(what, "load") == 0) {

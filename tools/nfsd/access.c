@@ -39,13 +39,16 @@ static int parse_opt(struct nfsd_client *c, const char *o)
 	    {"no_all_squash", 0, NFSD_ALL_SQUASH},
 	    {"secure", 0, NFSD_INSECURE},
 	    {"insecure", NFSD_INSECURE, 0},
+	    /* knfsd's walk up from a directory handle (nfs3_proc.c's
+	     * dir_open); not its check of a file's parent, which needs the
+	     * parent in the handle, and ours carry none.  The handle's MAC
+	     * binds it to the export, not to a place in the tree. */
+	    {"subtree_check", NFSD_SUBTREE_CHECK, 0},
+	    {"no_subtree_check", 0, NFSD_SUBTREE_CHECK},
 	    /* Accepted for exports files written for knfsd; they change
-	     * nothing here (writes are synchronous as the client asks,
-	     * subtrees are always checked by the handle's MAC). */
+	     * nothing here (writes are synchronous as the client asks). */
 	    {"sync", 0, 0},
 	    {"async", 0, 0},
-	    {"no_subtree_check", 0, 0},
-	    {"subtree_check", 0, 0},
 	    {"wdelay", 0, 0},
 	    {"no_wdelay", 0, 0},
 	};

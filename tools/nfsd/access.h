@@ -24,6 +24,7 @@ enum nfsd_client_flag {
 	NFSD_NO_ROOT_SQUASH = 1u << 1, /* uid 0 and gid 0 stay root */
 	NFSD_ALL_SQUASH = 1u << 2,     /* every user is the anonymous one */
 	NFSD_INSECURE = 1u << 3,       /* TCP requests from any source port */
+	NFSD_SUBTREE_CHECK = 1u << 4,  /* directory handles must still be inside */
 };
 
 struct nfsd_client {
@@ -50,10 +51,10 @@ struct nfsd_access {
 /*
  * One client: "HOST", "HOST/PREFIX", "HOST/NETMASK" or "*", optionally
  * followed by "(OPTIONS)" of exports(5): rw, ro, root_squash,
- * no_root_squash, all_squash, no_all_squash, secure, insecure, anonuid=N,
- * anongid=N.  HOST is a numeric IPv4 or IPv6 address (names are not
- * resolved).  Returns 0 or -EINVAL (with a message on stderr), -ENOSPC
- * past NFSD_CLIENTS_MAX.
+ * no_root_squash, all_squash, no_all_squash, secure, insecure,
+ * subtree_check, no_subtree_check, anonuid=N, anongid=N.  HOST is a
+ * numeric IPv4 or IPv6 address (names are not resolved).  Returns 0 or
+ * -EINVAL (with a message on stderr), -ENOSPC past NFSD_CLIENTS_MAX.
  */
 int nfsd_access_add(struct nfsd_access *acc, const char *spec);
 

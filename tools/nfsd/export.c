@@ -472,6 +472,53 @@ static int open_by_handle(const struct nfsd_export *ex, struct file_handle *h, i
 	return fd;
 }
 
+/*
+ * A handle names a file, not a place: a directory a local user moved out
+ * of the export keeps its handle, and ".." from it would climb to the
+ * filesystem's root (knfsd without subtree_check serves such a handle too,
+ * but its ".." from there is no reason to serve the rest of the host).
+ * So the way up is walked, as knfsd's nfsd_acceptable walks d_parent, until
+ * the export's root (inside) or a directory that is its own parent or on
+ * another device (outside).  The walk looks up ".." only, as the server:
+ * the caller's search rights on the ancestors are not the question here
+ * (knfsd walks as the kernel), and a caller who may not search one would
+ * else lose a ".." it is entitled to.
+ */
+#define WALK_MAX (PATH_MAX / 2) /* the most "../" a path can hold */
+
+bool nfsd_in_export(const struct nfsd_export *ex, int fd)
+{
+	struct __user_cap_data_struct caps[2];
+	struct stat st, up;
+	bool raised, inside = false;
+	int cur = -1;
+
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	raised = cap_raise(CAP_DAC_READ_SEARCH, caps);
+	for (int depth = 0; depth <= WALK_MAX && st.st_dev == ex->dev; depth++) {
+		int next;
+
+		if (st.st_ino == ex->root_ino) {
+			inside = true;
+			break;
+		}
+		next = openat(cur >= 0 ? cur : fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0)
+			break;
+		if (cur >= 0)
+			close(cur);
+		cur = next;
+		if (fstat(cur, &up) < 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino))
+			break;
+		st = up;
+	}
+	if (cur >= 0)
+		close(cur);
+	cap_restore(caps, raised);
+	return inside;
+}
+
 uint32_t nfsd_errno_stat(int err)
 {
 	switch (err) {

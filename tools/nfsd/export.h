@@ -71,6 +71,9 @@ uint32_t nfsd_fh_make(const struct nfsd_export *ex, int fd, struct rpcrdma_nfs3_
 int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh, uint32_t *status);
 /* Whether @fd lies on the export's mount (not on one mounted inside it). */
 bool nfsd_on_export_mount(const struct nfsd_export *ex, int fd);
+/* Whether the directory @fd still lies inside the export: its root is
+ * found going up through "..", on the export's device. */
+bool nfsd_in_export(const struct nfsd_export *ex, int fd);
 
 /* The identity a request acts as: never (uid_t)-1 or (gid_t)-1. */
 struct nfsd_cred {

@@ -256,13 +256,23 @@ static int fh_open_stat(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint3
 	return fd;
 }
 
-/* A directory's handle: the fd and its attributes before the operation. */
-static int dir_open(const struct rpcrdma_nfs3_fh *fh, struct stat *st, uint32_t *status)
+/* A directory's handle: the fd and its attributes before the operation.
+ * With subtree_check, only while the directory still lies inside the
+ * export, as knfsd's nfsd_acceptable has it (a walk up to the root per
+ * call, which is why it is not the default, as in knfsd). */
+static int dir_open(const struct call *c, const struct rpcrdma_nfs3_fh *fh, struct stat *st,
+		    uint32_t *status)
 {
 	int fd = fh_open_stat(fh, st, status);
 
 	if (fd >= 0 && !S_ISDIR(st->st_mode)) {
 		*status = RPCRDMA_NFS3ERR_NOTDIR;
+		close(fd);
+		return -1;
+	}
+	if (fd >= 0 && (c->flags & NFSD_SUBTREE_CHECK) && !nfsd_in_export(ex, fd)) {
+		atomic_fetch_add(&counters.refused_outside, 1);
+		*status = RPCRDMA_NFS3ERR_STALE;
 		close(fd);
 		return -1;
 	}
@@ -291,13 +301,15 @@ static uint32_t err_stat(void)
 
 /* The child @name of @dfd as an O_PATH fd, not following a symbolic link
  * and not leaving the export's filesystem or its mount (a mount point
- * inside the export answers NFS3ERR_ACCES). */
+ * inside the export answers NFS3ERR_ACCES), nor the export: ".." of a
+ * directory moved out of it answers NFS3ERR_STALE (see nfsd_in_export). */
 static int child_open(int dfd, const struct stat *dst, const char *name, uint32_t *status)
 {
+	bool up = strcmp(name, "..") == 0;
 	struct stat st;
 	int fd;
 
-	if (strcmp(name, "..") == 0 && dst->st_ino == ex->root_ino && dst->st_dev == ex->dev)
+	if (up && dst->st_ino == ex->root_ino && dst->st_dev == ex->dev)
 		name = "."; /* the export's root is its own parent */
 	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -313,6 +325,14 @@ static int child_open(int dfd, const struct stat *dst, const char *name, uint32_
 		close(fd);
 		atomic_fetch_add(&counters.refused_mount, 1);
 		*status = RPCRDMA_NFS3ERR_ACCES;
+		return -1;
+	}
+	/* Checked on what ".." found, not on @dfd: the directory may move
+	 * between a check and the lookup. */
+	if (up && !nfsd_in_export(ex, fd)) {
+		close(fd);
+		atomic_fetch_add(&counters.refused_outside, 1);
+		*status = RPCRDMA_NFS3ERR_STALE;
 		return -1;
 	}
 	*status = RPCRDMA_NFS3_OK;
@@ -429,8 +449,7 @@ static void lookup(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 		   struct rpcrdma_nfs3_lookup_res *r)
 {
 	struct stat dst;
-	int dfd = dir_open(&a->dir, &dst, &r->status), fd;
-	(void)c;
+	int dfd = dir_open(c, &a->dir, &dst, &r->status), fd;
 
 	if (dfd < 0)
 		return;
@@ -694,7 +713,7 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		    struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat dst;
-	int dfd = dir_open(&a->where.dir, &dst, &r->status), fd;
+	int dfd = dir_open(c, &a->where.dir, &dst, &r->status), fd;
 	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
 	/* Always O_EXCL: a name that exists is never opened here (it may be
 	 * a FIFO, whose open blocks, or a device). */
@@ -773,7 +792,7 @@ static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
 		   struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat dst;
-	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	int dfd = dir_open(c, &a->where.dir, &dst, &r->status);
 
 	if (dfd < 0)
 		return;
@@ -794,7 +813,7 @@ static void symlink3(struct call *c, struct rpcrdma_nfs3_symlink_args *a,
 		     struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat dst;
-	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	int dfd = dir_open(c, &a->where.dir, &dst, &r->status);
 
 	if (dfd < 0)
 		return;
@@ -819,7 +838,7 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 	struct stat dst;
 	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
 	dev_t dev = 0;
-	int dfd = dir_open(&a->where.dir, &dst, &r->status);
+	int dfd = dir_open(c, &a->where.dir, &dst, &r->status);
 
 	if (dfd < 0)
 		return;
@@ -861,8 +880,7 @@ static void unlink_common(struct call *c, struct rpcrdma_nfs3_diropargs *a,
 			  struct rpcrdma_nfs3_wcc_res *r, int flags)
 {
 	struct stat dst;
-	int dfd = dir_open(&a->dir, &dst, &r->status);
-	(void)c;
+	int dfd = dir_open(c, &a->dir, &dst, &r->status);
 
 	if (dfd < 0)
 		return;
@@ -895,12 +913,11 @@ static void rename3(struct call *c, struct rpcrdma_nfs3_rename_args *a,
 		    struct rpcrdma_nfs3_rename_res *r)
 {
 	struct stat fst, tst;
-	int ffd = dir_open(&a->from.dir, &fst, &r->status), tfd = -1;
-	(void)c;
+	int ffd = dir_open(c, &a->from.dir, &fst, &r->status), tfd = -1;
 
 	if (ffd < 0)
 		return;
-	tfd = dir_open(&a->to.dir, &tst, &r->status);
+	tfd = dir_open(c, &a->to.dir, &tst, &r->status);
 	if (tfd < 0) {
 		nfsd_wcc(ex, &fst, ffd, &r->from_wcc);
 		close(ffd);
@@ -928,8 +945,7 @@ static void link3(struct call *c, struct rpcrdma_nfs3_link_args *a, struct rpcrd
 {
 	struct stat dst, st;
 	char path[64];
-	int dfd = dir_open(&a->link.dir, &dst, &r->status), fd;
-	(void)c;
+	int dfd = dir_open(c, &a->link.dir, &dst, &r->status), fd;
 
 	/* knfsd's nfsd_link checks in this order: the directory, the file,
 	 * that the file is no directory (NFS3ERR_ISDIR; before, linkat's
@@ -988,8 +1004,7 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 	 * client with the usual 1 MiB record limit could take. */
 	uint32_t count = a->count < RPCRDMA_NFS3_MAXDATA ? a->count : RPCRDMA_NFS3_MAXDATA;
 	bool full = false;
-	int dfd = dir_open(&a->dir, &dst, &r->status), iofd;
-	(void)c;
+	int dfd = dir_open(c, &a->dir, &dst, &r->status), iofd;
 
 	r->plus = plus;
 	if (dfd < 0)

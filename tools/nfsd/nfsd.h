@@ -32,7 +32,8 @@ const struct nfsd_client *nfsd_admit(const struct rpcrdma_svc_req *req, bool rdm
 	X(refused_rofs)    /* a change asked of a read-only entry */                               \
 	X(refused_special) /* a FIFO, device or socket where only a file may be */                 \
 	X(refused_mount)   /* a name that is a mount point inside the export */                    \
-	X(refused_swapped) /* a name made, then found to be another's object */
+	X(refused_swapped) /* a name made, then found to be another's object */                    \
+	X(refused_outside) /* a directory no longer inside the export (NFS3ERR_STALE) */
 
 struct nfsd_stats {
 #define X(name) unsigned long long name;
