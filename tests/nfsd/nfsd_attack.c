@@ -48,7 +48,9 @@
  * filesystem: LOOKUP refuses it, READDIRPLUS gives no handle for it, and ".." stops at the export's
  * root escape    a directory moved out of the export by a local user: ".." from it or below it
  * answers NFS3ERR_STALE, its own handle still works; with subtree_check LOOKUP and READDIR in it
- * answer NFS3ERR_STALE too queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
+ * answer NFS3ERR_STALE too creates   CREATE, MKDIR, MKNOD as knfsd: no mode asked is mode 0, a
+ * foreign owner or group or a directory's size is dropped, not an error after the object is made
+ * queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
  * them root's blocks), while root on a no_root_squash server writes the same megabyte.  Where the
@@ -1473,6 +1475,95 @@ static void escape(const char *subtree)
 	well_behaved(port, &root, "a directory moved out and back");
 }
 
+/*
+ * Creating calls as knfsd answers them (fs/nfsd/nfs3proc.c, vfs.c), each
+ * as uid 1000: no mode asked is mode 0; an owner or group asked by a
+ * caller other than root, and a size for a directory, are dropped rather
+ * than made an error after the object exists.
+ */
+static void creates(void)
+{
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root;
+	struct rpcrdma_nfs3_create_res cr;
+	struct conn k;
+
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+
+	/* No mode asked: mode 0, for a file, a directory and a FIFO. */
+	{
+		struct rpcrdma_nfs3_create_args ca;
+		struct rpcrdma_nfs3_mkdir_args ma;
+		struct rpcrdma_nfs3_mknod_args na;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.where.dir = root;
+		name_set(&ca.where.name, "c-nomode");
+		ca.mode = RPCRDMA_GUARDED;
+		memset(&cr, 0, sizeof(cr));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_CREATE, &ca, &cr), 0);
+		CHECK_RC(cr.status, 0);
+		CHECK_RC(cr.obj_attr.attr.mode, 0);
+		memset(&ma, 0, sizeof(ma));
+		ma.where.dir = root;
+		name_set(&ma.where.name, "c-nomode-dir");
+		memset(&cr, 0, sizeof(cr));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_MKDIR, &ma, &cr), 0);
+		CHECK_RC(cr.status, 0);
+		CHECK_RC(cr.obj_attr.attr.mode, 0);
+		memset(&na, 0, sizeof(na));
+		na.where.dir = root;
+		name_set(&na.where.name, "c-nomode-fifo");
+		na.type = RPCRDMA_NF3FIFO;
+		memset(&cr, 0, sizeof(cr));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_MKNOD, &na, &cr), 0);
+		CHECK_RC(cr.status, 0);
+		CHECK_RC(cr.obj_attr.attr.mode, 0);
+	}
+	printf("ok - creates: CREATE, MKDIR and MKNOD without a mode make mode 0\n");
+
+	/* A foreign group or owner on CREATE, a size on MKDIR: dropped. */
+	{
+		struct rpcrdma_nfs3_create_args ca;
+		struct rpcrdma_nfs3_mkdir_args ma;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.where.dir = root;
+		name_set(&ca.where.name, "c-gid");
+		ca.mode = RPCRDMA_GUARDED;
+		ca.attr.set_mode = true;
+		ca.attr.mode = 0644;
+		ca.attr.set_gid = true;
+		ca.attr.gid = 4242;
+		ca.attr.set_uid = true;
+		ca.attr.uid = 2000;
+		memset(&cr, 0, sizeof(cr));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_CREATE, &ca, &cr), 0);
+		CHECK_RC(cr.status, 0);
+		CHECK(cr.has_obj && cr.obj_attr.present);
+		CHECK_RC(cr.obj_attr.attr.uid, 1000);
+		CHECK_RC(cr.obj_attr.attr.gid, 1000);
+		memset(&ma, 0, sizeof(ma));
+		ma.where.dir = root;
+		name_set(&ma.where.name, "c-size-dir");
+		ma.attr.set_mode = true;
+		ma.attr.mode = 0755;
+		ma.attr.set_size = true;
+		ma.attr.size = 5;
+		memset(&cr, 0, sizeof(cr));
+		CHECK_RC(rpcrdma_nfs3_call(k.c, RPCRDMA_NFS3_MKDIR, &ma, &cr), 0);
+		CHECK_RC(cr.status, 0);
+		CHECK(cr.has_obj);
+		CHECK_RC(cr.obj_attr.attr.type, RPCRDMA_NF3DIR);
+	}
+	printf("ok - creates: a foreign owner or group on CREATE and a size on MKDIR are "
+	       "dropped, the call answers NFS3_OK\n");
+
+	rpcrdma_client_destroy(k.c);
+	well_behaved(port, &root, "creating calls");
+}
+
 /* Capabilities: the blocks ext4 keeps for root. */
 
 /* Writes up to 1 MiB to a new file @name in 64 KiB FILE_SYNC pieces; the
@@ -1880,6 +1971,8 @@ int main(int argc, char **argv)
 		caps(rootsrv);
 	} else if (strcmp(what, "mounts") == 0) {
 		mounts();
+	} else if (strcmp(what, "creates") == 0) {
+		creates();
 	} else if (strcmp(what, "escape") == 0) {
 		CHECK(subtree);
 		escape(subtree);

@@ -669,11 +669,25 @@ PROC(p_write, write3)
 static void created(const struct call *c, int fd, const struct rpcrdma_nfs3_sattr *sa,
 		    bool skip_mode, struct rpcrdma_nfs3_create_res *r)
 {
+	struct rpcrdma_nfs3_sattr keep;
 	struct stat st;
 
 	r->status = RPCRDMA_NFS3_OK;
-	if (sa && nfsd_stat_fd(fd, &st) == 0)
-		r->status = set_attrs(c, fd, &st, sa, skip_mode);
+	if (sa && nfsd_stat_fd(fd, &st) == 0) {
+		/* What knfsd's nfsd_create_setattr drops, so that a call does
+		 * not make its object and then answer an error: an owner or
+		 * group from anyone but root (a client may send the
+		 * directory's group, as IRIX did for setgid directories), and
+		 * a size for anything but a regular file.  Before, CREATE with
+		 * a foreign gid answered NFS3ERR_PERM and MKDIR with a size
+		 * NFS3ERR_ISDIR, each leaving what it made behind. */
+		keep = *sa;
+		if (c->cred.uid != 0)
+			keep.set_uid = keep.set_gid = false;
+		if (!S_ISREG(st.st_mode))
+			keep.set_size = false;
+		r->status = set_attrs(c, fd, &st, &keep, skip_mode);
+	}
 	if (r->status == RPCRDMA_NFS3_OK) {
 		r->has_obj = nfsd_fh_make(ex, fd, &r->obj) == RPCRDMA_NFS3_OK;
 		nfsd_post_attr(ex, fd, &r->obj_attr);
@@ -714,7 +728,9 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 {
 	struct stat dst;
 	int dfd = dir_open(c, &a->where.dir, &dst, &r->status), fd;
-	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
+	/* No mode asked is mode 0, as knfsd's nfsd_create_locked makes it
+	 * (before, 0644 here, 0755 for MKDIR, 0644 for MKNOD). */
+	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0;
 	/* Always O_EXCL: a name that exists is never opened here (it may be
 	 * a FIFO, whose open blocks, or a device). */
 	int flags = O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW | O_CLOEXEC;
@@ -798,8 +814,7 @@ static void mkdir3(struct call *c, struct rpcrdma_nfs3_mkdir_args *a,
 		return;
 	r->status = name_ok(&a->where.name);
 	if (r->status == RPCRDMA_NFS3_OK) {
-		if (mkdirat(dfd, a->where.name.s, a->attr.set_mode ? a->attr.mode & 07777 : 0755) <
-		    0)
+		if (mkdirat(dfd, a->where.name.s, a->attr.set_mode ? a->attr.mode & 07777 : 0) < 0)
 			r->status = err_stat();
 		else
 			made_by_name(dfd, &dst, a->where.name.s, S_IFDIR, c, &a->attr, r);
@@ -836,7 +851,7 @@ static void mknod3(struct call *c, struct rpcrdma_nfs3_mknod_args *a,
 		   struct rpcrdma_nfs3_create_res *r)
 {
 	struct stat dst;
-	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0644;
+	mode_t mode = a->attr.set_mode ? a->attr.mode & 07777 : 0;
 	dev_t dev = 0;
 	int dfd = dir_open(c, &a->where.dir, &dst, &r->status);
 
