@@ -49,7 +49,8 @@
  * root escape    a directory moved out of the export by a local user: ".." from it or below it
  * answers NFS3ERR_STALE, its own handle still works; with subtree_check LOOKUP and READDIR in it
  * answer NFS3ERR_STALE too creates   CREATE, MKDIR, MKNOD as knfsd: no mode asked is mode 0, a
- * foreign owner or group or a directory's size is dropped, not an error after the object is made
+ * foreign owner or group or a directory's size is dropped, not an error after the object is made;
+ * EXCLUSIVE matches only an empty file of the caller's
  * queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
@@ -1479,13 +1480,50 @@ static void escape(const char *subtree)
  * Creating calls as knfsd answers them (fs/nfsd/nfs3proc.c, vfs.c), each
  * as uid 1000: no mode asked is mode 0; an owner or group asked by a
  * caller other than root, and a size for a directory, are dropped rather
- * than made an error after the object exists.
+ * than made an error after the object exists; an EXCLUSIVE CREATE counts
+ * as a retransmission only on an empty file of the caller's with the
+ * verifier's times.
  */
+static void put_file(const char *name, uid_t uid, const char *data, const uint32_t times[2])
+{
+	char path[PATH_MAX];
+	struct timespec t[2] = {{times[0], 0}, {times[1], 0}};
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", export_path, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	CHECK(fd >= 0);
+	CHECK(write(fd, data, strlen(data)) == (ssize_t)strlen(data));
+	CHECK_RC(fchown(fd, uid, uid), 0);
+	CHECK_RC(fchmod(fd, 0666), 0);
+	CHECK_RC(futimens(fd, t), 0);
+	close(fd);
+}
+
+static uint32_t excl_create(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name,
+			    const uint32_t v[2], struct rpcrdma_nfs3_create_res *r)
+{
+	struct rpcrdma_nfs3_create_args a;
+
+	memset(&a, 0, sizeof(a));
+	memset(r, 0, sizeof(*r));
+	a.where.dir = *dir;
+	name_set(&a.where.name, name);
+	a.mode = RPCRDMA_EXCLUSIVE;
+	memcpy(a.verf, &v[0], 4); /* the server keeps them as atime, mtime */
+	memcpy(a.verf + 4, &v[1], 4);
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_CREATE, &a, r), 0);
+	return r->status;
+}
+
 static void creates(void)
 {
+	static const uint32_t v[2] = {0x12345678u, 0x2468ace0u}, other[2] = {1, 2};
 	struct who user = {.uid = 1000, .gid = 1000};
 	struct rpcrdma_nfs3_fh root;
-	struct rpcrdma_nfs3_create_res cr;
+	struct rpcrdma_nfs3_create_res cr, cr2;
+	char path[PATH_MAX];
+	struct stat st;
 	struct conn k;
 
 	CHECK_RC(mnt(mport, export_path, &root), 0);
@@ -1559,6 +1597,24 @@ static void creates(void)
 	}
 	printf("ok - creates: a foreign owner or group on CREATE and a size on MKDIR are "
 	       "dropped, the call answers NFS3_OK\n");
+
+	/* EXCLUSIVE: our own retransmission matches, nothing else does. */
+	CHECK_RC(excl_create(&k, &root, "c-excl", v, &cr), 0);
+	CHECK(cr.has_obj && cr.obj_attr.present);
+	CHECK_RC(excl_create(&k, &root, "c-excl", v, &cr2), 0);
+	CHECK(cr2.obj_attr.present && cr2.obj_attr.attr.fileid == cr.obj_attr.attr.fileid);
+	CHECK_RC(excl_create(&k, &root, "c-excl", other, &cr2), RPCRDMA_NFS3ERR_EXIST);
+	put_file("c-excl-theirs", 2000, "other's data\n", v);
+	CHECK_RC(excl_create(&k, &root, "c-excl-theirs", v, &cr2), RPCRDMA_NFS3ERR_EXIST);
+	CHECK(!cr2.has_obj);
+	put_file("c-excl-theirs-empty", 2000, "", v);
+	CHECK_RC(excl_create(&k, &root, "c-excl-theirs-empty", v, &cr2), RPCRDMA_NFS3ERR_EXIST);
+	put_file("c-excl-full", 1000, "written data\n", v);
+	CHECK_RC(excl_create(&k, &root, "c-excl-full", v, &cr2), RPCRDMA_NFS3ERR_EXIST);
+	snprintf(path, sizeof(path), "%s/c-excl-theirs", export_path);
+	CHECK(stat(path, &st) == 0 && st.st_size == 13 && st.st_uid == 2000);
+	printf("ok - creates: EXCLUSIVE matches an empty file of the caller's with the "
+	       "verifier, not another's file or a written one\n");
 
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "creating calls");

@@ -757,7 +757,12 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		struct stat st;
 		int efd = child_open(dfd, &dst, a->where.name.s, &r->status);
 
+		/* The retransmission of our own CREATE only: knfsd also asks
+		 * for an empty file, and the caller's (mapped) uid, which made
+		 * it, keeps another's file with those times from matching
+		 * (before, uid 1000 got a handle to uid 2000's 13-byte file). */
 		if (efd >= 0 && nfsd_stat_fd(efd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_size == 0 && st.st_uid == c->cred.uid &&
 		    (uint32_t)st.st_atim.tv_sec == sa.atime.seconds &&
 		    (uint32_t)st.st_mtim.tv_sec == sa.mtime.seconds) {
 			created(c, efd, NULL, true, r);
