@@ -173,6 +173,14 @@ static int a_read(struct nx *n, void *o)
 	return x_u32(n, &a->count);
 }
 
+/* RFC 1813: count is the number of bytes of data; knfsd's decoder
+ * (nfs3svc_decode_writeargs) refuses a WRITE whose data is any other
+ * length, more or less, and so do we (GARBAGE_ARGS at the server). */
+static int write_count_ok(const struct rpcrdma_nfs3_write_args *a)
+{
+	return a->count == a->len ? 0 : RPCRDMA_ERR_BAD_VALUE;
+}
+
 static int a_write(struct nx *n, void *o)
 {
 	struct rpcrdma_nfs3_write_args *a = o;
@@ -191,11 +199,12 @@ static int a_write(struct nx *n, void *o)
 
 		if (!rc)
 			a->data = (uint8_t *)(uintptr_t)lent;
-		return rc;
+		return rc ? rc : write_count_ok(a);
 	}
 	if (!a->data)
 		a->data_max = 0;
-	return rpcrdma_xdr_decode_ddp(n->x, a->data, a->data_max, &a->len);
+	TRY(rpcrdma_xdr_decode_ddp(n->x, a->data, a->data_max, &a->len));
+	return write_count_ok(a);
 }
 
 static int a_create(struct nx *n, void *o)

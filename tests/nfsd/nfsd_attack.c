@@ -50,7 +50,7 @@
  * answers NFS3ERR_STALE, its own handle still works; with subtree_check LOOKUP and READDIR in it
  * answer NFS3ERR_STALE too creates   CREATE, MKDIR, MKNOD as knfsd: no mode asked is mode 0, a
  * foreign owner or group or a directory's size is dropped, not an error after the object is made;
- * EXCLUSIVE matches only an empty file of the caller's
+ * EXCLUSIVE matches only an empty file of the caller's; WRITE's count must be its data's length
  * queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
@@ -1482,7 +1482,8 @@ static void escape(const char *subtree)
  * caller other than root, and a size for a directory, are dropped rather
  * than made an error after the object exists; an EXCLUSIVE CREATE counts
  * as a retransmission only on an empty file of the caller's with the
- * verifier's times.
+ * verifier's times; and a WRITE whose count is not its data's length is
+ * GARBAGE_ARGS.
  */
 static void put_file(const char *name, uid_t uid, const char *data, const uint32_t times[2])
 {
@@ -1516,12 +1517,32 @@ static uint32_t excl_create(struct conn *k, const struct rpcrdma_nfs3_fh *dir, c
 	return r->status;
 }
 
+static uint32_t write_n(struct conn *k, const struct rpcrdma_nfs3_fh *fh, uint32_t count,
+			uint32_t len)
+{
+	static uint8_t data[16] = "0123456789abcdef";
+	struct rpcrdma_nfs3_write_args a;
+	struct rpcrdma_nfs3_write_res r;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	a.file = *fh;
+	a.count = count;
+	a.len = len;
+	a.data = data;
+	a.stable = RPCRDMA_FILE_SYNC;
+	rc = rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_WRITE, &a, &r);
+	return rc ? (uint32_t)rc : r.status;
+}
+
 static void creates(void)
 {
 	static const uint32_t v[2] = {0x12345678u, 0x2468ace0u}, other[2] = {1, 2};
 	struct who user = {.uid = 1000, .gid = 1000};
-	struct rpcrdma_nfs3_fh root;
+	struct rpcrdma_nfs3_fh root, fh;
 	struct rpcrdma_nfs3_create_res cr, cr2;
+	struct rpcrdma_nfs3_fattr attr;
 	char path[PATH_MAX];
 	struct stat st;
 	struct conn k;
@@ -1616,6 +1637,16 @@ static void creates(void)
 	printf("ok - creates: EXCLUSIVE matches an empty file of the caller's with the "
 	       "verifier, not another's file or a written one\n");
 
+	/* WRITE's count must be its data's length. */
+	CHECK_RC(lookup(&k, &root, "c-gid", &fh), 0);
+	CHECK_RC(write_n(&k, &fh, 4, 16), (uint32_t)RPCRDMA_ERR_RPC_REJECTED);
+	CHECK_RC(write_n(&k, &fh, 16, 4), (uint32_t)RPCRDMA_ERR_RPC_REJECTED);
+	CHECK_RC(getattr(&k, &fh, &attr), 0);
+	CHECK_RC(attr.size, 0);
+	CHECK_RC(write_n(&k, &fh, 16, 16), 0);
+	CHECK_RC(getattr(&k, &fh, &attr), 0);
+	CHECK_RC(attr.size, 16);
+	printf("ok - creates: a WRITE whose count is not its data's length is GARBAGE_ARGS\n");
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "creating calls");
 }

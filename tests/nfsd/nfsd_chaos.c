@@ -1050,8 +1050,12 @@ static void build_nfs(struct slot *s, uint32_t proc)
 		/* Large writes are rare: the export is memory. */
 		if (count > 65536 && chance(80))
 			count = len = below(65536);
+		/* A count that is not the data's length is GARBAGE_ARGS, as
+		 * from knfsd's decoder (nfs3svc_decode_writeargs). */
 		if (chance(10)) {
 			len = chance(50) ? below(count + 1) : count + below(100);
+			if (len != count)
+				ok = false;
 		}
 		if (chance(5))
 			stable = chance(50) ? 3 : (uint32_t)rnd();

@@ -615,8 +615,9 @@ static void write3(struct call *c, struct write_args *w, struct rpcrdma_nfs3_wri
 
 	if (fd < 0)
 		return;
-	if (a->count > a->len) {
-		r->status = RPCRDMA_NFS3ERR_INVAL; /* less data than it says */
+	if (a->count != a->len) {
+		/* The decoder refuses these (GARBAGE_ARGS); never trusted. */
+		r->status = RPCRDMA_NFS3ERR_INVAL;
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
