@@ -11,7 +11,8 @@
  *   odd   an exports file for the directory "/", then the same peer
  *
  * Checks: every entry added is "*" or an address of its family with a
- * prefix no longer than the address; its text is a C string; and the
+ * prefix no longer than the address, and no IPv6 one takes in an
+ * IPv4-mapped address; its text is a C string; and the
  * entry nfsd_access_find() picks for the peer is the one exports(5)
  * ranks first (a host before a network before "*", then the first
  * written), by a plain reading of the entries.
@@ -74,6 +75,17 @@ static void check_entries(void)
 			abort();
 		if (!c->network && c->prefix != (c->family == AF_INET ? 32u : 128u))
 			abort();
+		/* No IPv6 entry takes in an IPv4-mapped address: those are
+		 * IPv4 entries (a mapped peer is matched as IPv4). */
+		if (c->family == AF_INET6) {
+			unsigned int b, n = c->prefix < 96 ? c->prefix : 96;
+
+			for (b = 0; b < n; b++)
+				if (bit_set(c->addr, b) != (b >= 80))
+					break;
+			if (b == n)
+				abort();
+		}
 	}
 }
 

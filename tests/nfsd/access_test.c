@@ -114,6 +114,40 @@ static void test_options_and_defaults(void **state)
 	assert_int_equal(acc.c[3].flags, NFSD_ALL_SQUASH | NFSD_INSECURE);
 }
 
+/* An IPv4-mapped entry is the IPv4 one: it must match the mapped peer
+ * (which is matched as IPv4) and the plain IPv4 peer, before "*". */
+static void test_mapped_entries(void **state)
+{
+	(void)state;
+	reset();
+	assert_int_equal(nfsd_access_add(&acc, "*(rw)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "::ffff:10.1.2.3(ro)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "::ffff:192.168.0.0/112(all_squash)"), 0);
+	assert_int_equal(nfsd_access_add(&acc, "::ffff:172.16.0.0/96(insecure)"), 0);
+	assert_int_equal(acc.c[1].family, AF_INET);
+	assert_int_equal(acc.c[1].prefix, 32);
+	assert_false(acc.c[1].network);
+	assert_int_equal(acc.c[2].family, AF_INET);
+	assert_int_equal(acc.c[2].prefix, 16);
+	assert_int_equal(acc.c[3].prefix, 0);
+	assert_ptr_equal(find6("::ffff:10.1.2.3"), &acc.c[1]);
+	assert_ptr_equal(find4("10.1.2.3", 700), &acc.c[1]);
+	assert_true(find4("10.1.2.3", 700)->flags & NFSD_RO);
+	assert_ptr_equal(find6("::ffff:192.168.7.7"), &acc.c[2]);
+	assert_ptr_equal(find4("192.168.7.7", 700), &acc.c[2]);
+	/* ::ffff:172.16.0.0/96 is every IPv4 address. */
+	assert_ptr_equal(find4("8.8.8.8", 700), &acc.c[3]);
+	assert_ptr_equal(find6("2001:db8::1"), &acc.c[0]);
+	/* More than the mapped range: not one entry. */
+	assert_int_not_equal(nfsd_access_add(&acc, "::ffff:0.0.0.0/95"), 0);
+	assert_int_not_equal(nfsd_access_add(&acc, "::/0"), 0);
+	assert_int_not_equal(nfsd_access_add(&acc, "::/80(ro)"), 0);
+	assert_int_equal(acc.n, 4);
+	/* A network that leaves the mapped range out stays IPv6. */
+	assert_int_equal(nfsd_access_add(&acc, "::ffff:0:0:0/96"), 0);
+	assert_int_equal(acc.c[4].family, AF_INET6);
+}
+
 static void test_refused_specs(void **state)
 {
 	static const char *bad[] = {
@@ -186,6 +220,7 @@ int main(void)
 	    cmocka_unit_test(test_first_match_and_any),
 	    cmocka_unit_test(test_host_outranks_network_outranks_any),
 	    cmocka_unit_test(test_options_and_defaults),
+	    cmocka_unit_test(test_mapped_entries),
 	    cmocka_unit_test(test_refused_specs),
 	    cmocka_unit_test(test_bounded),
 	    cmocka_unit_test(test_exports_file),

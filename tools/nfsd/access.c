@@ -91,6 +91,39 @@ static int netmask_bits(int family, const char *s, unsigned int *bits)
 	return 0;
 }
 
+static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits);
+
+/*
+ * An entry of IPv4-mapped IPv6 addresses as the IPv4 entry it means:
+ * peer_bytes makes a mapped peer IPv4, so an IPv6 entry for it never
+ * matched, and its host fell through to a broader entry (with
+ * "*(rw) ::ffff:10.1.2.3(ro)", 10.1.2.3 got rw).  A prefix below 96 that
+ * takes in the whole mapped range and more would be an IPv4 entry and an
+ * IPv6 one at once, which one entry cannot be: refused, with the way to
+ * write it.  Returns 0 or -EINVAL.
+ */
+static int mapped_as_ipv4(struct nfsd_client *c, const char *spec)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (c->family != AF_INET6 || !prefix_match(c->addr, mapped, c->prefix < 96 ? c->prefix : 96))
+		return 0;
+	if (c->prefix < 96) {
+		fprintf(stderr,
+			"rpcrdma-nfsd: client '%s' takes in every IPv4-mapped address "
+			"(::ffff:0:0/96) and more, and mapped peers are matched as IPv4: write "
+			"their part as an IPv4 entry (0.0.0.0/0 for all) and the rest as IPv6 "
+			"networks that leave ::ffff:0:0/96 out, or use *\n",
+			spec);
+		return -EINVAL;
+	}
+	memmove(c->addr, c->addr + 12, 4);
+	memset(c->addr + 4, 0, 12);
+	c->family = AF_INET;
+	c->prefix -= 96;
+	return 0;
+}
+
 int nfsd_access_add(struct nfsd_access *acc, const char *spec)
 {
 	struct nfsd_client c;
@@ -148,6 +181,8 @@ int nfsd_access_add(struct nfsd_access *acc, const char *spec)
 				goto bad;
 			}
 		}
+		if (mapped_as_ipv4(&c, spec))
+			return -EINVAL;
 	}
 	if (opts) {
 		char buf[512], *save = NULL, *o;
