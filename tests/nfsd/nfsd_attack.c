@@ -51,6 +51,8 @@
  * answer NFS3ERR_STALE too creates   CREATE, MKDIR, MKNOD as knfsd: no mode asked is mode 0, a
  * foreign owner or group or a directory's size is dropped, not an error after the object is made;
  * EXCLUSIVE matches only an empty file of the caller's; WRITE's count must be its data's length
+ * accessbits ACCESS as knfsd maps the mode: a directory needs write and search for MODIFY, EXTEND
+ * and DELETE, a file never gets DELETE
  * queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
@@ -1651,6 +1653,71 @@ static void creates(void)
 	well_behaved(port, &root, "creating calls");
 }
 
+/*
+ * ACCESS as knfsd maps the mode (nfs3_diraccess, nfs3_regaccess): in a
+ * directory MODIFY, EXTEND and DELETE need write and search, LOOKUP is
+ * search, EXECUTE never; a file has no DELETE and no LOOKUP.  The objects,
+ * all uid 1000's, are made here (as root, on this host).
+ */
+static uint32_t access_of(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name)
+{
+	struct rpcrdma_nfs3_access_args a;
+	struct rpcrdma_nfs3_access_res r;
+
+	memset(&a, 0, sizeof(a));
+	memset(&r, 0, sizeof(r));
+	CHECK_RC(lookup(k, dir, name, &a.obj), 0);
+	a.access = 0x3f;
+	CHECK_RC(rpcrdma_nfs3_call(k->c, RPCRDMA_NFS3_ACCESS, &a, &r), 0);
+	CHECK_RC(r.status, 0);
+	return r.access;
+}
+
+static void accessbits(void)
+{
+	static const struct {
+		const char *name;
+		bool dir;
+		mode_t mode;
+		uint32_t want;
+	} objs[] = {
+	    {"a-dir-rw", true, 0600, RPCRDMA_ACCESS3_READ},
+	    {"a-dir-wx", true, 0300,
+	     RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
+		 RPCRDMA_ACCESS3_DELETE},
+	    {"a-dir-rx", true, 0500, RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP},
+	    {"a-file-rw", false, 0600,
+	     RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND},
+	    {"a-file-x", false, 0100, RPCRDMA_ACCESS3_EXECUTE},
+	};
+	struct who user = {.uid = 1000, .gid = 1000};
+	struct rpcrdma_nfs3_fh root;
+	char path[PATH_MAX];
+	struct conn k;
+
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", export_path, objs[i].name);
+		if (objs[i].dir) {
+			CHECK_RC(mkdir(path, 0700), 0);
+		} else {
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+			CHECK(fd >= 0);
+			close(fd);
+		}
+		CHECK_RC(chown(path, 1000, 1000), 0);
+		CHECK_RC(chmod(path, objs[i].mode), 0);
+	}
+	CHECK_RC(mnt(mport, export_path, &root), 0);
+	conn_open(&k, &user, port, tr);
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
+		CHECK_RC(access_of(&k, &root, objs[i].name), objs[i].want);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - accessbits: a directory needs write and search for MODIFY, EXTEND and "
+	       "DELETE; a file never gets DELETE\n");
+	well_behaved(port, &root, "ACCESS calls");
+}
+
 /* Capabilities: the blocks ext4 keeps for root. */
 
 /* Writes up to 1 MiB to a new file @name in 64 KiB FILE_SYNC pieces; the
@@ -2058,6 +2125,8 @@ int main(int argc, char **argv)
 		caps(rootsrv);
 	} else if (strcmp(what, "mounts") == 0) {
 		mounts();
+	} else if (strcmp(what, "accessbits") == 0) {
+		accessbits();
 	} else if (strcmp(what, "creates") == 0) {
 		creates();
 	} else if (strcmp(what, "escape") == 0) {

@@ -720,6 +720,15 @@ int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags)
 	return nfd;
 }
 
+/*
+ * ACCESS as knfsd maps it (nfs3_diraccess, nfs3_regaccess, nfs3_anyaccess
+ * in fs/nfsd/vfs.c): in a directory, MODIFY, EXTEND and DELETE need the
+ * search right as well as the write right (a name is changed through the
+ * directory), LOOKUP is the search right and EXECUTE is never granted; a
+ * file that is no directory has no LOOKUP and no DELETE (removing it is
+ * its directory's business).  Before, the write bit alone granted MODIFY,
+ * EXTEND and DELETE on anything.
+ */
 uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked)
 {
 	bool dir = S_ISDIR(st->st_mode);
@@ -727,25 +736,32 @@ uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32
 	bool in_group = cred->gid == st->st_gid;
 
 	if (cred->uid == 0) {
-		got = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY |
-		      RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE;
+		bits = 6;
 		if (dir || (st->st_mode & 0111))
-			got |= RPCRDMA_ACCESS3_EXECUTE;
-		return got & asked;
+			bits |= 1; /* root executes what anyone may, as the kernel */
+	} else {
+		for (uint32_t i = 0; i < cred->ngids && !in_group; i++)
+			in_group = cred->gids[i] == st->st_gid;
+		if (cred->uid == st->st_uid)
+			bits = (st->st_mode >> 6) & 7;
+		else if (in_group)
+			bits = (st->st_mode >> 3) & 7;
+		else
+			bits = st->st_mode & 7;
 	}
-	for (uint32_t i = 0; i < cred->ngids && !in_group; i++)
-		in_group = cred->gids[i] == st->st_gid;
-	if (cred->uid == st->st_uid)
-		bits = (st->st_mode >> 6) & 7;
-	else if (in_group)
-		bits = (st->st_mode >> 3) & 7;
-	else
-		bits = st->st_mode & 7;
 	if (bits & 4)
 		got |= RPCRDMA_ACCESS3_READ;
-	if (bits & 2)
-		got |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE;
-	if (bits & 1)
-		got |= dir ? RPCRDMA_ACCESS3_LOOKUP : RPCRDMA_ACCESS3_EXECUTE;
+	if (dir) {
+		if (bits & 1)
+			got |= RPCRDMA_ACCESS3_LOOKUP;
+		if ((bits & 3) == 3)
+			got |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
+			       RPCRDMA_ACCESS3_DELETE;
+	} else {
+		if (bits & 1)
+			got |= RPCRDMA_ACCESS3_EXECUTE;
+		if (bits & 2)
+			got |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND;
+	}
 	return got & asked;
 }
