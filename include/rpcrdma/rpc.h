@@ -544,9 +544,10 @@ struct rpcrdma_server_opts {
 	 * connection with nothing in progress (no call taken in, served or
 	 * deferred, no reply queued, no backchannel bound to it: backchannel.h)
 	 * is closed for it, as the Linux NFS server closes its oldest;
-	 * conns_evicted.  A TCP call whose record has not all arrived is not
-	 * taken in: its connection may be closed, and its client sends the
-	 * call again.  A connection with a call
+	 * conns_evicted.  A TCP call whose record has not all arrived, or an
+	 * RDMA call whose Read chunks are still being read, is not taken in:
+	 * its connection may be closed, and its client sends the call again.
+	 * A connection with a call
 	 * in progress is never closed for this.  When every connection has
 	 * one, or with refuse_at_max_conns, the new connection is closed at
 	 * accept (TCP) or rejected by the connection manager (RDMA);

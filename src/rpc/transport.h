@@ -253,12 +253,13 @@ struct rpcrdma__svc_cb {
 	/*
 	 * Eviction at the limit (may be NULL: none).  A transport lists each
 	 * admitted connection with conn_idle, on the loop that serves it,
-	 * whenever it has nothing in progress: no call taken in (RDMA: its
-	 * Read chunks being read), served, deferred or answered, no reply
-	 * queued; a TCP record not yet whole is no call taken in.  It lists
-	 * it again (as the most recent) when it receives while listed, and
-	 * takes it off with conn_busy before it takes a call in (a whole
-	 * TCP record), and when it closes.  When conn_busy returns false the connection
+	 * whenever it has nothing in progress: no call taken in, served,
+	 * deferred or answered, no reply queued; a TCP record not yet whole,
+	 * or an RDMA call whose Read chunks are still being read, is no call
+	 * taken in.  It lists it again (as the most recent) when it receives
+	 * while listed, and takes it off with conn_busy before it takes a
+	 * call in (a whole TCP record; an RDMA call whose Reads are done),
+	 * and when it closes.  When conn_busy returns false the connection
 	 * was chosen for eviction meanwhile and is off every list (e->listed
 	 * false): e->evict will not run for it, so the transport drops what
 	 * arrived and closes it itself.  The entry must stay valid until

@@ -186,6 +186,7 @@ struct rpcrdma__xsconn {
 	struct rpcrdma__xsconn *prev, *next;
 	unsigned int sreqs;   /* calls of this connection alive, any state */
 	uint32_t in_progress; /* calls received and not yet answered */
+	uint32_t reading;     /* of those, still pulling their Read chunks */
 	uint32_t held;        /* receive buffers held by calls */
 	uint32_t grant;       /* last grant announced */
 	/* The most it grants: the configured credits, or fewer that
@@ -339,6 +340,20 @@ static inline struct rpcrdma__xsconn *xsconn_of(struct rpcrdma__xconn *c)
  * @sc: the connection
  */
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc);
+/**
+ * rpcrdma__xsvc_read_phase_end - @s no longer pulls its Read chunks
+ * @s: a request in any state
+ *
+ * A connection whose only calls are still being read has taken none in
+ * (none was run): it may be closed for a newcomer at max_conns like an
+ * idle one, and its requester sends them again, so that calls whose
+ * Reads a requester keeps from finishing (its Read responses held back
+ * on a software provider, up to record_timeout_ms each) cannot keep
+ * max_conns connections from eviction.  Call before @s leaves
+ * SREQ_READING, for the core, an error reply or release; harmless in
+ * any other state.
+ */
+void rpcrdma__xsvc_read_phase_end(struct rpcrdma__xsreq *s);
 /**
  * rpcrdma__xsvc_recv_unreserve - give back what @sc reserved of max_recv_total
  * @sc: a connection being freed

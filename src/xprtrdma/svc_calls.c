@@ -24,8 +24,11 @@ void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc)
 	 * it at any time (they wait on the client, not on us), and closed,
 	 * its client cannot be called back until it reconnects and its upper
 	 * layer binds again (backchannel.h). */
-	bool idle = !sc->closing && !v->destroying && sc->c.pc && !sc->sreqs && !sc->hold_head &&
-		    !sc->bc_req &&
+	/* Calls whose Read chunks are still being read are no calls taken
+	 * in (rpcrdma__xsvc_read_phase_end): deliver() takes the connection
+	 * off the list before the core sees one. */
+	bool idle = !sc->closing && !v->destroying && sc->c.pc && sc->sreqs == sc->reading &&
+		    !sc->hold_head && !sc->bc_req &&
 		    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING);
 
 	if (!sc->admitted || v->partner || !v->cb->conn_idle)
@@ -34,6 +37,15 @@ void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc)
 		v->cb->conn_idle(v->cb_ctx, &sc->lru);
 	else if (!idle && sc->lru.listed)
 		(void)v->cb->conn_busy(v->cb_ctx, &sc->lru);
+}
+
+void rpcrdma__xsvc_read_phase_end(struct rpcrdma__xsreq *s)
+{
+	if (s->state != SREQ_READING)
+		return;
+	s->state = SREQ_IDLE;
+	if (s->conn && s->conn->reading)
+		s->conn->reading--;
 }
 
 void rpcrdma__xsvc_conn_try_free(struct rpcrdma__xsconn *sc)
@@ -199,6 +211,7 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 	void (*done)(void *) = s->sreq.done;
 	void *done_ctx = s->sreq.done_ctx;
 
+	rpcrdma__xsvc_read_phase_end(s);
 	s->sreq.done = NULL;
 
 	if (s->counted && sc->in_progress)

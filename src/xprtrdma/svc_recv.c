@@ -98,6 +98,16 @@ static void deliver(struct rpcrdma__xsreq *s)
 	size_t rd_off = 0;
 	const uint8_t *payload = s->r->buf + s->hdr.hdr_len;
 
+	rpcrdma__xsvc_read_phase_end(s);
+	/* Taken in now: off the eviction list.  Chosen meanwhile, the
+	 * connection is being closed for a newcomer (rpcrdma__svc_cb
+	 * conn_busy), and the call goes with it: its requester sends it
+	 * again. */
+	if (sc->lru.listed && !v->cb->conn_busy(v->cb_ctx, &sc->lru)) {
+		rpcrdma__xsvc_sreq_release(s);
+		rpcrdma__xsvc_conn_close(sc);
+		return;
+	}
 	for (unsigned int i = 0; i < s->npieces; i++) {
 		const struct rpcrdma_rebuild_piece *p = &s->pieces[i];
 
@@ -511,6 +521,7 @@ void rpcrdma__xsvc_handle_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xrecv
 		return;
 	}
 	s->state = SREQ_READING;
+	sc->reading++;
 	s->next = NULL;
 	if (sc->rd_tail)
 		sc->rd_tail->next = s;

@@ -360,6 +360,7 @@ void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action 
 	struct rpcrdma__xsvc *v = sc->svc;
 	struct rpcrdma_hdr *h = &v->hdr;
 
+	rpcrdma__xsvc_read_phase_end(s);
 	s->grant = rpcrdma__credits_grant(sc->credits, s->hdr.credit);
 	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant)) {
 		rpcrdma__xsvc_sreq_release(s);

@@ -1287,6 +1287,82 @@ static void start_echoes(struct rpcrdma_client *c, uint32_t proc, struct echo *i
 }
 
 /*
+ * max_conns against calls whose arguments the server cannot finish
+ * reading.  Two clients at max_conns 2 each send a 200 KiB ECHO and stop
+ * running their loop.  Over RDMA the argument is a Read chunk, and on ofi
+ * the server's RDMA Read waits for the client's progress, as a hostile
+ * client can hold back its Read responses until just before
+ * record_timeout_ms at each call; over TCP the record may stay part-sent.
+ * Neither call has been taken in (nothing ran), so a newcomer closes the
+ * least recently active of the two and is served.  Running again, both
+ * clients have their answers, the one closed sending its call again on a
+ * new connection.  Before, a call being read kept an RDMA connection off
+ * the eviction list, and the newcomer was refused.
+ */
+void case_bound_conns_evict_reads(void)
+{
+	enum { N = 2 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop, *aloop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *a[N];
+	struct rpcrdma_call calls[N];
+	struct echo *in = malloc(sizeof(*in));
+	struct echo *out = calloc(N, sizeof(*out));
+	bool done[N];
+	uint64_t end;
+	char port[16];
+
+	CHECK(in && out);
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = N;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&aloop), 0);
+	srv = bounded_server(loop, &so, port);
+	for (int k = 0; k < N; k++) {
+		a[k] = client_for(aloop, port, TEST_PROG, 1, NULL);
+		call_both(loop, aloop, a[k]);
+	}
+	/* The calls leave as they are made (the Send is posted, or the
+	 * record written, at once); the clients' loops then stay still. */
+	for (int k = 0; k < N; k++)
+		start_echoes(a[k], P_ECHO, in, &calls[k], &out[k], &done[k], 1);
+	end = rpcrdma_loop_now(loop) + 200;
+	while (rpcrdma_loop_now(loop) < end)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	fprintf(stderr, "evict_reads: %llu RDMA Reads posted, %llu calls taken in\n",
+		(unsigned long long)STAT(srv, prov_reads),
+		(unsigned long long)STAT(srv, calls_received));
+	/* Over ofi the Reads wait: neither ECHO is taken in, only the two
+	 * ADDs (over TCP they may be, and their connections are then idle
+	 * anyway). */
+	if (transport == RPCRDMA_TRANSPORT_RDMA)
+		CHECK_EQ(STAT(srv, calls_received), N);
+	good_client_served(loop, port);
+	CHECK(STAT(srv, conns_evicted) >= 1);
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	end = rpcrdma_loop_now(loop) + 4 * WAIT_MS;
+	for (int k = 0; k < N; k++) {
+		while (!done[k]) {
+			CHECK(rpcrdma_loop_now(loop) < end);
+			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
+		}
+		CHECK_EQ(calls[k].status, 0);
+		CHECK_EQ(out[k].len, in->len);
+		CHECK(memcmp(out[k].data, in->data, in->len) == 0);
+	}
+	good_client_served(loop, port);
+	for (int k = 0; k < N; k++)
+		rpcrdma_client_destroy(a[k]);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(in);
+	free(out);
+}
+
+/*
  * max_read_bytes: many large calls at once.  Over RDMA their Read-chunk
  * buffers are held to the budget (later calls wait, counted; the most
  * held at once within it) and every call still completes with its data;
