@@ -302,6 +302,7 @@ static int free_slot(struct rpcrdma_nfs41_session *s, bool *stuck)
 	uint32_t target = s->target < s->nslots ? s->target : s->nslots;
 	uint32_t highest = s->highest < s->nslots ? s->highest : s->nslots;
 
+	*stuck = false;
 	if (highest < target)
 		highest = target;
 	for (uint32_t i = 0; i < highest; i++)
@@ -325,7 +326,7 @@ static void start(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
 	}
 	if (sc->sequenced) {
 		struct rpcrdma_nfs4_op *seq = &c->ops[0];
-		bool stuck;
+		bool stuck = false;
 		int slot;
 
 		if (s->binding) {
