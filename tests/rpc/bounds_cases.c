@@ -155,6 +155,30 @@ static void fill_start(struct rpcrdma_client *c, struct fill_call *f, uint32_t n
 }
 
 /*
+ * The clients of @f (on @aloop) read again: run both loops until each of
+ * the @n calls ends, and free their results.  With @all_answered every
+ * call must have its @len bytes; otherwise a call may also fail (its
+ * connection closed meanwhile), and only an answered one is checked.
+ */
+static void fill_finish(struct rpcrdma_loop *loop, struct rpcrdma_loop *aloop,
+			struct fill_call *f, int n, uint32_t len, bool all_answered)
+{
+	for (int i = 0; i < n; i++) {
+		while (!f[i].done) {
+			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
+			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
+		}
+		if (all_answered)
+			CHECK_EQ(f[i].status, 0);
+		if (f[i].status == 0) {
+			CHECK_EQ(f[i].out->len, len);
+			CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
+		}
+		free(f[i].out);
+	}
+}
+
+/*
  * max_conns with refuse_at_max_conns: connections beyond it are refused
  * (closed at accept on TCP, rejected by the connection manager over RDMA)
  * and counted, idle ones admitted before or not; once one of the admitted
@@ -689,17 +713,7 @@ void case_bound_drain(void)
 	good_client_served(loop, port);
 	/* The attacker comes back: its calls end (failed, or answered on a
 	 * new connection). */
-	for (int i = 0; i < N; i++) {
-		while (!f[i].done) {
-			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
-			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
-		}
-		if (f[i].status == 0) {
-			CHECK_EQ(f[i].out->len, ECHO_MAX);
-			CHECK(f[i].out->data[ECHO_MAX - 1] == fill_byte(ECHO_MAX - 1));
-		}
-		free(f[i].out);
-	}
+	fill_finish(loop, aloop, f, N, ECHO_MAX, false);
 	rpcrdma_client_destroy(a);
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
@@ -773,16 +787,7 @@ void case_bound_queued_room(void)
 		CHECK(held <= 2 * queued + (2u << 20));
 	good_client_served(loop, port);
 	/* The attacker reads again: every call is answered. */
-	for (int i = 0; i < N; i++) {
-		while (!f[i].done) {
-			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
-			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
-		}
-		CHECK_EQ(f[i].status, 0);
-		CHECK_EQ(f[i].out->len, REPLY);
-		CHECK(f[i].out->data[REPLY - 1] == fill_byte(REPLY - 1));
-		free(f[i].out);
-	}
+	fill_finish(loop, aloop, f, N, REPLY, true);
 	rpcrdma_client_destroy(a);
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
@@ -848,16 +853,7 @@ void case_bound_queued_total(void)
 	CHECK_EQ(STAT(srv, queue_pauses), 0);
 	good_client_served(loop, port);
 	/* The attackers read again: every call is answered. */
-	for (int i = 0; i < ATTACKERS * N; i++) {
-		while (!f[i].done) {
-			CHECK(rpcrdma_loop_run_once(aloop, 1) >= 0);
-			CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
-		}
-		CHECK_EQ(f[i].status, 0);
-		CHECK_EQ(f[i].out->len, ECHO_MAX);
-		CHECK(f[i].out->data[ECHO_MAX - 1] == fill_byte(ECHO_MAX - 1));
-		free(f[i].out);
-	}
+	fill_finish(loop, aloop, f, ATTACKERS * N, ECHO_MAX, true);
 	CHECK_EQ(STAT(srv, queue_pauses), 0);
 	end = rpcrdma_loop_now(loop) + WAIT_MS;
 	while (STAT(srv, queued_bytes_now) != 0) {
