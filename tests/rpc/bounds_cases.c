@@ -478,6 +478,19 @@ void case_bound_conns_evict_reading(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* The rest of a begun record of a NULL call (XID 0x7e1c) on @r, and its
+ * reply, accepted. */
+static void trickle_finish(struct raw *r, struct rpcrdma_loop *loop, const uint8_t *rest,
+			   size_t n)
+{
+	ssize_t got;
+
+	raw_send(r, rest, n);
+	got = raw_recv_record(r, loop, 3000);
+	CHECK(got > 0);
+	(void)reply_body(r, got, 0x7e1c, RPCRDMA_RPC_MSG_ACCEPTED);
+}
+
 /*
  * max_conns connections that each keep a record begun: every few hundred
  * milliseconds each finishes a NULL call and sends the first byte of the
@@ -518,12 +531,7 @@ void case_bound_conns_evict_trickle(void)
 	for (int round = 0; round < ROUNDS; round++) {
 		pump_ms(loop, GAP_MS);
 		for (int i = 0; i < MAX_CONNS; i++) {
-			ssize_t n;
-
-			raw_send(&r[i], rest, 3 + len);
-			n = raw_recv_record(&r[i], loop, 3000);
-			CHECK(n > 0);
-			(void)reply_body(&r[i], n, 0x7e1c, RPCRDMA_RPC_MSG_ACCEPTED);
+			trickle_finish(&r[i], loop, rest, 3 + len);
 			raw_send(&r[i], &mark_first, 1);
 		}
 	}
@@ -536,14 +544,8 @@ void case_bound_conns_evict_trickle(void)
 	CHECK_EQ(STAT(srv, conns_evicted), 1);
 	/* The least recently active went; the rest finish their calls. */
 	CHECK(raw_closed_by_server(&r[0], loop));
-	for (int i = 1; i < MAX_CONNS; i++) {
-		ssize_t n;
-
-		raw_send(&r[i], rest, 3 + len);
-		n = raw_recv_record(&r[i], loop, 3000);
-		CHECK(n > 0);
-		(void)reply_body(&r[i], n, 0x7e1c, RPCRDMA_RPC_MSG_ACCEPTED);
-	}
+	for (int i = 1; i < MAX_CONNS; i++)
+		trickle_finish(&r[i], loop, rest, 3 + len);
 	for (int i = 0; i < MAX_CONNS; i++)
 		raw_close(&r[i]);
 	rpcrdma_server_destroy(srv);
