@@ -399,8 +399,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(drc_uncached)        /* server: calls run uncached, the cache full of calls  */ \
 			       /* in progress                                          */ \
 	X(drc_bytes_now)       /* server: bytes of replies the cache holds, now        */ \
-	X(conns_evicted)       /* server: idle connections closed, the least recently  */ \
-			       /* active first, to admit a new one at max_conns        */ \
+	X(conns_evicted)       /* server: connections closed to admit a new one at     */ \
+			       /* max_conns: idle ones, the least recently active first */ \
+			       /* (conns_evicted_stalled: when none is idle)           */ \
 	X(reply_record_timeouts) /* client, TCP: closed: a reply record begun and not */ \
 			       /* whole within the call time-out (docs/security.md)    */ \
 	X(send_stall_timeouts) /* client, TCP: closed: queued calls not one byte      */ \
@@ -440,7 +441,10 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* count in recv_bytes_now (max_recv_total)            */ \
 	X(send_room_trimmed)   /* TCP: records whose room, sized before they were     */ \
 			       /* encoded, was cut to fit as they stayed queued: one  */ \
-			       /* holds at most twice its length plus 4 KiB           */
+			       /* holds at most twice its length plus 4 KiB           */ \
+	X(conns_evicted_stalled) /* server: of conns_evicted, connections with only  */ \
+			       /* replies queued that had not moved for a second,    */ \
+			       /* closed with them, none being idle                  */
 
 struct rpcrdma_xprt_stats {
 #define RPCRDMA_XPRT_STATS_FIELD(name) uint64_t name;
@@ -547,9 +551,16 @@ struct rpcrdma_server_opts {
 	 * conns_evicted.  A TCP call whose record has not all arrived, or an
 	 * RDMA call whose Read chunks are still being read, is not taken in:
 	 * its connection may be closed, and its client sends the call again.
-	 * A connection with a call
-	 * in progress is never closed for this.  When every connection has
-	 * one, or with refuse_at_max_conns, the new connection is closed at
+	 * When none is idle, a connection whose only business is replies
+	 * queued (no call in progress or deferred) that have not moved for a
+	 * second (no TCP reply record left the queue, no RDMA Send or Write
+	 * completed) is closed with them, the longest stalled first, so that
+	 * clients that take their replies a byte now and then cannot lock
+	 * later ones out; its client sends its calls again (a non-idempotent
+	 * one finds its reply in the duplicate request cache);
+	 * conns_evicted_stalled.  A connection with a call in progress is
+	 * never closed for this.  When every connection has one (or replies
+	 * that move), or with refuse_at_max_conns, the new connection is closed at
 	 * accept (TCP) or rejected by the connection manager (RDMA);
 	 * conns_refused.  A closed connection still counts until every call
 	 * read from it is answered or dropped (so does one being closed for a

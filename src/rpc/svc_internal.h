@@ -144,11 +144,12 @@ struct rpcrdma_server {
 	_Atomic size_t queued_total;
 	char queued_pad1[64];
 	/* Eviction at max_conns (svc_lru.c): this core's admitted
-	 * connections with nothing in progress, least recently active first,
-	 * and those chosen to be closed on its loop.  Under lru_lock: the
-	 * listener's thread takes from every core's list. */
+	 * connections with nothing in progress, least recently active first;
+	 * those with only replies queued that do not move; and those chosen
+	 * to be closed on its loop.  Under lru_lock: the listener's thread
+	 * takes from every core's list. */
 	pthread_mutex_t lru_lock;
-	struct rpcrdma__list lru_idle, lru_evict;
+	struct rpcrdma__list lru_idle, lru_stalled, lru_evict;
 	struct rpcrdma__timer evict_timer; /* the root's own evictions */
 };
 
@@ -158,6 +159,18 @@ struct rpcrdma_server {
  * @e: an admitted connection with nothing in progress
  */
 void rpcrdma__svc_lru_idle(void *ctx, struct rpcrdma__svc_lru_entry *e);
+
+/* How long a connection's queued replies must not have moved before it
+ * may be closed for a newcomer at max_conns with no idle one (svc_lru.c). */
+#define RPCRDMA__SVC_STALL_EVICT_MS 1000u
+
+/**
+ * rpcrdma__svc_lru_stalled - cb->conn_stalled: list @e as one whose only business is queued replies
+ * @ctx: the core the transport reports to
+ * @e: an admitted connection with no call in progress and replies queued
+ * @since: when its replies last moved (loop ms)
+ */
+void rpcrdma__svc_lru_stalled(void *ctx, struct rpcrdma__svc_lru_entry *e, uint64_t since);
 
 /**
  * rpcrdma__svc_lru_busy - cb->conn_busy: take @e off the lists of @ctx
@@ -173,9 +186,12 @@ bool rpcrdma__svc_lru_busy(void *ctx, struct rpcrdma__svc_lru_entry *e);
  * @root: the server, on its listener's loop
  *
  * Picks the least recently active idle connection over the server and
- * its workers and has it closed on its own loop.
+ * its workers, or when none is idle the one whose queued replies have
+ * not moved for longest (at least RPCRDMA__SVC_STALL_EVICT_MS), and has
+ * it closed on its own loop.
  *
- * Return: false when every connection has something in progress.
+ * Return: false when every connection has a call in progress or replies
+ * that move.
  */
 bool rpcrdma__svc_lru_evict_one(struct rpcrdma_server *root);
 

@@ -26,6 +26,7 @@ void rpcrdma__svc_core_init(struct rpcrdma_server *s)
 	pthread_mutex_init(&s->live_lock, NULL);
 	pthread_mutex_init(&s->lru_lock, NULL);
 	rpcrdma__list_init(&s->lru_idle);
+	rpcrdma__list_init(&s->lru_stalled);
 	rpcrdma__list_init(&s->lru_evict);
 }
 

@@ -193,14 +193,18 @@ enum rpcrdma__svc_admit {
 /*
  * A server connection as the eviction at max_conns sees it (svc_lru.c).
  * The transport embeds it in its connection, sets @evict, and calls
- * cb->conn_idle and cb->conn_busy; @node, @since and @state belong to the
+ * cb->conn_idle, cb->conn_stalled and cb->conn_busy; @node, @since and @state belong to the
  * core, under the lock of the core the transport reports to.
  */
 struct rpcrdma__svc_lru_entry {
 	struct rpcrdma__list node;
 	uint64_t since; /* last activity (loop ms): the order of the idle list */
 	unsigned char state;
+	bool chosen_stalled; /* chosen from the stalled ones: @evict counts it */
 	bool listed; /* the transport's: between conn_idle and a conn_busy */
+	/* The transport's: listed by conn_stalled, with this @since. */
+	bool stalled;
+	uint64_t stalled_since;
 	/* Closes the connection: runs on its loop, after the core took the
 	 * entry off every list. */
 	void (*evict)(struct rpcrdma__svc_lru_entry *e);
@@ -264,8 +268,17 @@ struct rpcrdma__svc_cb {
 	 * false): e->evict will not run for it, so the transport drops what
 	 * arrived and closes it itself.  The entry must stay valid until
 	 * conn_busy has taken it off (svc_lru.c).
+	 *
+	 * conn_stalled (may be NULL) lists it instead while its only business
+	 * is replies queued (no call in progress, nothing deferred), with when
+	 * they last moved: a TCP reply record last left the queue, an RDMA
+	 * Send or Write last completed, or the first was queued.  The
+	 * transport calls it again each time they move, and takes it off
+	 * with conn_busy as for conn_idle; chosen, it is closed with its
+	 * replies (svc_lru.c says when).
 	 */
 	void (*conn_idle)(void *ctx, struct rpcrdma__svc_lru_entry *e);
+	void (*conn_stalled)(void *ctx, struct rpcrdma__svc_lru_entry *e, uint64_t since);
 	bool (*conn_busy)(void *ctx, struct rpcrdma__svc_lru_entry *e);
 	/*
 	 * The server's count of reply bytes queued over all its transports

@@ -27,16 +27,29 @@ void rpcrdma__xsvc_lru_update(struct rpcrdma__xsconn *sc)
 	/* Calls whose Read chunks are still being read are no calls taken
 	 * in (rpcrdma__xsvc_read_phase_end): deliver() takes the connection
 	 * off the list before the core sees one. */
-	bool idle = !sc->closing && !v->destroying && sc->c.pc && sc->sreqs == sc->reading &&
-		    !sc->hold_head && !sc->bc_req &&
+	bool open = !sc->closing && !v->destroying && sc->c.pc && !sc->bc_req;
+	bool idle = open && sc->sreqs == sc->reading && !sc->hold_head &&
 		    (sc->c.state == RPCRDMA__XCONN_UP || sc->c.state == RPCRDMA__XCONN_CONNECTING);
+	/* Only replies posted or queued to post, besides calls still
+	 * reading (taken in by nobody) and calls held in their receive
+	 * buffers (nothing ran: they go with the connection, and their
+	 * requester sends them again). */
+	bool stalled = open && sc->tx_pending && sc->sreqs == sc->reading + sc->tx_pending &&
+		       sc->c.state == RPCRDMA__XCONN_UP && v->cb->conn_stalled;
+	struct rpcrdma__svc_lru_entry *e = &sc->lru;
 
 	if (!sc->admitted || v->partner || !v->cb->conn_idle)
 		return;
-	if (idle && !sc->lru.listed)
-		v->cb->conn_idle(v->cb_ctx, &sc->lru);
-	else if (!idle && sc->lru.listed)
-		(void)v->cb->conn_busy(v->cb_ctx, &sc->lru);
+	if (idle && (!e->listed || e->stalled)) {
+		e->stalled = false;
+		v->cb->conn_idle(v->cb_ctx, e);
+	} else if (stalled && (!e->listed || !e->stalled || e->stalled_since != sc->tx_since)) {
+		e->stalled = true;
+		e->stalled_since = sc->tx_since;
+		v->cb->conn_stalled(v->cb_ctx, e, e->stalled_since);
+	} else if (!idle && !stalled && e->listed) {
+		(void)v->cb->conn_busy(v->cb_ctx, e);
+	}
 }
 
 void rpcrdma__xsvc_read_phase_end(struct rpcrdma__xsreq *s)

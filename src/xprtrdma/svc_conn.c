@@ -115,13 +115,16 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 		    void *cb_ctx, struct rpcrdma__xsvc **out);
 
 /* Chosen to make room at max_conns (svc_lru.c), on our loop: closed as
- * an idle one is; its place comes back once it is down. */
+ * an idle one is, its posted replies flushed; its place comes back once
+ * it is down. */
 static void conn_evict(struct rpcrdma__svc_lru_entry *e)
 {
 	struct rpcrdma__xsconn *sc = rpcrdma__container_of(e, struct rpcrdma__xsconn, lru);
 
+	sc->svc->st.conns_evicted_stalled += e->chosen_stalled;
 	RPCRDMA__TRACE(RPCRDMA_TRACE_CONN, RPCRDMA_TEV_DISCONNECT, sc->c.id, 0, -ECONNABORTED, 0,
-		       "closed, idle longest, for a new connection at max_conns");
+		       "closed, %s longest, for a new connection at max_conns",
+		       e->chosen_stalled ? "its replies stalled" : "idle");
 	rpcrdma__xsvc_conn_close(sc);
 }
 

@@ -95,7 +95,7 @@ static void queue_push(struct rpcrdma__sock_conn *c, struct rpcrdma__sock_buf *b
 	struct rpcrdma__sock_sendq *q = &c->q;
 
 	if (!q->head)
-		c->last_tx = rpcrdma_loop_now(c->loop);
+		c->last_tx = c->head_since = rpcrdma_loop_now(c->loop);
 	b->next = NULL;
 	b->queued = true;
 	if (q->tail)
@@ -466,6 +466,7 @@ int rpcrdma__sock_flush(struct rpcrdma__sock_conn *c)
 			}
 			n -= left;
 			c->q.head = b->next;
+			c->head_since = c->last_tx;
 			if (!c->q.head)
 				c->q.tail = NULL;
 			if (b->creq)

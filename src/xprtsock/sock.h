@@ -62,6 +62,9 @@ struct rpcrdma__sock_conn {
 	struct rpcrdma_xprt_stats *st;
 	bool paused;      /* server: not reading */
 	uint64_t last_tx; /* when the queue last moved, or last became non-empty */
+	/* When the record now first in the queue got there: a byte now and
+	 * then moves last_tx, only a record sent whole moves this. */
+	uint64_t head_since;
 };
 
 /* Delivers a complete record (ownership passes); non-zero stops reading. */

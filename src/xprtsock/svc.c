@@ -6,7 +6,8 @@
  * Bounds (rpcrdma_server_opts): a connection beyond max_conns closes the
  * least recently active one that has nothing in progress (svc_lru.c; a
  * connection is listed there while it has no call taken in and no reply
- * queued, whether or not a record has begun arriving), or is closed at
+ * queued, whether or not a record has begun arriving), or failing one,
+ * the one whose queued reply has not left for longest, or is closed at
  * accept when every one has something; a connection
  * stops being read while its replies exceed max_conn_queued or
  * MAX_INFLIGHT calls are in progress, or while it has a call in progress
@@ -115,22 +116,37 @@ static void conn_put(struct svc_conn *sc)
  * with max_conns of them lock every later client out.  A whole call goes
  * through deliver_call's own check.  Listed when it becomes idle;
  * @received (conn_on_event, bytes read) makes it the most recent, so a
- * record arriving at speed is not the one chosen.  Returns false when it
- * was chosen for eviction while listed and is no longer idle: the caller
+ * record arriving at speed is not the one chosen.  With no call in
+ * progress and replies queued it is listed as stalled instead, since the
+ * record first in the queue got there (c.head_since), again each time a
+ * record leaves: a client that takes a byte of it now and then does not
+ * keep its place from newcomers (svc_lru.c).  Returns false when it was
+ * chosen for eviction while listed and is no longer idle: the caller
  * closes it, since the core no longer will.
  */
 static bool conn_lru_update(struct svc_conn *sc, bool received)
 {
 	struct rpcrdma__svc_transport *srv = sc->srv;
-	bool idle = !sc->dead && !sc->later_err && !sc->inflight && !sc->c.q.head;
+	struct rpcrdma__svc_lru_entry *e = &sc->lru;
+	bool calls_done = !sc->dead && !sc->later_err && !sc->inflight;
+	bool idle = calls_done && !sc->c.q.head;
+	bool stalled;
 
 	/* Without its transport (destroyed, calls left) it is listed nowhere. */
 	if (!srv || !sc->admitted || !srv->cb->conn_idle)
 		return true;
-	if (idle && (!sc->lru.listed || received))
-		srv->cb->conn_idle(srv->cb_ctx, &sc->lru);
-	else if (!idle && sc->lru.listed)
-		return srv->cb->conn_busy(srv->cb_ctx, &sc->lru);
+	stalled = calls_done && sc->c.q.head && srv->cb->conn_stalled;
+	if (idle && (!e->listed || e->stalled || received)) {
+		e->stalled = false;
+		srv->cb->conn_idle(srv->cb_ctx, e);
+	} else if (stalled &&
+		   (!e->listed || !e->stalled || e->stalled_since != sc->c.head_since)) {
+		e->stalled = true;
+		e->stalled_since = sc->c.head_since;
+		srv->cb->conn_stalled(srv->cb_ctx, e, e->stalled_since);
+	} else if (!idle && !stalled && e->listed) {
+		return srv->cb->conn_busy(srv->cb_ctx, e);
+	}
 	return true;
 }
 
@@ -141,6 +157,7 @@ static void conn_evict(struct rpcrdma__svc_lru_entry *e)
 {
 	struct svc_conn *sc = rpcrdma__container_of(e, struct svc_conn, lru);
 
+	sc->srv->st.conns_evicted_stalled += e->chosen_stalled;
 	conn_close(sc, -ECONNABORTED);
 }
 

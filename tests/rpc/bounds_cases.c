@@ -1361,6 +1361,97 @@ void case_bound_conns_evict_reads(void)
 }
 
 /*
+ * max_conns held by a client that asks for large replies and then does
+ * not take them (an attacker would take just enough now and then to keep
+ * the drain clock, which any byte sent restarts, from running out; here
+ * it is set beyond the test): with no
+ * idle connection left, a newcomer closes the one whose replies have not
+ * moved for longest, once they have not moved for a second, and is
+ * served.  An idle connection still goes first, and one with a call in
+ * progress never.  Before, a connection with a reply queued was never
+ * chosen, and the newcomer was refused for as long as the attack went on.
+ */
+void case_bound_conns_evict_stalled(void)
+{
+	enum { MAX_CONNS = 3, N = 24, STALL_MS = 1000 /* RPCRDMA__SVC_STALL_EVICT_MS */ };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *a, *silent, *deferring, *good1, *good2;
+	struct rpcrdma_loop *loop, *aloop;
+	struct defer_call held[2];
+	struct rpcrdma_server *srv;
+	struct fill_call *f = calloc(N, sizeof(*f));
+	int32_t sum = 0;
+	char port[16];
+
+	CHECK(f);
+	rpcrdma_server_opts_default(&so);
+	so.max_conns = MAX_CONNS;
+	so.drain_timeout_ms = 600000;
+	so.credits = 64;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&aloop), 0);
+	srv = bounded_server(loop, &so, port);
+	/* The attacker: 24 MiB of replies asked for (beyond max_conn_queued
+	 * and the socket buffers), none taken. */
+	a = client_for(aloop, port, TEST_PROG, 1, NULL);
+	call_both(loop, aloop, a);
+	for (int i = 0; i < N; i++)
+		fill_start(a, &f[i], ECHO_MAX);
+	for (int i = 0; i < 50; i++)
+		CHECK(rpcrdma_loop_run_once(aloop, 0) >= 0);
+	RUN_UNTIL(loop, NULL, srv, queue_pauses, 1);
+	fprintf(stderr, "evict_stalled: %llu calls received, %llu bytes queued\n",
+		(unsigned long long)STAT(srv, calls_received),
+		(unsigned long long)STAT(srv, queued_bytes_now));
+	/* An idle connection, and one with a call in progress. */
+	silent = silent_client(loop, port);
+	deferring = client_for(loop, port, TEST_PROG, 1, NULL);
+	start_defer(deferring, &held[0], 600000, 1);
+	while (svc.defer_execs < 1)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	pump_ms(loop, STALL_MS + 200);
+	/* The idle one goes first, though the stalled one is older. */
+	good1 = client_for(loop, port, TEST_PROG, 1, NULL);
+	CHECK_EQ(add(good1, 20, 22, &sum), 0);
+	CHECK_EQ(sum, 42);
+	RUN_UNTIL(loop, NULL, srv, conns_evicted, 1);
+	CHECK_EQ(STAT(srv, conns_evicted_stalled), 0);
+	start_defer(good1, &held[1], 600000, 2);
+	while (svc.defer_execs < 2)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	/* Nothing idle now: the stalled one goes for the next newcomer. */
+	good2 = client_for(loop, port, TEST_PROG, 1, NULL);
+	CHECK_EQ(add(good2, 1, 2, &sum), 0);
+	CHECK_EQ(sum, 3);
+	RUN_UNTIL(loop, NULL, srv, conns_evicted_stalled, 1);
+	CHECK_EQ(STAT(srv, conns_evicted), 2);
+	CHECK_EQ(STAT(srv, conns_refused), 0);
+	fprintf(stderr, "evict_stalled: %llu replies sent, %llu calls received\n",
+		(unsigned long long)STAT(srv, calls_sent),
+		(unsigned long long)STAT(srv, calls_received));
+	/* The calls in progress are answered where they came. */
+	svc_answer_pending();
+	while (held[0].completions + held[1].completions < 2)
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	CHECK_EQ(held[0].status, 0);
+	CHECK_EQ(held[1].status, 0);
+	CHECK_EQ(client_reconnects(deferring), 0);
+	CHECK_EQ(client_reconnects(good1), 0);
+	rpcrdma_client_destroy(good2);
+	/* The attacker reads again: its calls end, answered on a new
+	 * connection or failed with the old one. */
+	fill_finish(loop, aloop, f, N, ECHO_MAX, false);
+	rpcrdma_client_destroy(a);
+	rpcrdma_client_destroy(silent);
+	rpcrdma_client_destroy(deferring);
+	rpcrdma_client_destroy(good1);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(aloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	free(f);
+}
+
+/*
  * max_read_bytes: many large calls at once.  Over RDMA their Read-chunk
  * buffers are held to the budget (later calls wait, counted; the most
  * held at once within it) and every call still completes with its data;

@@ -1259,6 +1259,7 @@ static const struct test_case cases[] = {
     {"bound_conns_evict_reading", case_bound_conns_evict_reading, true},
     {"bound_conns_evict_trickle", case_bound_conns_evict_trickle, true},
     {"bound_conns_evict_reads", case_bound_conns_evict_reads, false},
+    {"bound_conns_evict_stalled", case_bound_conns_evict_stalled, false},
     {"bound_idle", case_bound_idle, false},
     {"bound_partial", case_bound_partial, false},
     {"bound_drain", case_bound_drain, false},

@@ -249,6 +249,7 @@ void case_bound_conns_evict_workers(void);
 void case_bound_conns_evict_reading(void);
 void case_bound_conns_evict_trickle(void);
 void case_bound_conns_evict_reads(void);
+void case_bound_conns_evict_stalled(void);
 void case_bound_idle(void);
 void case_bound_partial(void);
 void case_bound_drain(void);
