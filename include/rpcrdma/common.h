@@ -57,8 +57,11 @@ enum rpcrdma_errcode {
 	/** A TCP connection was reset by the peer after our first call, before
 	 *  any reply came: most likely the port is an RPC-over-RDMA server's
 	 *  (use opts.transport = RPCRDMA_TRANSPORT_RDMA, or the server's TCP
-	 *  port); the other cause is a call larger than the server's record
-	 *  limit.  (Before this code such calls failed with -ECONNRESET.) */
+	 *  port); the other causes are a server at its connection limit
+	 *  (max_conns with none it may close, or refuse_at_max_conns: it
+	 *  closes a new connection at once) and a call larger than the
+	 *  server's record limit.  (Before this code such calls failed with
+	 *  -ECONNRESET.) */
 	RPCRDMA_ERR_NOT_TCP_PEER = -5011,
 	/** The provider named in the options is not built into this library
 	 *  (rpcrdma_strerror() lists those that are). */

@@ -71,7 +71,8 @@ const char *rpcrdma_strerror(int err)
 	case RPCRDMA_ERR_NOT_TCP_PEER:
 		return "the server reset the TCP connection at the first call, before any reply: "
 		       "is this an RPC-over-RDMA port? (use the RDMA transport or the server's TCP "
-		       "port; else the call exceeded the server's record size)";
+		       "port; else the server was at its connection limit, or the call exceeded "
+		       "its record size)";
 	case RPCRDMA_ERR_NO_PROVIDER:
 		pthread_once(&no_provider_once, no_provider_init);
 		return no_provider_msg;
