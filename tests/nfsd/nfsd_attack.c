@@ -1627,6 +1627,10 @@ static void creates(void)
 	CHECK_RC(excl_create(&k, &root, "c-excl", v, &cr2), 0);
 	CHECK(cr2.obj_attr.present && cr2.obj_attr.attr.fileid == cr.obj_attr.attr.fileid);
 	CHECK_RC(excl_create(&k, &root, "c-excl", other, &cr2), RPCRDMA_NFS3ERR_EXIST);
+	/* Mode 0 as knfsd makes it (until the client's SETATTR), written
+	 * by its owner all the same. */
+	CHECK_RC(cr.obj_attr.attr.mode & 07777, 0);
+	CHECK_RC(write_n(&k, &cr.obj, 16, 16), 0);
 	put_file("c-excl-theirs", 2000, "other's data\n", v);
 	CHECK_RC(excl_create(&k, &root, "c-excl-theirs", v, &cr2), RPCRDMA_NFS3ERR_EXIST);
 	CHECK(!cr2.has_obj);
@@ -1636,8 +1640,9 @@ static void creates(void)
 	CHECK_RC(excl_create(&k, &root, "c-excl-full", v, &cr2), RPCRDMA_NFS3ERR_EXIST);
 	snprintf(path, sizeof(path), "%s/c-excl-theirs", export_path);
 	CHECK(stat(path, &st) == 0 && st.st_size == 13 && st.st_uid == 2000);
-	printf("ok - creates: EXCLUSIVE matches an empty file of the caller's with the "
-	       "verifier, not another's file or a written one\n");
+	printf("ok - creates: EXCLUSIVE makes mode 0 that its owner writes, and matches an "
+	       "empty file of the caller's with the verifier, not another's file or a "
+	       "written one\n");
 
 	/* WRITE's count must be its data's length. */
 	CHECK_RC(lookup(&k, &root, "c-gid", &fh), 0);

@@ -751,7 +751,10 @@ static void create3(struct call *c, struct rpcrdma_nfs3_create_args *a,
 		memcpy(&sa.mtime.seconds, a->verf + 4, 4);
 		sa.atime.seconds &= 0x7fffffffu;
 		sa.mtime.seconds &= 0x7fffffffu;
-		mode = 0600;
+		/* No attributes come with EXCLUSIVE: mode 0, as knfsd, until
+		 * the client's SETATTR; meanwhile its owner still reads and
+		 * writes it (nfsd_open_data's override), no one else does. */
+		mode = 0;
 	}
 	fd = openat(dfd, a->where.name.s, flags, mode);
 	if (fd < 0 && errno == EEXIST && a->mode == RPCRDMA_EXCLUSIVE) {
