@@ -1661,7 +1661,9 @@ static void creates(void)
 /*
  * ACCESS as knfsd maps the mode (nfs3_diraccess, nfs3_regaccess): in a
  * directory MODIFY, EXTEND and DELETE need write and search, LOOKUP is
- * search, EXECUTE never; a file has no DELETE and no LOOKUP.  The objects,
+ * search, EXECUTE never; a file has no DELETE and no LOOKUP.  Root, not
+ * squashed, passes the mode for reading and writing and executes what
+ * anyone may (a directory always), as the kernel lets it.  The objects,
  * all uid 1000's, are made here (as root, on this host).
  */
 static uint32_t access_of(struct conn *k, const struct rpcrdma_nfs3_fh *dir, const char *name)
@@ -1678,26 +1680,34 @@ static uint32_t access_of(struct conn *k, const struct rpcrdma_nfs3_fh *dir, con
 	return r.access;
 }
 
-static void accessbits(void)
+static void accessbits(const char *rootsrv)
 {
+	enum {
+		DIR_ALL = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY |
+			  RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE,
+		FILE_RW = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND,
+	};
 	static const struct {
 		const char *name;
 		bool dir;
 		mode_t mode;
-		uint32_t want;
+		uint32_t want, want_root;
 	} objs[] = {
-	    {"a-dir-rw", true, 0600, RPCRDMA_ACCESS3_READ},
+	    {"a-dir-rw", true, 0600, RPCRDMA_ACCESS3_READ, DIR_ALL},
 	    {"a-dir-wx", true, 0300,
 	     RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
-		 RPCRDMA_ACCESS3_DELETE},
-	    {"a-dir-rx", true, 0500, RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP},
-	    {"a-file-rw", false, 0600,
-	     RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND},
-	    {"a-file-x", false, 0100, RPCRDMA_ACCESS3_EXECUTE},
+		 RPCRDMA_ACCESS3_DELETE,
+	     DIR_ALL},
+	    {"a-dir-rx", true, 0500, RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP, DIR_ALL},
+	    {"a-dir-none", true, 0000, 0, DIR_ALL},
+	    {"a-file-rw", false, 0600, FILE_RW, FILE_RW},
+	    {"a-file-x", false, 0100, RPCRDMA_ACCESS3_EXECUTE, FILE_RW | RPCRDMA_ACCESS3_EXECUTE},
+	    {"a-file-ox", false, 0001, 0, FILE_RW | RPCRDMA_ACCESS3_EXECUTE},
+	    {"a-file-none", false, 0000, 0, FILE_RW},
 	};
-	struct who user = {.uid = 1000, .gid = 1000};
-	struct rpcrdma_nfs3_fh root;
-	char path[PATH_MAX];
+	struct who user = {.uid = 1000, .gid = 1000}, rootwho = {.uid = 0, .gid = 0};
+	struct rpcrdma_nfs3_fh root, rroot;
+	char path[PATH_MAX], p[16], m[16];
 	struct conn k;
 
 	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
@@ -1720,6 +1730,20 @@ static void accessbits(void)
 	rpcrdma_client_destroy(k.c);
 	printf("ok - accessbits: a directory needs write and search for MODIFY, EXTEND and "
 	       "DELETE; a file never gets DELETE\n");
+	/* Squashed, root is anyone: the "other" bits. */
+	conn_open(&k, &rootwho, port, tr);
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
+		CHECK_RC(access_of(&k, &root, objs[i].name),
+			 strcmp(objs[i].name, "a-file-ox") == 0 ? RPCRDMA_ACCESS3_EXECUTE : 0u);
+	rpcrdma_client_destroy(k.c);
+	split(rootsrv, p, m);
+	CHECK_RC(mnt(m, export_path, &rroot), 0);
+	conn_open(&k, &rootwho, p, tr);
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
+		CHECK_RC(access_of(&k, &rroot, objs[i].name), objs[i].want_root);
+	rpcrdma_client_destroy(k.c);
+	printf("ok - accessbits: root squashed gets what anyone gets; not squashed, it reads "
+	       "and writes any mode and executes a file only if anyone may\n");
 	well_behaved(port, &root, "ACCESS calls");
 }
 
@@ -2131,7 +2155,8 @@ int main(int argc, char **argv)
 	} else if (strcmp(what, "mounts") == 0) {
 		mounts();
 	} else if (strcmp(what, "accessbits") == 0) {
-		accessbits();
+		CHECK(rootsrv);
+		accessbits(rootsrv);
 	} else if (strcmp(what, "creates") == 0) {
 		creates();
 	} else if (strcmp(what, "escape") == 0) {
