@@ -1680,39 +1680,58 @@ static uint32_t access_of(struct conn *k, const struct rpcrdma_nfs3_fh *dir, con
 	return r.access;
 }
 
-static void accessbits(const char *rootsrv)
+enum {
+	DIR_ALL = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY |
+		  RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE,
+	FILE_RW = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND,
+};
+
+/* What ACCESS grants on each object: its owner (uid 1000), anyone else
+ * (squashed root among them), and root not squashed. */
+enum access_who { AS_OWNER, AS_OTHER, AS_ROOT };
+
+static const struct {
+	const char *name;
+	bool dir;
+	mode_t mode;
+	uint32_t want[3]; /* by enum access_who */
+} access_objs[] = {
+    {"a-dir-rw", true, 0600, {RPCRDMA_ACCESS3_READ, 0, DIR_ALL}},
+    {"a-dir-wx",
+     true,
+     0300,
+     {RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
+	  RPCRDMA_ACCESS3_DELETE,
+      0, DIR_ALL}},
+    {"a-dir-rx", true, 0500, {RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP, 0, DIR_ALL}},
+    {"a-dir-none", true, 0000, {0, 0, DIR_ALL}},
+    {"a-file-rw", false, 0600, {FILE_RW, 0, FILE_RW}},
+    {"a-file-x", false, 0100, {RPCRDMA_ACCESS3_EXECUTE, 0, FILE_RW | RPCRDMA_ACCESS3_EXECUTE}},
+    {"a-file-ox", false, 0001, {0, RPCRDMA_ACCESS3_EXECUTE, FILE_RW | RPCRDMA_ACCESS3_EXECUTE}},
+    {"a-file-none", false, 0000, {0, 0, FILE_RW}},
+};
+
+/* ACCESS of every object in the export @dir, as @w on the server at @p. */
+static void access_all(const struct who *w, const char *p, const struct rpcrdma_nfs3_fh *dir,
+		       enum access_who as)
 {
-	enum {
-		DIR_ALL = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY |
-			  RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE,
-		FILE_RW = RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND,
-	};
-	static const struct {
-		const char *name;
-		bool dir;
-		mode_t mode;
-		uint32_t want, want_root;
-	} objs[] = {
-	    {"a-dir-rw", true, 0600, RPCRDMA_ACCESS3_READ, DIR_ALL},
-	    {"a-dir-wx", true, 0300,
-	     RPCRDMA_ACCESS3_LOOKUP | RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
-		 RPCRDMA_ACCESS3_DELETE,
-	     DIR_ALL},
-	    {"a-dir-rx", true, 0500, RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_LOOKUP, DIR_ALL},
-	    {"a-dir-none", true, 0000, 0, DIR_ALL},
-	    {"a-file-rw", false, 0600, FILE_RW, FILE_RW},
-	    {"a-file-x", false, 0100, RPCRDMA_ACCESS3_EXECUTE, FILE_RW | RPCRDMA_ACCESS3_EXECUTE},
-	    {"a-file-ox", false, 0001, 0, FILE_RW | RPCRDMA_ACCESS3_EXECUTE},
-	    {"a-file-none", false, 0000, 0, FILE_RW},
-	};
-	struct who user = {.uid = 1000, .gid = 1000}, rootwho = {.uid = 0, .gid = 0};
-	struct rpcrdma_nfs3_fh root, rroot;
-	char path[PATH_MAX], p[16], m[16];
 	struct conn k;
 
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", export_path, objs[i].name);
-		if (objs[i].dir) {
+	conn_open(&k, w, p, tr);
+	for (size_t i = 0; i < sizeof(access_objs) / sizeof(access_objs[0]); i++)
+		CHECK_RC(access_of(&k, dir, access_objs[i].name), access_objs[i].want[as]);
+	rpcrdma_client_destroy(k.c);
+}
+
+static void accessbits(const char *rootsrv)
+{
+	static const struct who user = {.uid = 1000, .gid = 1000}, rootwho = {.uid = 0, .gid = 0};
+	struct rpcrdma_nfs3_fh root, rroot;
+	char path[PATH_MAX], p[16], m[16];
+
+	for (size_t i = 0; i < sizeof(access_objs) / sizeof(access_objs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", export_path, access_objs[i].name);
+		if (access_objs[i].dir) {
 			CHECK_RC(mkdir(path, 0700), 0);
 		} else {
 			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -1721,27 +1740,16 @@ static void accessbits(const char *rootsrv)
 			close(fd);
 		}
 		CHECK_RC(chown(path, 1000, 1000), 0);
-		CHECK_RC(chmod(path, objs[i].mode), 0);
+		CHECK_RC(chmod(path, access_objs[i].mode), 0);
 	}
 	CHECK_RC(mnt(mport, export_path, &root), 0);
-	conn_open(&k, &user, port, tr);
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
-		CHECK_RC(access_of(&k, &root, objs[i].name), objs[i].want);
-	rpcrdma_client_destroy(k.c);
+	access_all(&user, port, &root, AS_OWNER);
 	printf("ok - accessbits: a directory needs write and search for MODIFY, EXTEND and "
 	       "DELETE; a file never gets DELETE\n");
-	/* Squashed, root is anyone: the "other" bits. */
-	conn_open(&k, &rootwho, port, tr);
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
-		CHECK_RC(access_of(&k, &root, objs[i].name),
-			 strcmp(objs[i].name, "a-file-ox") == 0 ? RPCRDMA_ACCESS3_EXECUTE : 0u);
-	rpcrdma_client_destroy(k.c);
+	access_all(&rootwho, port, &root, AS_OTHER);
 	split(rootsrv, p, m);
 	CHECK_RC(mnt(m, export_path, &rroot), 0);
-	conn_open(&k, &rootwho, p, tr);
-	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++)
-		CHECK_RC(access_of(&k, &rroot, objs[i].name), objs[i].want_root);
-	rpcrdma_client_destroy(k.c);
+	access_all(&rootwho, p, &rroot, AS_ROOT);
 	printf("ok - accessbits: root squashed gets what anyone gets; not squashed, it reads "
 	       "and writes any mode and executes a file only if anyone may\n");
 	well_behaved(port, &root, "ACCESS calls");
