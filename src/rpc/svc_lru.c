@@ -62,36 +62,34 @@ static void lru_unlink(struct rpcrdma__svc_lru_entry *e)
 		rpcrdma__list_del(&e->node);
 }
 
-void rpcrdma__svc_lru_idle(void *ctx, struct rpcrdma__svc_lru_entry *e)
+/* Lists @e last on @list of @s as @state, from @since; one chosen already
+ * goes, and being listed again does not save it. */
+static void lru_put(struct rpcrdma_server *s, struct rpcrdma__svc_lru_entry *e,
+		    struct rpcrdma__list *list, enum lru_state state, uint64_t since)
 {
-	struct rpcrdma_server *s = ctx;
-	uint64_t now = rpcrdma__loop_recent_ms(s->loop);
-
 	pthread_mutex_lock(&s->lru_lock);
-	/* One chosen already goes; being idle again does not save it. */
 	if (e->state != LRU_EVICTING) {
 		lru_unlink(e);
-		e->since = now;
-		e->state = LRU_IDLE;
-		rpcrdma__list_add_tail(&s->lru_idle, &e->node);
+		e->since = since;
+		e->state = state;
+		rpcrdma__list_add_tail(list, &e->node);
 	}
 	pthread_mutex_unlock(&s->lru_lock);
 	e->listed = true;
+}
+
+void rpcrdma__svc_lru_idle(void *ctx, struct rpcrdma__svc_lru_entry *e)
+{
+	struct rpcrdma_server *s = ctx;
+
+	lru_put(s, e, &s->lru_idle, LRU_IDLE, rpcrdma__loop_recent_ms(s->loop));
 }
 
 void rpcrdma__svc_lru_stalled(void *ctx, struct rpcrdma__svc_lru_entry *e, uint64_t since)
 {
 	struct rpcrdma_server *s = ctx;
 
-	pthread_mutex_lock(&s->lru_lock);
-	if (e->state != LRU_EVICTING) {
-		lru_unlink(e);
-		e->since = since;
-		e->state = LRU_STALLED;
-		rpcrdma__list_add_tail(&s->lru_stalled, &e->node);
-	}
-	pthread_mutex_unlock(&s->lru_lock);
-	e->listed = true;
+	lru_put(s, e, &s->lru_stalled, LRU_STALLED, since);
 }
 
 bool rpcrdma__svc_lru_busy(void *ctx, struct rpcrdma__svc_lru_entry *e)
