@@ -386,14 +386,53 @@ static void submit(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
 	start(s, sc);
 }
 
-/* Run the loop until @sc is done. */
+/* Takes @sc off the calls waiting for a slot or a retry; false when it
+ * is not there (out on the client). */
+static bool unqueue(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
+{
+	struct s41_call *prev = NULL;
+
+	for (struct s41_call *it = s->wait_head; it; prev = it, it = it->next) {
+		if (it != sc)
+			continue;
+		if (prev)
+			prev->next = it->next;
+		else
+			s->wait_head = it->next;
+		if (s->wait_tail == it)
+			s->wait_tail = prev;
+		it->next = NULL;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Run the loop until @sc is done.  When the loop fails, a call still
+ * waiting for a slot or its retry ends with the loop's error; one out on
+ * the client cannot be taken back, and @sc (on the caller's stack) must
+ * not be left behind with it, so the loop runs on, resting a little
+ * longer each time it fails: its timers still run, and the client's call
+ * time-out ends the call.
+ */
 static int wait_for(struct rpcrdma_nfs41_session *s, struct s41_call *sc)
 {
+	unsigned int rest_ms = 0;
+
 	while (!sc->done) {
 		int rc = rpcrdma_loop_run_once(s->loop, WAIT_SLICE_MS);
 
-		if (rc < 0 && rc != -EINTR)
-			return rc;
+		if (rc < 0 && rc != -EINTR) {
+			if (unqueue(s, sc)) {
+				finish(sc, rc);
+				break;
+			}
+			rest_ms = rest_ms ? (rest_ms < 50 ? rest_ms * 2 : 100) : 1;
+			nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = rest_ms * 1000000L},
+				  NULL);
+			continue;
+		}
+		rest_ms = 0;
 		background(s);
 	}
 	return sc->rc;
