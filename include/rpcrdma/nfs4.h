@@ -671,7 +671,11 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_read(struct rpcrdma_nfs41_session *s,
 				      const struct rpcrdma_nfs41_file *f, uint64_t off,
 				      uint32_t count, void *buf, uint32_t *len, bool *eof);
 
-/** DELEGRETURN of @f's delegation, unless a recall returned it already. */
+/**
+ * DELEGRETURN of @f's delegation, unless a recall returned it already.
+ * RPCRDMA_ERR_NFS41_SESSION when the session can send no more (a
+ * backchannel fault), a recalled delegation included.
+ */
 RPCRDMA_EXTERN int rpcrdma_nfs41_delegreturn(struct rpcrdma_nfs41_session *s,
 					     struct rpcrdma_nfs41_file *f);
 

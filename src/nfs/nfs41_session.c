@@ -996,6 +996,13 @@ int rpcrdma_nfs41_delegreturn(struct rpcrdma_nfs41_session *s, struct rpcrdma_nf
 	if (!d)
 		return 0;
 	while (d->returning || d->state == RPCRDMA_NFS41_DELEG_RECALLED) {
+		/*
+		 * background() starts no return on a faulted or dead session,
+		 * and a server may recall after reporting the fault: nothing
+		 * would ever end this wait.
+		 */
+		if (!d->returning && (s->dead || s->faulted))
+			return RPCRDMA_ERR_NFS41_SESSION;
 		/* a recall's return is on its way: wait for it */
 		rc = rpcrdma_nfs41_session_run(s, WAIT_SLICE_MS);
 		if (rc < 0 && rc != -EINTR)

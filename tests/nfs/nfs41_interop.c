@@ -1052,6 +1052,53 @@ static void case_backchannel_fault(void)
 	CHECK_RC(after.stats.compounds - before.stats.compounds, 1);
 }
 
+/*
+ * --self, alone (it ends the session's use): a CB_RECALL that comes after
+ * SEQ4_STATUS_BACKCHANNEL_FAULT.  The session sends nothing sequenced any
+ * more, so the recalled delegation can never be returned;
+ * rpcrdma_nfs41_delegreturn() must say so (RPCRDMA_ERR_NFS41_SESSION), not
+ * wait for ever for a return that will not start.  An alarm turns a hang
+ * into a failure.
+ */
+static void on_alarm(int sig)
+{
+	static const char msg[] = "fault_recall: rpcrdma_nfs41_delegreturn() hung\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(3);
+	_exit(2);
+}
+
+static void case_fault_recall(void)
+{
+	struct rpcrdma_nfs41_cb_compound c;
+	struct rpcrdma_nfs41_session_info before, after;
+	struct rpcrdma_nfs41_file f0;
+
+	CHECK(self);
+	open_deleg(0, &f0);
+	info(&before);
+	sv.seq_flags = RPCRDMA_SEQ4_STATUS_BACKCHANNEL_FAULT;
+	check_read(0, &f0); /* answered; its reply carries the fault */
+	sv.seq_flags = 0;
+	cb_build(&c, ++sv.cb_seq);
+	cb_recall_op(&c.ops[1], 0);
+	c.nops = c.count = 2;
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
+	/* let the session's background work run: it cannot send the return */
+	for (int i = 0; i < 5; i++)
+		CHECK(rpcrdma_nfs41_session_run(sess, 20) >= 0);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	CHECK_RC(rpcrdma_nfs41_delegreturn(sess, &f0), RPCRDMA_ERR_NFS41_SESSION);
+	alarm(0);
+	info(&after);
+	CHECK_RC(after.stats.backchannel_faults - before.stats.backchannel_faults, 1);
+	CHECK_RC(after.stats.cb_recalls - before.stats.cb_recalls, 1);
+	CHECK_RC(after.stats.compounds - before.stats.compounds, 1);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1065,6 +1112,7 @@ static const struct {
     {"foreign_sequence", case_foreign_sequence},
     {"slot_limits", case_slot_limits},
     {"backchannel_fault", case_backchannel_fault}, /* only when named */
+    {"fault_recall", case_fault_recall},           /* only when named */
 };
 
 /* PUTROOTFH, LOOKUP each component and our directory, GETFH. */
@@ -1187,7 +1235,8 @@ int main(int argc, char **argv)
 	find_dir();
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bool run = optind == argc ? (strcmp(cases[i].name, "relink") != 0 || self) &&
-						strcmp(cases[i].name, "backchannel_fault") != 0
+						strcmp(cases[i].name, "backchannel_fault") != 0 &&
+						strcmp(cases[i].name, "fault_recall") != 0
 					  : false;
 
 		if ((strcmp(cases[i].name, "cb_errors") == 0 ||
