@@ -99,6 +99,14 @@ static int x_args(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 	c->count = count;
 	c->nops = 0;
 	c->stopped = false;
+	/*
+	 * Another minor version's operations may have other arguments (or be
+	 * others): reading them as 4.1's could fail, and the call would get
+	 * GARBAGE_ARGS where RFC 8881 16.2.3 has NFS4ERR_MINOR_VERS_MISMATCH
+	 * answered, with no results, whatever the operations are.
+	 */
+	if (c->minorversion != 1)
+		return 0;
 	/* Too many: only CB_SEQUENCE is read, to answer NFS4ERR_TOO_MANY_OPS
 	 * on its slot (RFC 8881 20.9.3). */
 	want = count <= RPCRDMA_NFS41_CB_MAX_OPS ? count : 1;

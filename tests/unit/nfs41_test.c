@@ -389,6 +389,21 @@ static void test_cb_args(void **state)
 	assert_int_equal(d.count, 1000);
 	assert_int_equal(d.nops, 1);
 
+	/* another minor version: its operations are not read (a CB_SEQUENCE
+	 * cut short here), so the service can answer MINOR_VERS_MISMATCH */
+	cb_call(&c);
+	c.minorversion = 2;
+	c.nops = c.count = 1;
+	len = enc(rpcrdma_nfs41_cb_args_enc, &c, buf, sizeof(buf));
+	assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &d, buf, 16 + 4 + 8), 0);
+	assert_int_equal(d.minorversion, 2);
+	assert_int_equal(d.count, 1);
+	assert_int_equal(d.nops, 0);
+	c.minorversion = 0;
+	len = enc(rpcrdma_nfs41_cb_args_enc, &c, buf, sizeof(buf));
+	assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &d, buf, 16), 0);
+	assert_int_equal(d.nops, 0);
+
 	/* referring-call lists: walked within bounds */
 	cb_call(&c);
 	c.nops = c.count = 1;
