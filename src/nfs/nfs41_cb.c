@@ -19,7 +19,8 @@
  *  - an unknown session: NFS4ERR_BADSESSION; a slot beyond those offered:
  *    NFS4ERR_BADSLOT; more operations than we evaluate:
  *    NFS4ERR_TOO_MANY_OPS; the slot's current sequence id again: the
- *    cached answer (a replay); any other: NFS4ERR_SEQ_MISORDERED;
+ *    cached answer (a replay), or NFS4ERR_SEQ_FALSE_RETRY when the call
+ *    is not the one it answered; any other: NFS4ERR_SEQ_MISORDERED;
  *  - an operation of the protocol we do not implement: NFS4ERR_NOTSUPP;
  *    a number outside it: OP_CB_ILLEGAL with NFS4ERR_OP_ILLEGAL (20.13);
  *  - CB_RECALL of a stateid we do not hold: NFS4ERR_BAD_STATEID, or
@@ -74,6 +75,38 @@ static uint32_t recall(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_cb_
 	return RPCRDMA_NFS4_OK;
 }
 
+/*
+ * Whether @c asks what @was (the call the slot's cached answer is for)
+ * asked: a retry must be the same request (RFC 8881 2.10.6.1.3.1).  Field
+ * by field: a struct copy need not keep padding.
+ */
+static bool same_request(const struct rpcrdma_nfs41_cb_compound *c,
+			 const struct rpcrdma_nfs41_cb_compound *was)
+{
+	if (c->nops != was->nops || c->count != was->count || c->stopped != was->stopped)
+		return false;
+	for (uint32_t i = 0; i < c->nops; i++) {
+		const struct rpcrdma_nfs41_cb_op *a = &c->ops[i], *b = &was->ops[i];
+
+		if (a->op != b->op)
+			return false;
+		if (a->op == RPCRDMA_NFS4_OP_CB_SEQUENCE &&
+		    (a->arg.sequence.highest_slotid != b->arg.sequence.highest_slotid ||
+		     a->arg.sequence.cachethis != b->arg.sequence.cachethis ||
+		     a->arg.sequence.nreferring != b->arg.sequence.nreferring))
+			return false;
+		if (a->op == RPCRDMA_NFS4_OP_CB_RECALL &&
+		    (a->arg.recall.stateid.seqid != b->arg.recall.stateid.seqid ||
+		     memcmp(a->arg.recall.stateid.other, b->arg.recall.stateid.other,
+			    sizeof(a->arg.recall.stateid.other)) != 0 ||
+		     a->arg.recall.truncate != b->arg.recall.truncate ||
+		     a->arg.recall.fh.len != b->arg.recall.fh.len ||
+		     memcmp(a->arg.recall.fh.data, b->arg.recall.fh.data, a->arg.recall.fh.len) != 0))
+			return false;
+	}
+	return true;
+}
+
 /* CB_SEQUENCE: 0 to go on, or the status that ends the compound; *replay
  * when the slot's cached answer is the answer. */
 static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_cb_compound *c,
@@ -93,6 +126,13 @@ static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_c
 	if (seq == slot->seqid) {
 		if (!slot->cached)
 			return RPCRDMA_NFS4ERR_RETRY_UNCACHED_REP;
+		/*
+		 * The cached answer is for the operations it was given for:
+		 * for others it could say NFS4_OK with fewer results than
+		 * operations, which RFC 8881 16.2.3 rules out.
+		 */
+		if (!same_request(c, &slot->reply))
+			return RPCRDMA_NFS4ERR_SEQ_FALSE_RETRY;
 		*replay = true;
 		return 0;
 	}

@@ -864,6 +864,18 @@ static void case_cb_errors(void)
 	c.ops[1].op = 99;
 	c.nops = c.count = 2;
 	CHECK_RC(cb_send(&c), RPCRDMA_NFS4ERR_OP_ILLEGAL);
+	/* the same sequence id with other operations: a false retry (RFC 8881
+	 * 2.10.6.1.3.1), not the cached NFS4_OK of one result for two */
+	seq = ++sv.cb_seq;
+	cb_build(&c, seq);
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
+	CHECK_RC(c.nres, 1);
+	cb_build(&c, seq);
+	cb_recall_op(&c.ops[1], 0);
+	c.ops[1].arg.recall.stateid.other[5] = 0x77;
+	c.nops = c.count = 2;
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4ERR_SEQ_FALSE_RETRY);
+	CHECK_RC(c.nres, 1);
 	/* ahead of the slot */
 	cb_build(&c, seq + 5);
 	CHECK_RC(cb_send(&c), RPCRDMA_NFS4ERR_SEQ_MISORDERED);
@@ -904,7 +916,7 @@ static void case_cb_errors(void)
 	CHECK_RC(after.stats.cb_notsupp - before.stats.cb_notsupp, 1);
 	CHECK_RC(after.stats.cb_illegal - before.stats.cb_illegal, 1);
 	CHECK_RC(after.stats.cb_replays - before.stats.cb_replays, 1);
-	CHECK_RC(after.stats.cb_seq_errors - before.stats.cb_seq_errors, 4);
+	CHECK_RC(after.stats.cb_seq_errors - before.stats.cb_seq_errors, 5);
 	CHECK_RC(after.stats.cb_bad - before.stats.cb_bad, 2);
 	CHECK_RC(after.stats.cb_recall_unknown - before.stats.cb_recall_unknown, 1);
 }
