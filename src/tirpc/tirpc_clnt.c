@@ -505,16 +505,20 @@ CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t ve
 			return create_failed(t, RPC_PROGNOTREGISTERED, 0);
 		if (rc < 0)
 			return create_failed(t, RPC_PMAPFAILURE, rc);
+		in_port_t port_found;
+
 		if (rpcrdma_rpcbind_uaddr_parse(uaddr, &found, &flen))
 			return create_failed(t, RPC_PMAPFAILURE, RPCRDMA_ERR_BAD_RPC);
+		port_found = found.ss_family == AF_INET ? ((struct sockaddr_in *)&found)->sin_port
+							: ((struct sockaddr_in6 *)&found)->sin6_port;
+		/* No server listens on port 0: an rpcbind that says so answered
+		 * nothing usable (the core's own look-up refuses it too). */
+		if (port_found == 0)
+			return create_failed(t, RPC_PMAPFAILURE, RPCRDMA_ERR_BAD_RPC);
 		if (t->addr.ss_family == AF_INET)
-			((struct sockaddr_in *)&t->addr)->sin_port =
-			    found.ss_family == AF_INET ? ((struct sockaddr_in *)&found)->sin_port
-						       : ((struct sockaddr_in6 *)&found)->sin6_port;
+			((struct sockaddr_in *)&t->addr)->sin_port = port_found;
 		else
-			((struct sockaddr_in6 *)&t->addr)->sin6_port =
-			    found.ss_family == AF_INET ? ((struct sockaddr_in *)&found)->sin_port
-						       : ((struct sockaddr_in6 *)&found)->sin6_port;
+			((struct sockaddr_in6 *)&t->addr)->sin6_port = port_found;
 	}
 	snprintf(port, sizeof(port), "%u",
 		 (unsigned int)ntohs(t->addr.ss_family == AF_INET

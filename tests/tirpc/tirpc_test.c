@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -908,6 +912,136 @@ static void test_create_errors(void **state)
 	assert_int_equal(rpcrdma_tirpc_clnt_stats(NULL, &st), -EINVAL);
 }
 
+/*
+ * A hostile rpcbind, on 127.0.0.1:111 of a network namespace of the test's
+ * own: GETADDR (and DUMP, for "rdma") answer port 0.  No server listens
+ * there, so the look-up failed: RPC_PMAPFAILURE at creation, as the core's
+ * own look-up refuses port 0, not a CLIENT aimed at port 0.  Skipped where
+ * no namespace can be made (not root).
+ */
+static const char *fake_uaddr;
+
+static int fake_dec_rpcb(struct rpcrdma_xdr_stream *x, void *obj)
+{
+	uint32_t v, len;
+	char str[256];
+	int rc;
+
+	(void)obj;
+	rc = rpcrdma_xdr_decode_u32(x, &v);
+	if (!rc)
+		rc = rpcrdma_xdr_decode_u32(x, &v);
+	for (int i = 0; !rc && i < 3; i++)
+		rc = rpcrdma_xdr_decode_string(x, str, sizeof(str), &len);
+	return rc;
+}
+
+static int fake_enc_uaddr(struct rpcrdma_xdr_stream *x, void *obj)
+{
+	(void)obj;
+	return rpcrdma_xdr_encode_string(x, fake_uaddr, (uint32_t)strlen(fake_uaddr));
+}
+
+static int fake_enc_dump(struct rpcrdma_xdr_stream *x, void *obj)
+{
+	int rc;
+
+	(void)obj;
+	rc = rpcrdma_xdr_encode_bool(x, true);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_u32(x, PROG);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_u32(x, 1);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(x, "rdma", 4);
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(x, fake_uaddr, (uint32_t)strlen(fake_uaddr));
+	if (!rc)
+		rc = rpcrdma_xdr_encode_string(x, "0", 1);
+	return rc ? rc : rpcrdma_xdr_encode_bool(x, false);
+}
+
+static int fake_ok(struct rpcrdma_svc_req *r, void *a, void *res)
+{
+	(void)r;
+	(void)a;
+	(void)res;
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc fake_rpcbind_procs[] = {
+    {NULL, NULL, 0, NULL, 0, NULL},
+    {NULL, NULL, 0, NULL, 0, NULL},
+    {NULL, NULL, 0, NULL, 0, NULL},
+    {fake_ok, fake_dec_rpcb, 1, fake_enc_uaddr, 1, NULL},
+    {fake_ok, NULL, 0, fake_enc_dump, 1, NULL},
+};
+
+/* In the child: 0 when both look-ups fail as a port mapper failure. */
+static int port_zero_child(void)
+{
+	struct rpcrdma_tirpc_opts o = {0};
+	struct rpcrdma_server_opts so;
+	struct ifreq ifr;
+	struct server s;
+	int fd, bad = 0;
+
+	if (unshare(CLONE_NEWNET) != 0)
+		return 77;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		return 77;
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+		return 77;
+	close(fd);
+	if (rpcrdma_loop_create(&s.loop))
+		return 10;
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	if (rpcrdma_server_create(s.loop, "127.0.0.1", "111", &so, &s.srv) ||
+	    rpcrdma_server_register(s.srv, RPCRDMA_RPCBIND_PROG, 4, fake_rpcbind_procs, 5) ||
+	    pthread_create(&s.th, NULL, serve, &s))
+		return 11;
+	fake_uaddr = "127.0.0.1.0.0";
+	for (int k = 0; k < 2; k++) {
+		CLIENT *cl;
+
+		o.transport = k ? RPCRDMA_TRANSPORT_RDMA : RPCRDMA_TRANSPORT_TCP;
+		cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+		if (cl) {
+			fprintf(stderr, "  %s: a CLIENT for port 0\n", k ? "rdma" : "tcp");
+			clnt_destroy(cl);
+			bad |= 1 << k;
+		} else if (rpc_createerr.cf_stat != RPC_PMAPFAILURE) {
+			fprintf(stderr, "  %s: cf_stat %d\n", k ? "rdma" : "tcp",
+				(int)rpc_createerr.cf_stat);
+			bad |= 1 << k;
+		}
+	}
+	return bad;
+}
+
+static void test_rpcbind_port_zero(void **state)
+{
+	int st;
+	pid_t pid;
+	(void)state;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(port_zero_child());
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -924,6 +1058,7 @@ int main(void)
 	    cmocka_unit_test(test_svc_reg_like_libtirpc),
 	    cmocka_unit_test(test_svc_reg_same_concurrent),
 	    cmocka_unit_test(test_causes_said),
+	    cmocka_unit_test(test_rpcbind_port_zero),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
