@@ -1016,7 +1016,16 @@ int rpcrdma_nfs41_delegreturn(struct rpcrdma_nfs41_session *s, struct rpcrdma_nf
 	rpcrdma_nfs41_compound_init(s, c);
 	(void)rpcrdma_nfs4_putfh(c, &d->fh);
 	(void)rpcrdma_nfs4_delegreturn(c, &d->stateid);
+	/*
+	 * A CB_RECALL may come while this call is out or waits to go again
+	 * (NFS4ERR_DELAY): marked as under way, the delegation gets no second
+	 * DELEGRETURN from background(), which would return it first and
+	 * leave this one NFS4ERR_BAD_STATEID.  If this one fails, the recall
+	 * (state RECALLED) still has background() return it.
+	 */
+	d->returning = true;
 	rc = seq_call(s, c);
+	d->returning = false;
 	if (!rc) {
 		s->info.stats.delegs_returned++;
 		d->state = RPCRDMA_NFS41_DELEG_RETURNED;

@@ -152,6 +152,11 @@ static struct {
 	bool limited;
 	uint32_t target_hs, highest_hs, highest_told;
 	uint32_t seq_flags; /* sr_status_flags of SEQUENCE results */
+	/* return_race: the next DELEGRETURN recalls what it returns and
+	 * answers NFS4ERR_DELAY, so that the recall arrives while the
+	 * client's own DELEGRETURN waits to be sent again */
+	bool recall_on_return;
+	unsigned int delegreturns;
 } sv;
 
 static uint8_t file_data[NFILES][FILE_LEN];
@@ -412,9 +417,15 @@ static uint32_t self_op(struct rpcrdma_svc_req *req, struct rpcrdma_nfs4_compoun
 	case RPCRDMA_NFS4_OP_DELEGRETURN: {
 		unsigned int i = (unsigned int)(*cur - 10);
 
+		sv.delegreturns++;
 		if (*cur < 10 || i >= NFILES || !sv.deleg[i] ||
 		    op->arg.delegreturn.other[0] != 'D' || op->arg.delegreturn.other[1] != i)
 			return RPCRDMA_NFS4ERR_BAD_STATEID;
+		if (sv.recall_on_return) {
+			sv.recall_on_return = false;
+			self_break(i);
+			return RPCRDMA_NFS4ERR_DELAY;
+		}
 		sv.deleg[i] = false;
 		if (sv.recalled[i]) {
 			/* the conflicting write goes through now */
@@ -922,6 +933,46 @@ static void case_cb_errors(void)
 }
 
 /*
+ * --self: a CB_RECALL of a delegation whose DELEGRETURN the program sent
+ * itself and which waits to go again (the server said NFS4ERR_DELAY).
+ * The recall is answered, and no second DELEGRETURN is sent for it: the
+ * one under way returns the delegation, and the program hears success,
+ * not the NFS4ERR_BAD_STATEID that the later of two returns would get.
+ */
+static void case_return_race(void)
+{
+	struct rpcrdma_nfs41_session_info before, after;
+	struct rpcrdma_nfs41_file f0;
+	unsigned int returns0;
+	double t0;
+
+	CHECK(self);
+	open_deleg(0, &f0);
+	info(&before);
+	returns0 = sv.delegreturns;
+	/* the recall is a server-side write's, as in break_deleg() */
+	gen[0]++;
+	sv.gen[0] = gen[0];
+	sv.recall_on_return = true;
+	CHECK_OK(rpcrdma_nfs41_delegreturn(sess, &f0));
+	for (t0 = now_ms(); sv.cb_busy || sv.npending;) {
+		CHECK(now_ms() - t0 < 10000);
+		CHECK(rpcrdma_nfs41_session_run(sess, 20) >= 0);
+	}
+	for (int i = 0; i < 10; i++) /* a second return would go now */
+		CHECK(rpcrdma_nfs41_session_run(sess, 20) >= 0);
+	info(&after);
+	CHECK_RC(rpcrdma_nfs41_deleg_state(sess, &f0), RPCRDMA_NFS41_DELEG_RETURNED);
+	CHECK_RC(after.stats.cb_recalls - before.stats.cb_recalls, 1);
+	CHECK_RC(after.stats.deleg_return_errors, before.stats.deleg_return_errors);
+	CHECK_RC(after.stats.delegs_returned - before.stats.delegs_returned, 1);
+	CHECK_RC(sv.delegreturns - returns0, 2); /* the DELAY, and the same call again */
+	CHECK(!sv.recalled[0]);
+	check_read(0, &f0);
+	CHECK_OK(rpcrdma_nfs41_close(sess, &f0));
+}
+
+/*
  * --self: NFS4_OK with fewer results than operations, which RFC 8881
  * 16.2.3 rules out.  The reply is refused as a whole: the OPEN and the
  * READ fail, leaving the file and the read's outputs as they were, and
@@ -1120,6 +1171,7 @@ static const struct {
     {"many", case_many},
     {"relink", case_relink},
     {"cb_errors", case_cb_errors},
+    {"return_race", case_return_race},
     {"short_results", case_short_results},
     {"foreign_sequence", case_foreign_sequence},
     {"slot_limits", case_slot_limits},
@@ -1252,6 +1304,7 @@ int main(int argc, char **argv)
 					  : false;
 
 		if ((strcmp(cases[i].name, "cb_errors") == 0 ||
+		     strcmp(cases[i].name, "return_race") == 0 ||
 		     strcmp(cases[i].name, "short_results") == 0 ||
 		     strcmp(cases[i].name, "foreign_sequence") == 0) &&
 		    !self)
