@@ -441,7 +441,9 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 			       /* count in recv_bytes_now (max_recv_total)            */ \
 	X(send_room_trimmed)   /* TCP: records whose room, sized before they were     */ \
 			       /* encoded, was cut to fit as they stayed queued: one  */ \
-			       /* holds at most twice its length plus 4 KiB           */ \
+			       /* holds at most twice its length plus 4 KiB.  RDMA    */ \
+			       /* server: replies moved out of the room reserved for  */ \
+			       /* a Reply chunk far larger than they needed           */ \
 	X(conns_evicted_stalled) /* server: of conns_evicted, connections with only  */ \
 			       /* replies queued that had not moved for a second,    */ \
 			       /* closed with them, none being idle                  */

@@ -480,6 +480,36 @@ static int encode_reply_hdr(struct rpcrdma__xsreq *s, enum rpcrdma_reply_form fo
 	return 0;
 }
 
+/*
+ * The room reply_begin reserved for a Reply chunk is the requester's
+ * offer, which costs it nothing (segments it never registered, up to
+ * max_record), and a reply held in it keeps it until its Send completes:
+ * for a requester that stops reading, until drain_timeout_ms.  What
+ * max_conn_queued and max_queued_total count is the bytes sent, so every
+ * call of every connection could pin a 2 MiB registered buffer for a
+ * reply of a few bytes, beyond every bound.  As over TCP, a reply that
+ * needs less than half of its room (and 4 KiB) moves, before it is
+ * queued, to a buffer of its own size, or of what every request keeps
+ * when that holds it; the grown one goes back to the pool.  A reply that
+ * cannot move keeps its room: no worse than before.
+ */
+static void trim_room(struct rpcrdma__xsreq *s, size_t need)
+{
+	struct rpcrdma__xsvc *v = s->conn->svc;
+	struct rpcrdma__xbuf small = {0};
+	size_t want = need > v->inline_send ? need : v->inline_send;
+
+	if (want > SIZE_MAX / 4 || s->rbuf.len < 2 * want + 4096)
+		return;
+	if (rpcrdma__xbuf_reserve(v->dev.prov, &small, want))
+		return;
+	if (need)
+		memcpy(small.addr, s->rbuf.addr, need);
+	rpcrdma__xbuf_free(&s->rbuf);
+	s->rbuf = small;
+	v->st.send_room_trimmed++;
+}
+
 int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 {
 	struct rpcrdma__xsreq *s = sreq ? sreq->tpriv : NULL;
@@ -550,9 +580,12 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 			       (size_t)s->reply_len);
 		rpcrdma__ddp_resp_release(&s->rddp);
 		s->state = SREQ_IDLE;
+		trim_room(s, 0); /* an RDMA_ERROR carries no message */
 		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return 0;
 	}
+	/* ORDER: after unlending, which makes a Long Reply whole in rbuf. */
+	trim_room(s, s->reply_len);
 	rc = encode_reply_hdr(s, form);
 	if (rc || s->hdr_len + (s->form == SFORM_INLINE ? s->reply_len + s->rddp.lent_bytes : 0) >
 		      sc->c.thr.send_max) {

@@ -557,6 +557,63 @@ static int test_short_reply_chunk(struct env *e)
 	return 0;
 }
 
+/*
+ * A Reply chunk is an offer that costs the requester nothing: its
+ * segments need not be registered, and each may say 4 GiB.  The room
+ * reserved for it (up to max_record) must not stay with a reply that
+ * turned out small while its Send is out: a requester that stops reading
+ * keeps every Send out (up to drain_timeout_ms), and every call of every
+ * connection would hold a 2 MiB registered buffer for a few bytes, none
+ * of it counted in max_conn_queued or max_queued_total.
+ */
+static int test_reply_room_trimmed(struct env *e)
+{
+	struct rpcrdma_segment seg = {.handle = 0x1234, .length = 1u << 30, .offset = 0};
+	struct rpcrdma__xsvc *v;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h;
+	unsigned int n = 0, ncalls = 12;
+	size_t held = 0;
+	int fail = 0;
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	ts.hold = true;
+	for (uint32_t i = 0; i < ncalls; i++) {
+		rpcrdma_hdr_init(&h, 0x6001 + i, 1, 32, RPCRDMA_PROC_MSG);
+		CHECK_OK(rpcrdma_hdr_set_reply(&h, &seg, 1));
+		/* Replies of 10 plain bytes, inline; the last two 12 KB, Long. */
+		CHECK_OK(raw_call(&r, &h, 4, 0, 0, i < ncalls - 2 ? 10 : 12000));
+	}
+	WAIT(e, ts.nheld == ncalls);
+	CHECK_RC(ts.nheld, ncalls);
+	/* Answered back to back, before any Send can complete. */
+	for (unsigned int i = 0; i < ncalls; i++)
+		CHECK_OK(tserver_answer(&ts, i));
+	v = (struct rpcrdma__xsvc *)(void *)ts.t;
+	for (struct rpcrdma__xsreq *s = v->all; s; s = s->all_next) {
+		if (s->state != SREQ_QUEUED && s->state != SREQ_POSTED)
+			continue;
+		n++;
+		held += s->rbuf.len;
+	}
+	/* What every request keeps anyway (inline_send), and a 16 KiB
+	 * buffer for each Long Reply. */
+	if (n != ncalls || held > (ncalls - 2) * (size_t)v->inline_send + 2 * (16u << 10)) {
+		fprintf(stderr, "%u small replies hold %zu bytes of reply buffers\n", n, held);
+		fail = 1;
+	}
+	CHECK_RC(sstats(&ts).send_room_trimmed, fail ? 0 : ncalls);
+	/* Each still goes where it should: inline, or into the Reply chunk,
+	 * which the server writes (a handle never granted: the connection
+	 * ends), so only the inline ones are checked. */
+	for (uint32_t i = 0; i < ncalls - 2 && !fail; i++)
+		fail = expect_reply(&r, 0x6001 + i);
+	raw_close(&r);
+	tserver_close(&ts);
+	return fail;
+}
+
 static int test_legacy(struct env *e)
 {
 	struct rpcrdma_server_opts so;
@@ -2594,6 +2651,7 @@ static const struct test_case cases[] = {
     {"credits_receives", test_credits_receives},
     {"bad_headers", test_bad_headers},
     {"short_reply_chunk", test_short_reply_chunk},
+    {"reply_room_trimmed", test_reply_room_trimmed},
     {"chunk_layouts", test_chunk_layouts},
     {"long_call_xid_mismatch", test_long_call_xid_mismatch},
     {"legacy", test_legacy},
