@@ -11,9 +11,10 @@
  *     there is already in the caller's buffer, and a zero-length chunk
  *     means the result is inline.
  *   - Responder, encoding a reply: each DDP-eligible result takes the next
- *     unused Write chunk of the call (RFC 8166 5.3.2: "fills in each Write
- *     chunk with a DDP-eligible result until either there are no more
- *     results or no more Write chunks").
+ *     Write chunk of the call (RFC 8166 5.3.2: "fills in each Write chunk
+ *     with a DDP-eligible result until either there are no more results
+ *     or no more Write chunks"); one of zero length, or too small for it,
+ *     goes back unused and the result comes inline.
  *   - Responder, decoding an RDMA_MSGP call: the padding an RFC 5666-era
  *     requester put before large items is skipped.
  *
@@ -251,9 +252,13 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 	 *  - the next chunk has zero length: the requester asks for this
 	 *    result inline, and the chunk is consumed all the same, so the
 	 *    next result takes the next one (nfsdirect-00 section 4);
-	 *  - the next chunk is too small for it: the requester sized it for
-	 *    another result, and writing past its end would be a Remote
-	 *    Access error that kills the connection (RFC 8166 5.5.3).
+	 *  - the next chunk is too small for it: writing past its end would
+	 *    be a Remote Access error that kills the connection (RFC 8166
+	 *    5.5.3).  The chunk is consumed all the same, returned unused:
+	 *    the requester pairs the n-th result with the n-th chunk as it
+	 *    decodes (5.3.2, "each decoded result consumes one entry in the
+	 *    Write list"), so a later result placed in it would be read as
+	 *    this one.
 	 * Otherwise the result leaves the stream, without its XDR padding
 	 * (4.4.6.1: "MUST NOT write XDR pad bytes for a Write chunk").
 	 */
@@ -264,8 +269,10 @@ static int resp_encode(struct rpcrdma_xdr_ddp *ddp, size_t pos, const void *data
 		d->next++;
 		return lend_inline(d, pos, data, len);
 	}
-	if (len > cap)
+	if (len > cap) {
+		d->next++;
 		return lend_inline(d, pos, data, len);
+	}
 	res = &d->results[d->nresults];
 	res->chunk = d->next;
 	res->len = len;

@@ -622,6 +622,7 @@ static int case_write_list(void)
 	static const uint32_t len[TRIO_N] = {40000, 700, 70001};
 	const size_t full[TRIO_N] = {40000, 4096, 70001};
 	const size_t middle_inline[TRIO_N] = {40000, 0, 70001};
+	const size_t first_short[TRIO_N] = {1000, 4096, 70001};
 	struct rpcrdma_ddp_buf bad[2] = {{NULL, 16}, {NULL, 0}};
 	struct rpcrdma_call call;
 	uint64_t placed;
@@ -638,6 +639,13 @@ static int case_write_list(void)
 	 * the Reply chunk, being larger than the inline threshold). */
 	CHECK_RC(trio_call(e.clnt, len, full, 2, &placed), 0);
 	CHECK(placed >= 40000 + 700 + 70001);
+	/* A too small for its result, large enough for B's: each result
+	 * still pairs with its own chunk (RFC 8166 5.3.2: "each decoded
+	 * result consumes one entry in the Write list"), A's returned
+	 * unused with its result inline.  B used to land in A's chunk, and
+	 * the requester, reading A there, refused the reply. */
+	CHECK_RC(trio_call(e.clnt, len, first_short, 3, &placed), 0);
+	CHECK(placed >= 700 + 70001); /* and the Long Reply carrying A */
 	/* No chunks at all. */
 	CHECK_RC(trio_call(e.clnt, len, full, 0, &placed), 0);
 	/* Lists the library refuses before anything is sent. */
