@@ -154,6 +154,17 @@ static void bc_free(struct rpcrdma_backchannel *bc)
 	free(bc);
 }
 
+static bool server_bc_busy(struct rpcrdma_server *srv)
+{
+	struct bc_list *l = bc_list_of(srv);
+
+	for (struct rpcrdma_backchannel *bc = l ? l->head : NULL; bc; bc = bc->next) {
+		if (rpcrdma__client_busy(bc->clnt))
+			return true;
+	}
+	return false;
+}
+
 static void server_finalize(struct rpcrdma_server *srv)
 {
 	struct bc_list *l = bc_list_of(srv);
@@ -256,6 +267,7 @@ int rpcrdma_svc_backchannel(struct rpcrdma_svc_req *req,
 			return -ENOMEM;
 		hooks->finalize = server_finalize;
 		hooks->stats = server_stats;
+		hooks->busy = server_bc_busy;
 	}
 	bc = calloc(1, sizeof(*bc));
 	if (!bc)

@@ -674,6 +674,11 @@ int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t
 	return 0;
 }
 
+bool rpcrdma__client_busy(struct rpcrdma_client *c)
+{
+	return c && c->busy;
+}
+
 void rpcrdma__client_set_refusal(struct rpcrdma_client *c, int err)
 {
 	if (c)

@@ -91,6 +91,8 @@ const struct rpcrdma__clnt_transport_ops *rpcrdma__client_ops(struct rpcrdma_cli
 struct rpcrdma_loop *rpcrdma__client_loop(struct rpcrdma_client *clnt);
 bool rpcrdma__client_connected(struct rpcrdma_client *clnt);
 bool rpcrdma__server_busy(struct rpcrdma_server *srv);
+/* Whether one of @clnt's callbacks (a call's done) is on the stack. */
+bool rpcrdma__client_busy(struct rpcrdma_client *clnt);
 /* Tests: the next XID @clnt gives (to make XIDs collide on purpose). */
 void rpcrdma__client_set_next_xid(struct rpcrdma_client *clnt, uint32_t xid);
 
@@ -106,6 +108,11 @@ struct rpcrdma__server_bc_hooks {
 	void *list;
 	void (*finalize)(struct rpcrdma_server *srv);
 	void (*stats)(struct rpcrdma_server *srv, struct rpcrdma_xprt_stats *acc);
+	/* Whether a backchannel's core is inside one of its callbacks: a
+	 * reverse call's done runs below our transport's receive handler,
+	 * or holds the requester that sits on our transport's device, and
+	 * neither may be freed under it. */
+	bool (*busy)(struct rpcrdma_server *srv);
 };
 struct rpcrdma__server_bc_hooks *rpcrdma__server_bc(struct rpcrdma_server *srv);
 

@@ -78,12 +78,29 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 		rpcrdma_loop_stop(loop);
 }
 
+/*
+ * A backchannel's reverse call completes with our transport's receive
+ * handler below it on the stack (its reply came in on our connection), or
+ * from its own core's timers while its requester sits on our device, and
+ * our busy count knows nothing of either: a server destroyed from such a
+ * completion must wait for it to return, as for one of our procedures.
+ */
+static bool bc_busy(struct rpcrdma_server *s)
+{
+	return s->bc.busy && s->bc.busy(s);
+}
+
 static void free_cb(struct rpcrdma__timer *tm)
 {
 	struct rpcrdma_server *s = tm->ctx;
 
-	if (s->busy == 0)
-		rpcrdma__svc_finalize(s);
+	if (s->busy != 0)
+		return;
+	if (bc_busy(s)) {
+		rpcrdma__timer_start(s->loop, &s->free_timer, 1, free_cb, s);
+		return;
+	}
+	rpcrdma__svc_finalize(s);
 }
 
 static void enter(struct rpcrdma_server *s)
@@ -826,7 +843,7 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 			rpcrdma__svc_drop_parked(s, r);
 		}
 	}
-	if (s->busy == 1) {
+	if (s->busy == 1 && !bc_busy(s)) {
 		rpcrdma__svc_finalize(s);
 		return;
 	}

@@ -897,3 +897,112 @@ static int case_bidir_load(void)
 	free_echoes(r, NR);
 	return 0;
 }
+
+/*
+ * The server goes while reverse calls are out: the client defers its
+ * CB_HOLDs, and the server is destroyed, from the main loop or from
+ * inside a reverse call's completion (which no server procedure is on
+ * the stack of).  Each reverse call completes once, RPCRDMA_ERR_CANCELLED;
+ * the client answers its deferred callbacks after the connection went,
+ * and everything goes cleanly.
+ */
+#define TD_REV_HOLDS 3
+
+static struct rpcrdma_server *g_doomed_srv;
+static int g_rev_done[TD_REV_HOLDS + 1];
+static int g_rev_status[TD_REV_HOLDS + 1];
+
+static void rev_done(struct rpcrdma_call *call, void *ctx)
+{
+	int i = (int)(intptr_t)ctx;
+
+	g_rev_done[i]++;
+	g_rev_status[i] = call->status;
+}
+
+static void rev_done_destroy(struct rpcrdma_call *call, void *ctx)
+{
+	rev_done(call, ctx);
+	if (g_doomed_srv) {
+		struct rpcrdma_server *s = g_doomed_srv;
+
+		g_doomed_srv = NULL;
+		rpcrdma_server_destroy(s);
+	}
+}
+
+static int bidir_destroy_out(bool from_done)
+{
+	struct rpcrdma_call calls[TD_REV_HOLDS + 1];
+	uint64_t dl;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	/* The reverse requester has one credit until a reply grants more. */
+	call_init(&calls[0], CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &calls[0]), 0);
+	memset(g_rev_done, 0, sizeof(g_rev_done));
+	for (int i = 0; i < TD_REV_HOLDS; i++) {
+		call_init(&calls[i], CB_HOLD, NULL, NULL, NULL, NULL);
+		calls[i].done = rev_done;
+		calls[i].ctx = (void *)(intptr_t)i;
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &calls[i]), 0);
+	}
+	for (dl = rpcrdma_loop_now(e.loop) + 20000; nheld < TD_REV_HOLDS;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	if (from_done) {
+		/* A reverse CB_NULL whose completion takes the server down. */
+		g_doomed_srv = e.srv;
+		call_init(&calls[TD_REV_HOLDS], CB_NULL, NULL, NULL, NULL, NULL);
+		calls[TD_REV_HOLDS].done = rev_done_destroy;
+		calls[TD_REV_HOLDS].ctx = (void *)(intptr_t)TD_REV_HOLDS;
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &calls[TD_REV_HOLDS]), 0);
+		for (dl = rpcrdma_loop_now(e.loop) + 20000; g_doomed_srv;) {
+			CHECK(rpcrdma_loop_now(e.loop) < dl);
+			CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+		}
+		CHECK_RC(g_rev_done[TD_REV_HOLDS], 1);
+		CHECK_RC(g_rev_status[TD_REV_HOLDS], 0);
+	} else {
+		rpcrdma_server_destroy(e.srv);
+	}
+	e.srv = NULL;
+	g_bc = NULL;
+	/* From a completion, the server (and its backchannel, whose calls
+	 * complete then) goes at the loop's next iteration; else before
+	 * destroy returned. */
+	if (from_done)
+		for (dl = rpcrdma_loop_now(e.loop) + 2000; !g_rev_done[0];) {
+			CHECK(rpcrdma_loop_now(e.loop) < dl);
+			CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+		}
+	for (int i = 0; i < TD_REV_HOLDS; i++) {
+		CHECK_RC(g_rev_done[i], 1);
+		CHECK_RC(g_rev_status[i], RPCRDMA_ERR_CANCELLED);
+	}
+	/* The client answers its callbacks with no one to take the answers. */
+	for (int i = 0; i < 20; i++)
+		(void)rpcrdma_loop_run_once(e.loop, 5);
+	for (unsigned int i = 0; i < nheld; i++)
+		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
+	nheld = 0;
+	for (int i = 0; i < 20; i++)
+		(void)rpcrdma_loop_run_once(e.loop, 5);
+	for (int i = 0; i <= (from_done ? TD_REV_HOLDS : TD_REV_HOLDS - 1); i++)
+		CHECK_RC(g_rev_done[i], 1);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+static int case_bidir_destroy_out(void)
+{
+	return bidir_destroy_out(false);
+}
+
+static int case_bidir_destroy_in_done(void)
+{
+	return bidir_destroy_out(true);
+}
