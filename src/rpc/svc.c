@@ -817,14 +817,28 @@ static void destroy_posted(void *arg)
 
 void rpcrdma_server_destroy(struct rpcrdma_server *s)
 {
-	if (!s || s->destroying)
+	if (!s)
 		return;
 	if (s->root == s && rpcrdma__svc_worker_of_thread(s)) {
-		/* Joining the workers must not happen on one of them. */
-		while (rpcrdma_loop_wake(s->loop, destroy_posted, s) == -ENOMEM)
-			usleep(1000);
+		/*
+		 * Joining the workers must not happen on one of them.  Queued
+		 * once only: another procedure (on this worker or another)
+		 * destroying the server before the server's loop ran the first
+		 * would queue a second destruction, to run on freed memory;
+		 * and one that runs while the server's thread is destroying it
+		 * (destroying is that thread's, not ours to read) must queue
+		 * nothing either.
+		 */
+		if (!atomic_exchange_explicit(&s->destroy_queued, true, memory_order_acq_rel)) {
+			while (rpcrdma_loop_wake(s->loop, destroy_posted, s) == -ENOMEM)
+				usleep(1000);
+		}
 		return;
 	}
+	if (s->destroying)
+		return;
+	if (s->root == s)
+		atomic_store_explicit(&s->destroy_queued, true, memory_order_release);
 	s->destroying = true;
 	enter(s);
 	/*

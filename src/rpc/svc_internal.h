@@ -128,6 +128,11 @@ struct rpcrdma_server {
 	struct rpcrdma__drc *drc;
 	struct rpcrdma__svc_worker *workers;
 	unsigned int nworkers, next_worker;
+	/* Set once the server's destruction is under way or queued to its
+	 * loop from a worker's thread (rpcrdma_server_destroy): the one
+	 * thing about it a worker may look at while the server's thread
+	 * destroys it. */
+	atomic_bool destroy_queued;
 	/* Reverse-direction clients of this core's connections. */
 	struct rpcrdma__server_bc_hooks bc;
 	/* The root's: connections admitted and not yet released, on any

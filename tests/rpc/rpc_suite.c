@@ -1309,6 +1309,13 @@ static const struct test_case cases[] = {
     {"nconnect_lost", case_nconnect_lost, false},
     {"nconnect_bound", case_nconnect_bound, false},
     {"sync_call_from_failed_done", case_sync_call_from_failed_done, false},
+    {"teardown_workers_deferred", case_teardown_workers_deferred, false},
+    {"teardown_deferred_after_close", case_teardown_deferred_after_close, false},
+    {"teardown_workers_replies_unread", case_teardown_workers_replies_unread, false},
+    {"teardown_workers_reads_inflight", case_teardown_workers_reads_inflight, false},
+    {"teardown_nconnect_in_done", case_teardown_nconnect_in_done, false},
+    {"teardown_nconnect_reconnecting", case_teardown_nconnect_reconnecting, false},
+    {"teardown_workers_destroy_twice", case_teardown_workers_destroy_twice, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -287,4 +287,13 @@ void case_nconnect_spread(void);
 void case_nconnect_lost(void);
 void case_nconnect_bound(void);
 
+/* teardown_cases.c */
+void case_teardown_workers_deferred(void);
+void case_teardown_deferred_after_close(void);
+void case_teardown_workers_replies_unread(void);
+void case_teardown_workers_reads_inflight(void);
+void case_teardown_nconnect_in_done(void);
+void case_teardown_nconnect_reconnecting(void);
+void case_teardown_workers_destroy_twice(void);
+
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

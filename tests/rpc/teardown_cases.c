@@ -1,0 +1,525 @@
+/*
+ * Teardown at awkward moments: a server with worker loops destroyed while
+ * its handlers hold deferred calls, while its replies wait on clients that
+ * do not read them, while the RDMA Reads of calls' Read chunks are out;
+ * deferred requests answered after their connection closed; a client with
+ * several connections destroyed from inside a completion, and while it
+ * reconnects to a server that went away.  Every call completes exactly
+ * once, every free_res runs, and the loops go with nothing left on them.
+ *
+ * The procedures here run on worker threads, so they are a program of
+ * their own (TEARDOWN_PROG) with atomic counters, as in workers_cases.c.
+ *
+ *   0 NULL   1 HOLD: deferred until the test answers it (or the server
+ *   goes)   2 ECHO opaque<> as service.c's   3 DESTROY: destroys the
+ *   server from inside the procedure (on a worker: queued to its loop)
+ */
+#include <stdatomic.h>
+
+#include "rpcrdma/debug.h"
+#include "suite.h"
+
+#define TEARDOWN_PROG (TEST_PROG + 0x20u)
+#define TD_WORKERS 2
+#define TD_CLIENTS 4
+#define TD_HOLDS 3 /* per client */
+#define TD_MAXHOLD 64
+
+enum { T_NULL, T_HOLD, T_ECHO, T_DESTROY, T_NPROCS };
+
+static struct {
+	pthread_mutex_t lock;
+	struct rpcrdma_svc_req *held[TD_MAXHOLD];
+	unsigned int nheld;
+	atomic_uint hold_execs, hold_frees, echo_execs, echo_frees, released;
+	atomic_uint answered, destroy_calls;
+	struct rpcrdma_server *srv; /* DESTROY's */
+} td = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void td_reset(void)
+{
+	pthread_mutex_lock(&td.lock);
+	td.nheld = 0;
+	pthread_mutex_unlock(&td.lock);
+	td.hold_execs = td.hold_frees = td.echo_execs = td.echo_frees = td.released = 0;
+	td.answered = td.destroy_calls = 0;
+}
+
+static int t_null(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static int t_hold(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)args;
+	*(uint32_t *)res = 7;
+	pthread_mutex_lock(&td.lock);
+	CHECK(td.nheld < TD_MAXHOLD);
+	td.held[td.nheld++] = req;
+	pthread_mutex_unlock(&td.lock);
+	td.hold_execs++;
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static void t_hold_free(void *res)
+{
+	(void)res;
+	td.hold_frees++;
+}
+
+static int t_echo(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	const struct echo *in = args;
+	struct echo *out = res;
+
+	(void)req;
+	out->len = in->len;
+	memcpy(out->data, in->data, in->len);
+	td.echo_execs++;
+	return 0;
+}
+
+static void t_echo_free(void *res)
+{
+	struct echo *out = res;
+
+	memset(out->data, 0xdd, out->len);
+	td.echo_frees++;
+}
+
+static int t_destroy(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	rpcrdma_server_destroy(td.srv);
+	td.destroy_calls++;
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc tprocs[T_NPROCS] = {
+    [T_DESTROY] = {t_destroy, NULL, 0, NULL, 0, NULL},
+    [T_NULL] = {t_null, NULL, 0, NULL, 0, NULL},
+    [T_HOLD] = {t_hold, NULL, 0, xdr_u32_enc, sizeof(uint32_t), t_hold_free},
+    [T_ECHO] = {t_echo, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc, sizeof(struct echo),
+		t_echo_free},
+};
+
+static void td_release(void *ctx)
+{
+	(void)ctx;
+	td.released++;
+}
+
+static struct rpcrdma_server *td_server(struct rpcrdma_loop *loop, unsigned int workers,
+					char *port)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_server *srv = NULL;
+
+	td_reset();
+	rpcrdma_server_opts_default(&so);
+	so.transport = transport;
+	so.workers = workers;
+	CHECK_EQ(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+	CHECK_EQ(rpcrdma_server_register2(srv, TEARDOWN_PROG, 1, tprocs, T_NPROCS, NULL,
+					  td_release),
+		 0);
+	snprintf(port, 16, "%d", rpcrdma_server_port(srv));
+	return srv;
+}
+
+struct td_call {
+	struct rpcrdma_call call;
+	uint32_t res;
+	struct echo *in, *out;
+	int completions;
+	int status;
+	uint32_t accept_stat;
+};
+
+static void td_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct td_call *t = ctx;
+
+	t->completions++;
+	t->status = call->status;
+	t->accept_stat = call->reply.accept_stat;
+}
+
+/* One round trip per connection: RDMA connections start with one credit. */
+static void td_open(struct rpcrdma_client *c, unsigned int nconn)
+{
+	for (unsigned int i = 0; i < nconn; i++)
+		open_credits(c, 4);
+}
+
+static void start_hold(struct rpcrdma_client *c, struct td_call *t)
+{
+	memset(t, 0, sizeof(*t));
+	call_init(&t->call, T_HOLD, NULL, NULL, xdr_u32_dec, &t->res);
+	t->call.done = td_done;
+	t->call.ctx = t;
+	CHECK_EQ(rpcrdma_client_call_async(c, &t->call), 0);
+}
+
+static void pump_until_execs(struct rpcrdma_loop *loop, atomic_uint *n, unsigned int want)
+{
+	uint64_t end = rpcrdma_loop_now(loop) + 30000;
+
+	while (*n < want) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+}
+
+static void pump_until_done(struct rpcrdma_loop *loop, struct td_call *t, int n)
+{
+	uint64_t end = rpcrdma_loop_now(loop) + 30000;
+
+	for (int i = 0; i < n; i++) {
+		while (t[i].completions == 0) {
+			CHECK(rpcrdma_loop_now(loop) < end);
+			CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		}
+	}
+}
+
+/*
+ * Workers hold deferred calls of every connection when the server goes:
+ * each is answered SYSTEM_ERR, each free_res runs once, the registration's
+ * release runs once, and the client sees the answers.
+ */
+void case_teardown_workers_deferred(void)
+{
+	struct rpcrdma_client *c[TD_CLIENTS];
+	struct td_call t[TD_CLIENTS * TD_HOLDS];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, TD_WORKERS, port);
+	for (int k = 0; k < TD_CLIENTS; k++) {
+		struct rpcrdma_client_opts co;
+
+		rpcrdma_client_opts_default(&co);
+		co.timeout_ms = 60000;
+		co.retries = 1;
+		c[k] = client_for(loop, port, TEARDOWN_PROG, 1, &co);
+		CHECK_EQ(rpcrdma_client_connect(c[k]), 0);
+		td_open(c[k], 1);
+	}
+	for (int k = 0; k < TD_CLIENTS; k++)
+		for (int i = 0; i < TD_HOLDS; i++)
+			start_hold(c[k], &t[k * TD_HOLDS + i]);
+	pump_until_execs(loop, &td.hold_execs, TD_CLIENTS * TD_HOLDS);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(td.hold_frees, TD_CLIENTS * TD_HOLDS);
+	CHECK_EQ(td.released, 1);
+	pump_until_done(loop, t, TD_CLIENTS * TD_HOLDS);
+	for (int i = 0; i < TD_CLIENTS * TD_HOLDS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		/* SYSTEM_ERR as a rule; a reply the closing connection did
+		 * not carry is a lost connection, retried once, refused. */
+		CHECK(t[i].status != 0);
+	}
+	for (int k = 0; k < TD_CLIENTS; k++)
+		rpcrdma_client_destroy(c[k]);
+	for (int i = 0; i < TD_CLIENTS * TD_HOLDS; i++)
+		CHECK_EQ(t[i].completions, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+static void answer_held(void *arg)
+{
+	struct rpcrdma_svc_req *req = arg;
+
+	CHECK_EQ(rpcrdma_svc_reply(req, 0), 0);
+	td.answered++;
+}
+
+/*
+ * The client goes while its calls are deferred on workers; they are
+ * answered afterwards, on their loops, as the API says: the reply has no
+ * one to go to, free_res still runs, and the server then goes cleanly.
+ */
+void case_teardown_deferred_after_close(void)
+{
+	struct rpcrdma_client *c[TD_CLIENTS];
+	struct td_call t[TD_CLIENTS * TD_HOLDS];
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	char port[16];
+	unsigned int n;
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, TD_WORKERS, port);
+	for (int k = 0; k < TD_CLIENTS; k++) {
+		c[k] = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
+		CHECK_EQ(rpcrdma_client_connect(c[k]), 0);
+		td_open(c[k], 1);
+		for (int i = 0; i < TD_HOLDS; i++)
+			start_hold(c[k], &t[k * TD_HOLDS + i]);
+	}
+	pump_until_execs(loop, &td.hold_execs, TD_CLIENTS * TD_HOLDS);
+	for (int k = 0; k < TD_CLIENTS; k++)
+		rpcrdma_client_destroy(c[k]);
+	for (int i = 0; i < TD_CLIENTS * TD_HOLDS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		CHECK_EQ(t[i].status, RPCRDMA_ERR_CANCELLED);
+	}
+	/* Let the workers see their connections go first. */
+	pump_ms(loop, 100);
+	pthread_mutex_lock(&td.lock);
+	n = td.nheld;
+	for (unsigned int i = 0; i < n; i++)
+		CHECK_EQ(rpcrdma_loop_wake(rpcrdma_svc_loop(td.held[i]), answer_held, td.held[i]),
+			 0);
+	pthread_mutex_unlock(&td.lock);
+	pump_until_execs(loop, &td.answered, n);
+	pump_until_execs(loop, &td.hold_frees, n);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(td.hold_frees, n);
+	CHECK_EQ(td.released, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * Large calls (Read chunks over RDMA) and large replies (Write chunks
+ * over RDMA, a full socket over TCP) to a client that then stops running
+ * its loop: the server goes while the workers' Reads or replies wait on
+ * it.  Destroy returns, and the client afterwards sees every call end.
+ */
+#define TD_ECHOS 8
+#define TD_ECHO_LEN (512u << 10)
+
+static void teardown_bulk(bool wait_for_execs)
+{
+	struct td_call t[TD_ECHOS];
+	struct rpcrdma_client *c[2];
+	struct rpcrdma_loop *cloop;
+	struct rpcrdma_server *srv;
+	char port[16];
+
+	/* One loop: while the server is destroyed, no one runs the client. */
+	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
+	srv = td_server(cloop, TD_WORKERS, port);
+	for (int k = 0; k < 2; k++) {
+		struct rpcrdma_client_opts co;
+
+		rpcrdma_client_opts_default(&co);
+		co.timeout_ms = 20000;
+		co.retries = 1;
+		c[k] = client_for(cloop, port, TEARDOWN_PROG, 1, &co);
+		CHECK_EQ(rpcrdma_client_connect(c[k]), 0);
+		td_open(c[k], 1);
+	}
+	for (int i = 0; i < TD_ECHOS; i++) {
+		struct td_call *e = &t[i];
+
+		memset(e, 0, sizeof(*e));
+		e->in = malloc(sizeof(*e->in));
+		e->out = malloc(sizeof(*e->out));
+		CHECK(e->in && e->out);
+		e->in->len = TD_ECHO_LEN;
+		memset(e->in->data, 0x30 + i, TD_ECHO_LEN);
+		call_init(&e->call, T_ECHO, xdr_echo_enc, e->in, xdr_echo_dec, e->out);
+		echo_offer_ddp(&e->call, e->out);
+		e->call.done = td_done;
+		e->call.ctx = e;
+		CHECK_EQ(rpcrdma_client_call_async(c[i % 2], &e->call), 0);
+	}
+	if (wait_for_execs) {
+		pump_until_execs(cloop, &td.echo_execs, TD_ECHOS);
+	} else {
+		/* Until the first call is served: the others are being read. */
+		pump_until_execs(cloop, &td.echo_execs, 1);
+	}
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(td.echo_frees, td.echo_execs);
+	CHECK_EQ(td.released, 1);
+	pump_until_done(cloop, t, TD_ECHOS);
+	for (int k = 0; k < 2; k++)
+		rpcrdma_client_destroy(c[k]);
+	for (int i = 0; i < TD_ECHOS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		if (t[i].status == 0)
+			CHECK(t[i].out->len == TD_ECHO_LEN && t[i].out->data[7] == 0x30 + i);
+		free(t[i].in);
+		free(t[i].out);
+	}
+	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+}
+
+void case_teardown_workers_replies_unread(void)
+{
+	teardown_bulk(true);
+}
+
+void case_teardown_workers_reads_inflight(void)
+{
+	teardown_bulk(false);
+}
+
+/*
+ * nconnect: calls out on every connection, and the client destroyed from
+ * inside one call's completion.  The others complete once, inside that
+ * destroy, with RPCRDMA_ERR_CANCELLED.
+ */
+#define TD_NCONN 4u
+#define TD_NCALLS 12
+
+static struct rpcrdma_client *td_destroy_me;
+static int td_destroyed_in_done;
+
+static void destroy_in_done(struct rpcrdma_call *call, void *ctx)
+{
+	td_done(call, ctx);
+	rpcrdma_client_destroy(td_destroy_me);
+	td_destroyed_in_done++;
+}
+
+void case_teardown_nconnect_in_done(void)
+{
+	struct td_call t[TD_NCALLS], trigger;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, 0, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 60000;
+	co.nconnect = TD_NCONN;
+	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, &co);
+	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
+	td_open(td_destroy_me, TD_NCONN);
+	for (int i = 0; i < TD_NCALLS; i++)
+		start_hold(td_destroy_me, &t[i]);
+	pump_until_execs(loop, &td.hold_execs, TD_NCALLS);
+	for (unsigned int i = 0; i < TD_NCONN; i++) {
+		struct rpcrdma_xprt_stats st;
+
+		CHECK_EQ(rpcrdma_client_conn_stats(td_destroy_me, i, &st), 0);
+		CHECK(st.calls_sent > 0);
+	}
+	memset(&trigger, 0, sizeof(trigger));
+	call_init(&trigger.call, T_NULL, NULL, NULL, NULL, NULL);
+	trigger.call.done = destroy_in_done;
+	trigger.call.ctx = &trigger;
+	td_destroyed_in_done = 0;
+	CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &trigger.call), 0);
+	while (!td_destroyed_in_done)
+		CHECK(rpcrdma_loop_run_once(loop, 1000) >= 0);
+	for (int i = 0; i < TD_NCALLS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		CHECK_EQ(t[i].status, RPCRDMA_ERR_CANCELLED);
+	}
+	CHECK_EQ(trigger.completions, 1);
+	CHECK_EQ(trigger.status, 0);
+	pump_ms(loop, 50);
+	for (int i = 0; i < TD_NCALLS; i++)
+		CHECK_EQ(t[i].completions, 1);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(td.hold_frees, TD_NCALLS);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * nconnect: the server goes with calls out on every connection; the client
+ * reconnects (and backs off), calls made meanwhile wait, and the client is
+ * destroyed in the middle of it.
+ */
+void case_teardown_nconnect_reconnecting(void)
+{
+	struct td_call t[TD_NCALLS], late[4];
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	struct rpcrdma_loop *loop;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, 0, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 60000;
+	co.retries = 100;
+	co.nconnect = TD_NCONN;
+	c = client_for(loop, port, TEARDOWN_PROG, 1, &co);
+	CHECK_EQ(rpcrdma_client_connect(c), 0);
+	td_open(c, TD_NCONN);
+	for (int i = 0; i < TD_NCALLS; i++)
+		start_hold(c, &t[i]);
+	pump_until_execs(loop, &td.hold_execs, TD_NCALLS);
+	/* Held past the server's end: the answers are SYSTEM_ERR. */
+	rpcrdma_server_destroy(srv);
+	pump_until_done(loop, t, TD_NCALLS);
+	for (int i = 0; i < 4; i++)
+		start_hold(c, &late[i]);
+	pump_ms(loop, 300);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(late[i].completions, 0);
+	rpcrdma_client_destroy(c);
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(late[i].completions, 1);
+		CHECK_EQ(late[i].status, RPCRDMA_ERR_CANCELLED);
+	}
+	for (int i = 0; i < TD_NCALLS; i++)
+		CHECK_EQ(t[i].completions, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * Two procedures on a worker each destroy the server before the server's
+ * loop has run the destruction the first one queued there: the second
+ * call is as harmless as it is from a procedure without workers, and the
+ * server goes once.
+ */
+void case_teardown_workers_destroy_twice(void)
+{
+	struct td_call t[2], o;
+	struct rpcrdma_loop *sloop, *cloop;
+	struct rpcrdma_client *c;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&sloop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
+	td.srv = td_server(sloop, TD_WORKERS, port);
+	c = client_for(cloop, port, TEARDOWN_PROG, 1, NULL);
+	/* Connected and granted credits, with both loops running (the
+	 * server's accepts). */
+	for (int round = 0; round < 2; round++) {
+		memset(&o, 0, sizeof(o));
+		call_init(&o.call, T_NULL, NULL, NULL, NULL, NULL);
+		o.call.done = td_done;
+		o.call.ctx = &o;
+		CHECK_EQ(rpcrdma_client_call_async(c, &o.call), 0);
+		while (!o.completions) {
+			CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+			CHECK(rpcrdma_loop_run_once(sloop, 1) >= 0);
+		}
+		CHECK_EQ(o.status, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		call_init(&t[i].call, T_DESTROY, NULL, NULL, NULL, NULL);
+		t[i].call.done = td_done;
+		t[i].call.ctx = &t[i];
+		t[i].call.timeout_ms = 5000;
+		CHECK_EQ(rpcrdma_client_call_async(c, &t[i].call), 0);
+	}
+	/* Only the client's loop: both destructions wait on the server's. */
+	pump_until_execs(cloop, &td.destroy_calls, 2);
+	pump_ms(sloop, 50);
+	CHECK_EQ(td.released, 1);
+	pump_until_done(cloop, t, 2);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_loop_destroy(sloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+}
