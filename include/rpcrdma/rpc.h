@@ -164,7 +164,12 @@ RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
  * The completions run before it returns; calls they start on this client
  * fail with -ESHUTDOWN.  Called from inside one of this client's own
  * callbacks, the memory is released at the loop's next iteration (until
- * then rpcrdma_loop_destroy() returns -EBUSY).
+ * then rpcrdma_loop_destroy() returns -EBUSY), and over RDMA a call whose
+ * memory the server may still reach (one that timed out, or was being
+ * given up on, with Read or Write chunks or a Reply chunk granted)
+ * completes only once that access is revoked: after this returns, at the
+ * latest at that next iteration.  Keep such calls' struct rpcrdma_call
+ * and buffers until their done has run.
  */
 RPCRDMA_EXTERN void rpcrdma_client_destroy(struct rpcrdma_client *clnt);
 

@@ -1316,6 +1316,9 @@ static const struct test_case cases[] = {
     {"teardown_nconnect_in_done", case_teardown_nconnect_in_done, false},
     {"teardown_nconnect_reconnecting", case_teardown_nconnect_reconnecting, false},
     {"teardown_workers_destroy_twice", case_teardown_workers_destroy_twice, false},
+    {"teardown_nconnect_lost_in_done", case_teardown_nconnect_lost_in_done, true},
+    {"teardown_nconnect_connecting", case_teardown_nconnect_connecting, false},
+    {"teardown_fencing_in_done", case_teardown_fencing_in_done, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

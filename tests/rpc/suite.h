@@ -295,5 +295,8 @@ void case_teardown_workers_reads_inflight(void);
 void case_teardown_nconnect_in_done(void);
 void case_teardown_nconnect_reconnecting(void);
 void case_teardown_workers_destroy_twice(void);
+void case_teardown_nconnect_lost_in_done(void);
+void case_teardown_nconnect_connecting(void);
+void case_teardown_fencing_in_done(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

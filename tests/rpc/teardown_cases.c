@@ -36,6 +36,30 @@ static struct {
 	struct rpcrdma_server *srv; /* DESTROY's */
 } td = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* Descriptors open in this process. */
+static unsigned int td_fds(void)
+{
+	unsigned int n = 0;
+	char path[64];
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+static unsigned int td_fds_before;
+
+static void td_fds_check(const char *where)
+{
+	unsigned int now = td_fds();
+
+	if (now > td_fds_before)
+		fprintf(stderr, "%s: %u descriptors before, %u after\n", where, td_fds_before, now);
+	CHECK(now <= td_fds_before);
+}
+
 static void td_reset(void)
 {
 	pthread_mutex_lock(&td.lock);
@@ -202,6 +226,8 @@ void case_teardown_workers_deferred(void)
 	struct rpcrdma_server *srv;
 	char port[16];
 
+	td_fds_before = td_fds();
+
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = td_server(loop, TD_WORKERS, port);
 	for (int k = 0; k < TD_CLIENTS; k++) {
@@ -233,6 +259,7 @@ void case_teardown_workers_deferred(void)
 	for (int i = 0; i < TD_CLIENTS * TD_HOLDS; i++)
 		CHECK_EQ(t[i].completions, 1);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
 }
 
 static void answer_held(void *arg)
@@ -256,6 +283,8 @@ void case_teardown_deferred_after_close(void)
 	struct rpcrdma_server *srv;
 	char port[16];
 	unsigned int n;
+
+	td_fds_before = td_fds();
 
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = td_server(loop, TD_WORKERS, port);
@@ -287,6 +316,7 @@ void case_teardown_deferred_after_close(void)
 	CHECK_EQ(td.hold_frees, n);
 	CHECK_EQ(td.released, 1);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
 }
 
 /*
@@ -305,6 +335,8 @@ static void teardown_bulk(bool wait_for_execs)
 	struct rpcrdma_loop *cloop;
 	struct rpcrdma_server *srv;
 	char port[16];
+
+	td_fds_before = td_fds();
 
 	/* One loop: while the server is destroyed, no one runs the client. */
 	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
@@ -354,6 +386,7 @@ static void teardown_bulk(bool wait_for_execs)
 		free(t[i].out);
 	}
 	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+	td_fds_check(__func__);
 }
 
 void case_teardown_workers_replies_unread(void)
@@ -392,6 +425,8 @@ void case_teardown_nconnect_in_done(void)
 	struct rpcrdma_loop *loop;
 	char port[16];
 
+	td_fds_before = td_fds();
+
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = td_server(loop, 0, port);
 	rpcrdma_client_opts_default(&co);
@@ -429,6 +464,7 @@ void case_teardown_nconnect_in_done(void)
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(td.hold_frees, TD_NCALLS);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
 }
 
 /*
@@ -444,6 +480,8 @@ void case_teardown_nconnect_reconnecting(void)
 	struct rpcrdma_client *c;
 	struct rpcrdma_loop *loop;
 	char port[16];
+
+	td_fds_before = td_fds();
 
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = td_server(loop, 0, port);
@@ -473,6 +511,7 @@ void case_teardown_nconnect_reconnecting(void)
 	for (int i = 0; i < TD_NCALLS; i++)
 		CHECK_EQ(t[i].completions, 1);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
 }
 
 /*
@@ -487,6 +526,8 @@ void case_teardown_workers_destroy_twice(void)
 	struct rpcrdma_loop *sloop, *cloop;
 	struct rpcrdma_client *c;
 	char port[16];
+
+	td_fds_before = td_fds();
 
 	CHECK_EQ(rpcrdma_loop_create(&sloop), 0);
 	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
@@ -522,4 +563,197 @@ void case_teardown_workers_destroy_twice(void)
 	rpcrdma_client_destroy(c);
 	CHECK_EQ(rpcrdma_loop_destroy(sloop), 0);
 	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+	td_fds_check(__func__);
+}
+
+/*
+ * TCP, nconnect: a listener that never accepts (the kernel completes the
+ * connections and takes the calls) goes away with calls out on every
+ * connection.  The calls fail as their connections go, and the first
+ * completion destroys the client: the rest complete once, inside it.
+ */
+static void destroy_in_failed_done(struct rpcrdma_call *call, void *ctx)
+{
+	td_done(call, ctx);
+	if (td_destroy_me) {
+		struct rpcrdma_client *c = td_destroy_me;
+
+		td_destroy_me = NULL;
+		rpcrdma_client_destroy(c);
+		td_destroyed_in_done++;
+	}
+}
+
+void case_teardown_nconnect_lost_in_done(void)
+{
+	struct td_call t[TD_NCALLS];
+	struct rpcrdma_client_opts co;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sin);
+	struct rpcrdma_loop *loop;
+	char port[16];
+	int lfd;
+
+	td_fds_before = td_fds();
+	td_reset();
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(lfd >= 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ(bind(lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	CHECK_EQ(listen(lfd, 64), 0);
+	CHECK_EQ(getsockname(lfd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 20000;
+	co.retries = 0;
+	co.nconnect = TD_NCONN;
+	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, &co);
+	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
+	td_destroyed_in_done = 0;
+	for (int i = 0; i < TD_NCALLS; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		call_init(&t[i].call, T_NULL, NULL, NULL, NULL, NULL);
+		t[i].call.done = destroy_in_failed_done;
+		t[i].call.ctx = &t[i];
+		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
+	}
+	pump_ms(loop, 100);
+	for (unsigned int i = 0; i < TD_NCONN; i++) {
+		struct rpcrdma_xprt_stats st;
+
+		CHECK_EQ(rpcrdma_client_conn_stats(td_destroy_me, i, &st), 0);
+		CHECK(st.calls_sent > 0);
+	}
+	close(lfd);
+	for (uint64_t end = rpcrdma_loop_now(loop) + 10000; !td_destroyed_in_done;) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+	for (int i = 0; i < TD_NCALLS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		CHECK(t[i].status != 0);
+	}
+	pump_ms(loop, 50);
+	for (int i = 0; i < TD_NCALLS; i++)
+		CHECK_EQ(t[i].completions, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
+}
+
+/*
+ * nconnect: the client is destroyed while its connections are still being
+ * made (the server's loop, which accepts them, has not run yet); then the
+ * server meets connections whose client is gone.
+ */
+void case_teardown_nconnect_connecting(void)
+{
+	struct td_call t[TD_NCALLS];
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_loop *sloop, *cloop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	char port[16];
+
+	td_fds_before = td_fds();
+	CHECK_EQ(rpcrdma_loop_create(&sloop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
+	srv = td_server(sloop, TD_WORKERS, port);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 20000;
+	co.nconnect = TD_NCONN;
+	c = client_for(cloop, port, TEARDOWN_PROG, 1, &co);
+	for (int i = 0; i < TD_NCALLS; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		call_init(&t[i].call, T_NULL, NULL, NULL, NULL, NULL);
+		t[i].call.done = td_done;
+		t[i].call.ctx = &t[i];
+		CHECK_EQ(rpcrdma_client_call_async(c, &t[i].call), 0);
+	}
+	pump_ms(cloop, 30);
+	rpcrdma_client_destroy(c);
+	for (int i = 0; i < TD_NCALLS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		if (transport == RPCRDMA_TRANSPORT_RDMA)
+			CHECK_EQ(t[i].status, RPCRDMA_ERR_CANCELLED);
+	}
+	pump_ms(sloop, 200);
+	pump_ms(cloop, 20);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(td.released, 1);
+	CHECK_EQ(rpcrdma_loop_destroy(sloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+	td_fds_check(__func__);
+}
+
+/*
+ * RDMA: calls with Write chunks time out together (their memory is then
+ * being revoked before they may complete), and the first completion
+ * destroys the client.  Inside a callback, the others cannot complete
+ * before that destroy returns (the peer may still reach their buffers
+ * until the revocation is done): they complete once each, by the loop's
+ * next iteration, and the loop cannot be destroyed before they have, as
+ * rpcrdma_client_destroy() says.
+ */
+static struct td_call *td_fence_calls;
+static int td_fence_n, td_fence_seen_at_destroy;
+
+static void destroy_in_fence_done(struct rpcrdma_call *call, void *ctx)
+{
+	td_done(call, ctx);
+	if (td_destroy_me) {
+		struct rpcrdma_client *c = td_destroy_me;
+
+		td_destroy_me = NULL;
+		rpcrdma_client_destroy(c);
+		td_fence_seen_at_destroy = 0;
+		for (int i = 0; i < td_fence_n; i++)
+			td_fence_seen_at_destroy += td_fence_calls[i].completions;
+		td_destroyed_in_done++;
+	}
+}
+
+void case_teardown_fencing_in_done(void)
+{
+	enum { N = 4 };
+	struct td_call t[N];
+	static uint8_t bufs[N][4096];
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, 0, port);
+	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
+	td_open(td_destroy_me, 1);
+	td_fence_calls = t;
+	td_fence_n = N;
+	td_destroyed_in_done = 0;
+	for (int i = 0; i < N; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		call_init(&t[i].call, T_HOLD, NULL, NULL, xdr_u32_dec, &t[i].res);
+		t[i].call.ddp_buf = bufs[i];
+		t[i].call.ddp_len = sizeof(bufs[i]);
+		t[i].call.timeout_ms = 300;
+		t[i].call.done = destroy_in_fence_done;
+		t[i].call.ctx = &t[i];
+		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
+	}
+	for (uint64_t end = rpcrdma_loop_now(loop) + 10000; !td_destroyed_in_done;) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+	CHECK(td_fence_seen_at_destroy >= 1);
+	if (td_fence_seen_at_destroy < N)
+		CHECK_EQ(rpcrdma_loop_destroy(loop), -EBUSY);
+	CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		CHECK(t[i].status == RPCRDMA_ERR_TIMEDOUT || t[i].status == RPCRDMA_ERR_CANCELLED);
+	}
+	pump_ms(loop, 50);
+	for (int i = 0; i < N; i++)
+		CHECK_EQ(t[i].completions, 1);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }

@@ -1006,3 +1006,53 @@ static int case_bidir_destroy_in_done(void)
 {
 	return bidir_destroy_out(true);
 }
+
+/*
+ * The client goes while it holds the server's reverse calls deferred:
+ * its callback server answers them SYSTEM_ERR on the way out, and the
+ * server's reverse calls end (answered, or their connection lost) once
+ * each; then the server goes.
+ */
+static int case_bidir_client_destroy_held(void)
+{
+	struct rpcrdma_call calls[TD_REV_HOLDS];
+	uint64_t dl;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	call_init(&calls[0], CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &calls[0]), 0);
+	memset(g_rev_done, 0, sizeof(g_rev_done));
+	for (int i = 0; i < TD_REV_HOLDS; i++) {
+		call_init(&calls[i], CB_HOLD, NULL, NULL, NULL, NULL);
+		calls[i].done = rev_done;
+		calls[i].ctx = (void *)(intptr_t)i;
+		calls[i].timeout_ms = 3000;
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &calls[i]), 0);
+	}
+	for (dl = rpcrdma_loop_now(e.loop) + 20000; nheld < TD_REV_HOLDS;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	rpcrdma_client_destroy(e.clnt);
+	e.clnt = NULL;
+	nheld = 0;
+	for (dl = rpcrdma_loop_now(e.loop) + 20000;;) {
+		int n = 0;
+
+		for (int i = 0; i < TD_REV_HOLDS; i++)
+			n += g_rev_done[i];
+		if (n == TD_REV_HOLDS)
+			break;
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	for (int i = 0; i < TD_REV_HOLDS; i++) {
+		CHECK_RC(g_rev_done[i], 1);
+		CHECK(g_rev_status[i] != 0);
+	}
+	g_bc = NULL;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
