@@ -161,7 +161,8 @@ RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
  * rpcrdma_client_destroy - fail every outstanding call with
  * RPCRDMA_ERR_CANCELLED and free
  *
- * The completions run before it returns; calls they start on this client
+ * The completions run before it returns (a call that had already failed,
+ * its done() not yet run, completes with its own error); calls they start on this client
  * fail with -ESHUTDOWN.  Called from inside one of this client's own
  * callbacks, the memory is released at the loop's next iteration (until
  * then rpcrdma_loop_destroy() returns -EBUSY), and over RDMA a call whose

@@ -409,6 +409,7 @@ static struct rpcrdma_client *client_alloc(struct rpcrdma_loop *loop,
 	rpcrdma__list_init(&c->queued);
 	rpcrdma__list_init(&c->sent);
 	rpcrdma__list_init(&c->fencing);
+	rpcrdma__list_init(&c->failed);
 	c->prog = prog;
 	c->vers = vers;
 	if (o->cred)
@@ -494,6 +495,13 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 	while ((cc = first_call(&doomed))) {
 		call_list_remove(cc);
 		finish(cc, RPCRDMA_ERR_CANCELLED);
+	}
+	/* Destroyed from the done() of a call a flush failed to send: the
+	 * others it failed are out of the client already, and complete here
+	 * with their own error rather than after we return. */
+	while ((cc = first_call(&c->failed))) {
+		call_list_remove(cc);
+		finish(cc, cc->send_err);
 	}
 	if (c->busy == 1) {
 		/* Nothing of ours below us on the stack: free now. */

@@ -197,13 +197,14 @@ static void end_flush(struct rpcrdma_client *c)
 	}
 }
 
-/* Complete the calls transmit() failed, now that c->flushing is clear. */
-static void finish_failed(struct rpcrdma_client *c, struct rpcrdma__list *failed)
+/* Complete the calls transmit() failed, now that c->flushing is clear.  A
+ * done() that destroys the client completes the rest itself (c->failed). */
+static void finish_failed(struct rpcrdma_client *c)
 {
 	struct rpcrdma__client_call *cc;
 	bool any = false;
 
-	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(failed)))) {
+	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(&c->failed)))) {
 		rpcrdma__list_del(&cc->node);
 		rpcrdma__clnt_finish(cc, cc->send_err);
 		any = true;
@@ -217,7 +218,7 @@ static void finish_failed(struct rpcrdma_client *c, struct rpcrdma__list *failed
 /* Caller holds a reference on @c (rpcrdma__clnt_enter): done() may destroy it. */
 static void flush_queue(struct rpcrdma_client *c)
 {
-	struct rpcrdma__list failed;
+	struct rpcrdma__list *failed = &c->failed;
 
 	if (c->flushing) {
 		/* Not reached while a done() runs (finish_failed); should a
@@ -226,7 +227,6 @@ static void flush_queue(struct rpcrdma_client *c)
 		c->flush_again = true;
 		return;
 	}
-	rpcrdma__list_init(&failed);
 	c->flushing = true;
 	/* Calls pinned to a connection first: they were sent before the queue's. */
 	for (unsigned int i = 0; i < c->nconn; i++) {
@@ -234,7 +234,7 @@ static void flush_queue(struct rpcrdma_client *c)
 
 		while (!c->destroying && usable(k) && !rpcrdma__list_empty(&k->pinned))
 			transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&k->pinned)),
-				 &failed);
+				 failed);
 	}
 	/* Each refusal blocks its connection, so this ends. */
 	while (!c->destroying && !rpcrdma__list_empty(&c->queued)) {
@@ -242,10 +242,10 @@ static void flush_queue(struct rpcrdma_client *c)
 
 		if (!k)
 			break;
-		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)), &failed);
+		transmit(c, k, rpcrdma__clnt_call_at(rpcrdma__list_first(&c->queued)), failed);
 	}
 	end_flush(c);
-	finish_failed(c, &failed);
+	finish_failed(c);
 }
 
 /* Connecting. */

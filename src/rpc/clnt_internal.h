@@ -98,6 +98,11 @@ struct rpcrdma_client {
 	unsigned int nspare_calls;
 	struct rpcrdma__list queued, sent;
 	struct rpcrdma__list fencing; /* FENCING calls, completed from on_aborted */
+	/* Calls a flush failed to send, out of the client, their done() yet to
+	 * run (clnt_conns.c, finish_failed): here rather than on the flush's
+	 * stack so that a destroy from one of those done()s completes the
+	 * rest before it returns. */
+	struct rpcrdma__list failed;
 	unsigned int nsent, nsent_max;
 
 	bool flushing;            /* a transmit is on the stack: never while a done() runs */

@@ -1319,6 +1319,8 @@ static const struct test_case cases[] = {
     {"teardown_nconnect_lost_in_done", case_teardown_nconnect_lost_in_done, true},
     {"teardown_nconnect_connecting", case_teardown_nconnect_connecting, false},
     {"teardown_fencing_in_done", case_teardown_fencing_in_done, false},
+    {"teardown_workers_create_fails", case_teardown_workers_create_fails, false},
+    {"teardown_send_failed_in_done", case_teardown_send_failed_in_done, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

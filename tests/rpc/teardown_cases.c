@@ -757,3 +757,87 @@ void case_teardown_fencing_in_done(void)
 	rpcrdma_server_destroy(srv);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
+
+/*
+ * A server with workers that cannot listen (its port is taken) stops the
+ * workers it started: nothing is left, no thread, memory or descriptor.
+ */
+void case_teardown_workers_create_fails(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_server *srv, *other = NULL;
+	struct rpcrdma_loop *loop;
+	char port[16];
+
+	td_fds_before = td_fds();
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, 0, port);
+	rpcrdma_server_opts_default(&so);
+	so.transport = transport;
+	so.workers = TD_WORKERS;
+	CHECK(rpcrdma_server_create(loop, "127.0.0.1", port, &so, &other) != 0);
+	CHECK(other == NULL);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
+}
+
+/*
+ * Calls whose arguments do not encode fail from the loop, one after the
+ * other; the first one's completion destroys the client.  The others
+ * complete before that destroy returns, as rpcrdma_client_destroy() says,
+ * so the caller may free them all right after it.
+ */
+#define TD_FAILS 4
+static struct td_call *td_fail_calls;
+static int td_fail_seen_at_destroy;
+
+static void destroy_in_send_failed(struct rpcrdma_call *call, void *ctx)
+{
+	td_done(call, ctx);
+	if (td_destroy_me) {
+		struct rpcrdma_client *c = td_destroy_me;
+
+		td_destroy_me = NULL;
+		rpcrdma_client_destroy(c);
+		td_fail_seen_at_destroy = 0;
+		for (int i = 0; i < TD_FAILS; i++)
+			td_fail_seen_at_destroy += td_fail_calls[i].completions;
+		td_destroyed_in_done++;
+	}
+}
+
+void case_teardown_send_failed_in_done(void)
+{
+	struct td_call t[TD_FAILS];
+	struct rpcrdma_server *srv;
+	struct rpcrdma_loop *loop;
+	char port[16];
+	uint32_t v = 1;
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = td_server(loop, 0, port);
+	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
+	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
+	td_fail_calls = t;
+	td_destroyed_in_done = 0;
+	for (int i = 0; i < TD_FAILS; i++) {
+		memset(&t[i], 0, sizeof(t[i]));
+		call_init(&t[i].call, T_NULL, xdr_fail_enc, &v, NULL, NULL);
+		t[i].call.done = destroy_in_send_failed;
+		t[i].call.ctx = &t[i];
+		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
+	}
+	for (uint64_t end = rpcrdma_loop_now(loop) + 10000; !td_destroyed_in_done;) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+	CHECK_EQ(td_fail_seen_at_destroy, TD_FAILS);
+	pump_ms(loop, 20);
+	for (int i = 0; i < TD_FAILS; i++) {
+		CHECK_EQ(t[i].completions, 1);
+		CHECK(t[i].status != 0);
+	}
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}

@@ -14,7 +14,7 @@
 #define FWD_CREDITS 16u
 
 enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
-enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4, SETUP_STORM = 8 };
+enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4, SETUP_STORM = 8, SETUP_HOLDS = 16 };
 
 /* The highest RPC-over-RDMA version the client offers (v2_cases.c sets
  * 2), and whether a case saw Version Two on the forward direction. */
@@ -94,6 +94,35 @@ static void storm_next(struct rpcrdma_call *call, void *ctx)
 	g_storm_req = NULL;
 }
 
+/* SETUP_HOLDS: on the loop serving the connection (a worker's), a reverse
+ * CB_NULL, then, with the credits its reply granted, HOLDS_OUT CB_HOLDs
+ * the client keeps deferred (e2e_bidir_workers_destroy_out). */
+#define HOLDS_OUT 3
+static struct rpcrdma_call g_holds[HOLDS_OUT + 1];
+static _Atomic int g_holds_done[HOLDS_OUT], g_holds_status[HOLDS_OUT];
+
+static void holds_one_done(struct rpcrdma_call *call, void *ctx)
+{
+	int i = (int)(intptr_t)ctx;
+
+	g_holds_status[i] = call->status;
+	g_holds_done[i]++;
+}
+
+static void holds_start(struct rpcrdma_call *call, void *ctx)
+{
+	(void)ctx;
+	if (call->status)
+		return;
+	for (int i = 0; i < HOLDS_OUT; i++) {
+		call_init(&g_holds[i], CB_HOLD, NULL, NULL, NULL, NULL);
+		g_holds[i].done = holds_one_done;
+		g_holds[i].ctx = (void *)(intptr_t)i;
+		if (rpcrdma_backchannel_call_async(g_bc, &g_holds[i]) != 0)
+			g_holds_status[i] = -1;
+	}
+}
+
 static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	uint32_t flags = *(uint32_t *)args;
@@ -112,6 +141,11 @@ static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 		g_ping.done = ping_done;
 		g_ping_status = 1;
 		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_ping);
+	}
+	if (!g_setup_rc && (flags & SETUP_HOLDS)) {
+		call_init(&g_holds[HOLDS_OUT], CB_NULL, NULL, NULL, NULL, NULL);
+		g_holds[HOLDS_OUT].done = holds_start;
+		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_holds[HOLDS_OUT]);
 	}
 	if (!g_setup_rc && (flags & SETUP_STORM)) {
 		call_init(&g_storm[0], CB_NULL, NULL, NULL, NULL, NULL);
@@ -1053,6 +1087,60 @@ static int case_bidir_client_destroy_held(void)
 		CHECK(g_rev_status[i] != 0);
 	}
 	g_bc = NULL;
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+/*
+ * Worker loops: the server goes while the reverse calls a worker made are
+ * held by the client.  They complete once each, on the worker, inside the
+ * destroy; the client then answers its callbacks to no one.
+ */
+static int case_bidir_workers_destroy_out(void)
+{
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	uint64_t dl;
+	struct env e;
+	char port[16];
+
+	memset(&e, 0, sizeof(e));
+	g_bc = NULL;
+	g_bc_timeout_ms = 20000;
+	nheld = 0;
+	for (int i = 0; i < HOLDS_OUT; i++)
+		g_holds_done[i] = g_holds_status[i] = 0;
+	CHECK_RC(rpcrdma_loop_create(&e.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	so.provider = test_provider;
+	so.workers = 2;
+	CHECK_RC(rpcrdma_server_create(e.loop, test_addr, "0", &so, &e.srv), 0);
+	CHECK_RC(rpcrdma_server_register(e.srv, PROG, VERS, procs, P_NPROCS), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(e.srv));
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	CHECK_RC(rpcrdma_client_create(e.loop, test_addr, port, PROG, VERS, &co, &e.clnt), 0);
+	rpcrdma_callback_opts_default(&cbo);
+	CHECK_RC(rpcrdma_client_register_callback(e.clnt, CBPROG, 1, cb_procs, CB_NPROCS, &cbo), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE | SETUP_HOLDS), 0);
+	for (dl = rpcrdma_loop_now(e.loop) + 20000; nheld < HOLDS_OUT;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	rpcrdma_server_destroy(e.srv);
+	e.srv = NULL;
+	g_bc = NULL;
+	for (int i = 0; i < HOLDS_OUT; i++) {
+		CHECK_RC(g_holds_done[i], 1);
+		CHECK_RC(g_holds_status[i], RPCRDMA_ERR_CANCELLED);
+	}
+	for (int i = 0; i < 20; i++)
+		(void)rpcrdma_loop_run_once(e.loop, 5);
+	for (unsigned int i = 0; i < nheld; i++)
+		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
+	nheld = 0;
+	g_bc_timeout_ms = 0;
 	CHECK_RC(env_down(&e), 0);
 	return 0;
 }

@@ -1633,6 +1633,7 @@ static const struct test_case cases[] = {
     {"e2e_bidir_destroy_out", case_bidir_destroy_out},
     {"e2e_bidir_destroy_in_done", case_bidir_destroy_in_done},
     {"e2e_bidir_client_destroy_held", case_bidir_client_destroy_held},
+    {"e2e_bidir_workers_destroy_out", case_bidir_workers_destroy_out},
     {"e2e_v2_both", case_v2_both},
     {"e2e_v2_to_v1_server", case_v2_to_v1_server},
     {"e2e_v1_to_v2_server", case_v1_to_v2_server},
