@@ -496,9 +496,10 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 		call_list_remove(cc);
 		finish(cc, RPCRDMA_ERR_CANCELLED);
 	}
-	/* Destroyed from the done() of a call a flush failed to send: the
-	 * others it failed are out of the client already, and complete here
-	 * with their own error rather than after we return. */
+	/* Destroyed from the done() of a call that failed (its send, or its
+	 * retries with a lost connection): the others that failed with it
+	 * are out of the client already, and complete here with their own
+	 * error rather than after we return. */
 	while ((cc = first_call(&c->failed))) {
 		call_list_remove(cc);
 		finish(cc, cc->send_err);

@@ -468,7 +468,6 @@ static void on_disconnected(void *ctx, int err)
 	c->conn_events++;
 	rpcrdma__list_init(&doomed);
 	requeue_lost(k, &doomed);
-	/* Complete them only now: done() may start calls or destroy us. */
 	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(&doomed)))) {
 		rpcrdma__list_del(&cc->node);
 		/* The last loss's reason alone would read as if one reset
@@ -478,7 +477,14 @@ static void on_disconnected(void *ctx, int err)
 		    .a = cc->losses,
 		    .b = cc->sent_once,
 		};
-		rpcrdma__clnt_finish(cc, c->last_err);
+		cc->send_err = c->last_err;
+		rpcrdma__list_add_tail(&c->failed, &cc->node);
+	}
+	/* Complete them only now: done() may start calls or destroy us
+	 * (which completes those still on c->failed before it returns). */
+	while ((cc = rpcrdma__clnt_call_at(rpcrdma__list_first(&c->failed)))) {
+		rpcrdma__list_del(&cc->node);
+		rpcrdma__clnt_finish(cc, cc->send_err);
 	}
 	/* A client hosting callbacks keeps its first connection up even with
 	 * none of its own calls to send (RFC 8167 5.4). */

@@ -56,7 +56,7 @@ struct rpcrdma__client_call {
 	uint64_t start_ns; /* for rpcrdma_client_inflight() */
 	size_t hint;       /* room the last encode needed */
 	int fence_status;  /* FENCING: what the caller gets once revoked */
-	int send_err;      /* its send failed: completed with it once the flush is over */
+	int send_err;      /* its send failed (or, on c->failed, its retries ran out): its status */
 };
 
 /* One connection of a client: a transport with its own credits, state and
@@ -98,10 +98,11 @@ struct rpcrdma_client {
 	unsigned int nspare_calls;
 	struct rpcrdma__list queued, sent;
 	struct rpcrdma__list fencing; /* FENCING calls, completed from on_aborted */
-	/* Calls a flush failed to send, out of the client, their done() yet to
-	 * run (clnt_conns.c, finish_failed): here rather than on the flush's
-	 * stack so that a destroy from one of those done()s completes the
-	 * rest before it returns. */
+	/* Calls out of the client, failed with send_err, their done() yet to
+	 * run: those a flush failed to send (clnt_conns.c, finish_failed)
+	 * and those a lost connection left out of retries (on_disconnected).
+	 * Here rather than on a local list so that a destroy from one of
+	 * those done()s completes the rest before it returns. */
 	struct rpcrdma__list failed;
 	unsigned int nsent, nsent_max;
 

@@ -570,8 +570,12 @@ void case_teardown_workers_destroy_twice(void)
  * TCP, nconnect: a listener that never accepts (the kernel completes the
  * connections and takes the calls) goes away with calls out on every
  * connection.  The calls fail as their connections go, and the first
- * completion destroys the client: the rest complete once, inside it.
+ * completion destroys the client: the rest, those lost with the same
+ * connection included, complete once, before that destroy returns.
  */
+static struct td_call *td_lost_calls;
+static int td_lost_seen_at_destroy;
+
 static void destroy_in_failed_done(struct rpcrdma_call *call, void *ctx)
 {
 	td_done(call, ctx);
@@ -580,6 +584,9 @@ static void destroy_in_failed_done(struct rpcrdma_call *call, void *ctx)
 
 		td_destroy_me = NULL;
 		rpcrdma_client_destroy(c);
+		td_lost_seen_at_destroy = 0;
+		for (int i = 0; i < TD_NCALLS; i++)
+			td_lost_seen_at_destroy += td_lost_calls[i].completions;
 		td_destroyed_in_done++;
 	}
 }
@@ -611,6 +618,7 @@ void case_teardown_nconnect_lost_in_done(void)
 	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, &co);
 	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
 	td_destroyed_in_done = 0;
+	td_lost_calls = t;
 	for (int i = 0; i < TD_NCALLS; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
 		call_init(&t[i].call, T_NULL, NULL, NULL, NULL, NULL);
@@ -630,6 +638,8 @@ void case_teardown_nconnect_lost_in_done(void)
 		CHECK(rpcrdma_loop_now(loop) < end);
 		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
 	}
+	/* Those lost with the same connection as the first too. */
+	CHECK_EQ(td_lost_seen_at_destroy, TD_NCALLS);
 	for (int i = 0; i < TD_NCALLS; i++) {
 		CHECK_EQ(t[i].completions, 1);
 		CHECK(t[i].status != 0);
