@@ -740,15 +740,15 @@ RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv, struct rpcrd
  *
  * Deferred requests not yet answered are answered with SYSTEM_ERR (their
  * free_res runs); their struct rpcrdma_svc_req must not be used afterwards.
- * Called from inside one of the server's procedures, or from the completion
- * of a call on one of its backchannels (backchannel.h), the memory is
- * released at the loop's next iteration; so are the backchannels, whose
- * calls still outstanding complete then.  With worker loops, the listener
- * closes first, then each worker finishes and closes its connections, and
- * the call returns once every worker thread has ended; called on a
- * worker's thread, the destruction is queued to the server's loop instead,
- * once: further calls from procedures on any worker, until it has run or
- * while it runs, do nothing.
+ * Called from inside one of the server's procedures or free_res, or from
+ * the completion of a call on one of its backchannels (backchannel.h), the
+ * memory is released at the loop's next iteration; so are the
+ * backchannels, whose calls still outstanding complete then.  With worker
+ * loops, the listener closes first, then each worker finishes and closes
+ * its connections, and the call returns once every worker thread has
+ * ended; called on a worker's thread, the destruction is queued to the
+ * server's loop instead, once: further calls from procedures on any
+ * worker, until it has run or while it runs, do nothing.
  */
 RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
 

@@ -46,6 +46,9 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 	struct rpcrdma_loop *loop = s->loop;
 	bool worker = s->root != s;
 
+	/* The transport's destroy below completes replies still in flight
+	 * (rpcrdma__svc_reply_done): they must not start the free again. */
+	s->finalizing = true;
 	rpcrdma__timer_stop(&s->free_timer);
 	/* Backchannels send on our connections: they go before them. */
 	if (s->bc.finalize)
@@ -112,6 +115,26 @@ static void leave(struct rpcrdma_server *s)
 {
 	if (--s->busy == 0 && s->destroying)
 		rpcrdma__timer_start(s->loop, &s->free_timer, 0, free_cb, s);
+}
+
+/*
+ * Over RDMA a reply whose results are written from the procedure's memory
+ * is done when that Write completes: from the transport's completion
+ * handler, with none of our calls on the stack to hold us busy.  free_res
+ * runs here and may destroy the server; it must then wait until the
+ * handler has returned, as from a procedure.
+ */
+void rpcrdma__svc_reply_done(struct rpcrdma_svc_req *r)
+{
+	struct rpcrdma_server *s = r->srv;
+
+	if (s->finalizing) {
+		rpcrdma__svc_req_free(r);
+		return;
+	}
+	enter(s);
+	rpcrdma__svc_req_free(r);
+	leave(s);
 }
 
 void rpcrdma__svc_waiting_add(struct rpcrdma_server *s, struct rpcrdma_svc_req *r)

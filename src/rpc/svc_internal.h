@@ -120,6 +120,7 @@ struct rpcrdma_server {
 	unsigned int nspare_reqs;
 	unsigned int busy;
 	bool destroying;
+	bool finalizing; /* rpcrdma__svc_finalize is under way */
 	struct rpcrdma__timer free_timer;
 	/* The root's alone. */
 	pthread_rwlock_t reg_lock; /* progs: registered here, read by workers */
@@ -296,6 +297,12 @@ void rpcrdma__svc_req_publish(struct rpcrdma_svc_req *r);
  * @r: a request the transport no longer refers to
  */
 void rpcrdma__svc_req_free(struct rpcrdma_svc_req *r);
+/*
+ * rpcrdma__svc_reply_done - the transport no longer reads @r's results
+ * (transport.h, done): free it, with its core held busy, since over RDMA
+ * this comes from a completion handler and free_res may destroy the server
+ */
+void rpcrdma__svc_reply_done(struct rpcrdma_svc_req *r);
 
 /**
  * rpcrdma__svc_reply_accepted - answer @r with MSG_ACCEPTED and @stat

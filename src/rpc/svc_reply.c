@@ -16,7 +16,7 @@
 /* The transport no longer reads the results (transport.h, done). */
 static void req_reply_done(void *ctx)
 {
-	rpcrdma__svc_req_free(ctx);
+	rpcrdma__svc_reply_done(ctx);
 }
 
 /* Encoding replies. */

@@ -300,5 +300,6 @@ void case_teardown_nconnect_connecting(void);
 void case_teardown_fencing_in_done(void);
 void case_teardown_workers_create_fails(void);
 void case_teardown_send_failed_in_done(void);
+void case_teardown_destroy_in_free_res(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

@@ -13,6 +13,7 @@
  *   0 NULL   1 HOLD: deferred until the test answers it (or the server
  *   goes)   2 ECHO opaque<> as service.c's   3 DESTROY: destroys the
  *   server from inside the procedure (on a worker: queued to its loop)
+ *   4 ECHO_DOOM: ECHO whose free_res destroys the server
  */
 #include <stdatomic.h>
 
@@ -25,7 +26,7 @@
 #define TD_HOLDS 3 /* per client */
 #define TD_MAXHOLD 64
 
-enum { T_NULL, T_HOLD, T_ECHO, T_DESTROY, T_NPROCS };
+enum { T_NULL, T_HOLD, T_ECHO, T_DESTROY, T_ECHO_DOOM, T_NPROCS };
 
 static struct {
 	pthread_mutex_t lock;
@@ -125,7 +126,20 @@ static int t_destroy(struct rpcrdma_svc_req *req, void *args, void *res)
 	return 0;
 }
 
+static void t_echo_doom_free(void *res)
+{
+	t_echo_free(res);
+	if (td.srv) {
+		struct rpcrdma_server *srv = td.srv;
+
+		td.srv = NULL;
+		rpcrdma_server_destroy(srv);
+	}
+}
+
 static const struct rpcrdma_svc_proc tprocs[T_NPROCS] = {
+    [T_ECHO_DOOM] = {t_echo, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc, sizeof(struct echo),
+		     t_echo_doom_free},
     [T_DESTROY] = {t_destroy, NULL, 0, NULL, 0, NULL},
     [T_NULL] = {t_null, NULL, 0, NULL, 0, NULL},
     [T_HOLD] = {t_hold, NULL, 0, xdr_u32_enc, sizeof(uint32_t), t_hold_free},
@@ -849,5 +863,47 @@ void case_teardown_send_failed_in_done(void)
 		CHECK(t[i].status != 0);
 	}
 	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * A procedure's free_res destroys the server.  Over RDMA a large result is
+ * written from the procedure's memory and free_res runs when that Write
+ * completes, from the transport's completion handler: the server must
+ * outlive it, as when destroyed from a procedure.
+ */
+void case_teardown_destroy_in_free_res(void)
+{
+	struct td_call e;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	td.srv = td_server(loop, 0, port);
+	c = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
+	memset(&e, 0, sizeof(e));
+	e.in = malloc(sizeof(*e.in));
+	e.out = malloc(sizeof(*e.out));
+	CHECK(e.in && e.out);
+	e.in->len = 256u << 10;
+	memset(e.in->data, 0x5a, e.in->len);
+	call_init(&e.call, T_ECHO_DOOM, xdr_echo_enc, e.in, xdr_echo_dec, e.out);
+	echo_offer_ddp(&e.call, e.out);
+	e.call.timeout_ms = 5000;
+	e.call.done = td_done;
+	e.call.ctx = &e;
+	CHECK_EQ(rpcrdma_client_call_async(c, &e.call), 0);
+	pump_until_done(loop, &e, 1);
+	for (uint64_t end = rpcrdma_loop_now(loop) + 5000; td.srv;) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
+	pump_ms(loop, 20);
+	CHECK_EQ(td.released, 1);
+	CHECK_EQ(td.echo_frees, 1);
+	rpcrdma_client_destroy(c);
+	free(e.in);
+	free(e.out);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
