@@ -587,10 +587,14 @@ void case_teardown_workers_destroy_twice(void)
  * completion destroys the client: the rest, those lost with the same
  * connection included, complete once, before that destroy returns.
  */
-static struct td_call *td_lost_calls;
-static int td_lost_seen_at_destroy;
+/* The calls a destroy from a done() must have completed before it
+ * returns, and how many completions it had seen when it did. */
+static struct td_call *td_watched;
+static int td_nwatched, td_seen_at_destroy;
 
-static void destroy_in_failed_done(struct rpcrdma_call *call, void *ctx)
+/* done(): the first destroys td_destroy_me and counts td_watched's
+ * completions at that moment. */
+static void destroy_then_count(struct rpcrdma_call *call, void *ctx)
 {
 	td_done(call, ctx);
 	if (td_destroy_me) {
@@ -598,9 +602,9 @@ static void destroy_in_failed_done(struct rpcrdma_call *call, void *ctx)
 
 		td_destroy_me = NULL;
 		rpcrdma_client_destroy(c);
-		td_lost_seen_at_destroy = 0;
-		for (int i = 0; i < TD_NCALLS; i++)
-			td_lost_seen_at_destroy += td_lost_calls[i].completions;
+		td_seen_at_destroy = 0;
+		for (int i = 0; i < td_nwatched; i++)
+			td_seen_at_destroy += td_watched[i].completions;
 		td_destroyed_in_done++;
 	}
 }
@@ -632,11 +636,12 @@ void case_teardown_nconnect_lost_in_done(void)
 	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, &co);
 	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
 	td_destroyed_in_done = 0;
-	td_lost_calls = t;
+	td_watched = t;
+	td_nwatched = TD_NCALLS;
 	for (int i = 0; i < TD_NCALLS; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
 		call_init(&t[i].call, T_NULL, NULL, NULL, NULL, NULL);
-		t[i].call.done = destroy_in_failed_done;
+		t[i].call.done = destroy_then_count;
 		t[i].call.ctx = &t[i];
 		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
 	}
@@ -653,7 +658,7 @@ void case_teardown_nconnect_lost_in_done(void)
 		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
 	}
 	/* Those lost with the same connection as the first too. */
-	CHECK_EQ(td_lost_seen_at_destroy, TD_NCALLS);
+	CHECK_EQ(td_seen_at_destroy, TD_NCALLS);
 	for (int i = 0; i < TD_NCALLS; i++) {
 		CHECK_EQ(t[i].completions, 1);
 		CHECK(t[i].status != 0);
@@ -813,23 +818,6 @@ void case_teardown_workers_create_fails(void)
  * so the caller may free them all right after it.
  */
 #define TD_FAILS 4
-static struct td_call *td_fail_calls;
-static int td_fail_seen_at_destroy;
-
-static void destroy_in_send_failed(struct rpcrdma_call *call, void *ctx)
-{
-	td_done(call, ctx);
-	if (td_destroy_me) {
-		struct rpcrdma_client *c = td_destroy_me;
-
-		td_destroy_me = NULL;
-		rpcrdma_client_destroy(c);
-		td_fail_seen_at_destroy = 0;
-		for (int i = 0; i < TD_FAILS; i++)
-			td_fail_seen_at_destroy += td_fail_calls[i].completions;
-		td_destroyed_in_done++;
-	}
-}
 
 void case_teardown_send_failed_in_done(void)
 {
@@ -843,12 +831,13 @@ void case_teardown_send_failed_in_done(void)
 	srv = td_server(loop, 0, port);
 	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
 	CHECK_EQ(rpcrdma_client_connect(td_destroy_me), 0);
-	td_fail_calls = t;
+	td_watched = t;
+	td_nwatched = TD_FAILS;
 	td_destroyed_in_done = 0;
 	for (int i = 0; i < TD_FAILS; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
 		call_init(&t[i].call, T_NULL, xdr_fail_enc, &v, NULL, NULL);
-		t[i].call.done = destroy_in_send_failed;
+		t[i].call.done = destroy_then_count;
 		t[i].call.ctx = &t[i];
 		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
 	}
@@ -856,7 +845,7 @@ void case_teardown_send_failed_in_done(void)
 		CHECK(rpcrdma_loop_now(loop) < end);
 		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
 	}
-	CHECK_EQ(td_fail_seen_at_destroy, TD_FAILS);
+	CHECK_EQ(td_seen_at_destroy, TD_FAILS);
 	pump_ms(loop, 20);
 	for (int i = 0; i < TD_FAILS; i++) {
 		CHECK_EQ(t[i].completions, 1);
