@@ -724,24 +724,6 @@ void case_teardown_nconnect_connecting(void)
  * next iteration, and the loop cannot be destroyed before they have, as
  * rpcrdma_client_destroy() says.
  */
-static struct td_call *td_fence_calls;
-static int td_fence_n, td_fence_seen_at_destroy;
-
-static void destroy_in_fence_done(struct rpcrdma_call *call, void *ctx)
-{
-	td_done(call, ctx);
-	if (td_destroy_me) {
-		struct rpcrdma_client *c = td_destroy_me;
-
-		td_destroy_me = NULL;
-		rpcrdma_client_destroy(c);
-		td_fence_seen_at_destroy = 0;
-		for (int i = 0; i < td_fence_n; i++)
-			td_fence_seen_at_destroy += td_fence_calls[i].completions;
-		td_destroyed_in_done++;
-	}
-}
-
 void case_teardown_fencing_in_done(void)
 {
 	enum { N = 4 };
@@ -755,8 +737,8 @@ void case_teardown_fencing_in_done(void)
 	srv = td_server(loop, 0, port);
 	td_destroy_me = client_for(loop, port, TEARDOWN_PROG, 1, NULL);
 	td_open(td_destroy_me, 1);
-	td_fence_calls = t;
-	td_fence_n = N;
+	td_watched = t;
+	td_nwatched = N;
 	td_destroyed_in_done = 0;
 	for (int i = 0; i < N; i++) {
 		memset(&t[i], 0, sizeof(t[i]));
@@ -764,7 +746,7 @@ void case_teardown_fencing_in_done(void)
 		t[i].call.ddp_buf = bufs[i];
 		t[i].call.ddp_len = sizeof(bufs[i]);
 		t[i].call.timeout_ms = 300;
-		t[i].call.done = destroy_in_fence_done;
+		t[i].call.done = destroy_then_count;
 		t[i].call.ctx = &t[i];
 		CHECK_EQ(rpcrdma_client_call_async(td_destroy_me, &t[i].call), 0);
 	}
@@ -772,8 +754,8 @@ void case_teardown_fencing_in_done(void)
 		CHECK(rpcrdma_loop_now(loop) < end);
 		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
 	}
-	CHECK(td_fence_seen_at_destroy >= 1);
-	if (td_fence_seen_at_destroy < N)
+	CHECK(td_seen_at_destroy >= 1);
+	if (td_seen_at_destroy < N)
 		CHECK_EQ(rpcrdma_loop_destroy(loop), -EBUSY);
 	CHECK(rpcrdma_loop_run_once(loop, 0) >= 0);
 	for (int i = 0; i < N; i++) {
