@@ -695,6 +695,16 @@ static void conn_free(struct ofi_conn *c)
 /*
  * Connection events.
  */
+/* A request the owner cannot be told of is refused, rather than the whole
+ * instance failed: its peer sees the attempt fail and may try again. */
+static void emit_request(struct ofi_conn *c, const struct rpcrdma_prov_event *ev)
+{
+	if (rpcrdma__provider_evq_push(&c->p->q, ev)) {
+		c->p->st.errors++;
+		conn_free(c);
+	}
+}
+
 static void on_connreq(struct ofi_prov *p, struct ofi_listener *l, struct fi_info *info,
                        const void *data, size_t len)
 {
@@ -722,7 +732,7 @@ static void on_connreq(struct ofi_prov *p, struct ofi_listener *l, struct fi_inf
 	rpcrdma__provider_copy_private(&ev, data, len);
 	c->req_pdlen = (uint8_t)ev.private_len;
 	memcpy(c->req_pdata, ev.private_data, ev.private_len);
-	emit(p, &ev);
+	emit_request(c, &ev);
 }
 
 static void on_connected(struct ofi_conn *c, const void *data, size_t len)
@@ -886,7 +896,7 @@ static bool inbox_drain(struct ofi_prov *p)
 		ev.conn = &c->base;
 		ev.ctx = h->ctx;
 		rpcrdma__provider_copy_private(&ev, h->pdata, h->pdlen);
-		emit(p, &ev);
+		emit_request(c, &ev);
 		free(h);
 	}
 	return any;
@@ -2058,6 +2068,9 @@ static int ofi_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pr
 	rpcrdma__list_init(&p->listeners);
 	rpcrdma__list_init(&p->mrs);
 	rpcrdma__list_init(&p->grants);
+	ret = rpcrdma__provider_evq_init(&p->q);
+	if (ret)
+		goto out_close;
 
 	ret = pick_info(attr, &p->info);
 	psm_signals_reset(); /* fi_getinfo loads the providers' libraries */

@@ -135,7 +135,7 @@ const char *rpcrdma__provider_op_str(enum rpcrdma_prov_op op)
 /*
  * Event queue.
  */
-/* The capacity is a power of two (64, then doubled), so that a position
+/* The capacity is a power of two (RPCRDMA__EVQ_INITIAL, then doubled), so that a position
  * wraps with a mask: a division per event was a measurable part of the
  * provider's per-completion work. */
 static size_t evq_at(const struct rpcrdma_prov_evq *q, size_t i)
@@ -143,26 +143,44 @@ static size_t evq_at(const struct rpcrdma_prov_evq *q, size_t i)
 	return (q->head + i) & (q->cap - 1);
 }
 
+static int evq_grow(struct rpcrdma_prov_evq *q)
+{
+	size_t ncap = q->cap ? q->cap * 2 : RPCRDMA__EVQ_INITIAL;
+	struct rpcrdma_prov_event *nv;
+
+	if (ncap < q->cap)
+		return -ENOMEM;
+	nv = calloc(ncap, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	for (size_t i = 0; i < q->count; i++)
+		nv[i] = q->v[evq_at(q, i)];
+	free(q->v);
+	q->v = nv;
+	q->cap = ncap;
+	q->head = 0;
+	return 0;
+}
+
+int rpcrdma__provider_evq_init(struct rpcrdma_prov_evq *q)
+{
+	memset(q, 0, sizeof(*q));
+	return evq_grow(q);
+}
+
 int rpcrdma__provider_evq_push(struct rpcrdma_prov_evq *q, const struct rpcrdma_prov_event *ev)
 {
-	if (q->count == q->cap) {
-		size_t ncap = q->cap ? q->cap * 2 : 64;
-		struct rpcrdma_prov_event *nv;
-
-		if (ncap < q->cap)
-			return -ENOMEM;
-		nv = calloc(ncap, sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		for (size_t i = 0; i < q->count; i++)
-			nv[i] = q->v[evq_at(q, i)];
-		free(q->v);
-		q->v = nv;
-		q->cap = ncap;
-		q->head = 0;
-	}
+	if (q->count == q->cap && evq_grow(q))
+		return -ENOMEM;
 	q->v[evq_at(q, q->count)] = *ev;
 	q->count++;
+	/*
+	 * Grown while half the room is left, so that an allocation failing
+	 * now and then loses nothing: a push fails only when the queue is
+	 * full and memory has stayed short since it was half full.
+	 */
+	if (q->count > q->cap / 2)
+		(void)evq_grow(q);
 	return 0;
 }
 

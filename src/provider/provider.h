@@ -522,18 +522,28 @@ const char *rpcrdma__provider_op_str(enum rpcrdma_prov_op op);
  * their own: each works on memory its caller owns.
  */
 
-/* A queue of events not yet delivered; it grows as needed. */
+/* A queue of events not yet delivered; it grows as needed, ahead of need. */
+#define RPCRDMA__EVQ_INITIAL 64u
 struct rpcrdma_prov_evq {
 	struct rpcrdma_prov_event *v;
 	size_t cap, head, count;
 };
 
 /**
+ * rpcrdma__provider_evq_init - an empty queue with room already allocated
+ * @q: the queue, from the instance's open (its first events then allocate
+ *	nothing: a failure there would fail the instance)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rpcrdma__provider_evq_init(struct rpcrdma_prov_evq *q);
+/**
  * rpcrdma__provider_evq_push - queue a copy of an event
  * @q: the queue
  * @ev: the event
  *
- * Return: 0, or -ENOMEM (the queue is left as it was).
+ * Return: 0, or -ENOMEM (the queue is left as it was): only when it is
+ * full and the growth tried since it was half full has failed each time.
  */
 int rpcrdma__provider_evq_push(struct rpcrdma_prov_evq *q, const struct rpcrdma_prov_event *ev);
 /**

@@ -1207,6 +1207,9 @@ static int vb_open(const struct rpcrdma_prov_open_attr *attr, struct rpcrdma_pro
 	rpcrdma__list_init(&p->mrs);
 	rpcrdma__list_init(&p->grants);
 	rpcrdma__list_init(&p->hot);
+	ret = rpcrdma__provider_evq_init(&p->q);
+	if (ret)
+		goto out_close;
 	memcpy(&p->addr, attr->addr, sockaddr_size(attr->addr));
 	if (p->addr.ss_family == AF_INET6)
 		((struct sockaddr_in6 *)&p->addr)->sin6_port = 0;

@@ -54,7 +54,12 @@ static void announce_request(struct vb_prov *p, struct vb_conn *c, struct vb_lis
 	ev.listener = l ? &l->base : NULL;
 	ev.ctx = ctx;
 	rpcrdma__vb_copy_private(&ev, c->pdata, c->pdlen);
-	rpcrdma__vb_emit(p, &ev);
+	if (rpcrdma__provider_evq_push(&p->q, &ev)) {
+		/* Refused, rather than the whole instance failed: the peer
+		 * sees its attempt fail and may try again. */
+		p->st.errors++;
+		rpcrdma__vb_conn_free(c);
+	}
 }
 
 static void on_connreq(struct vb_prov *p, struct vb_listener *l, struct rdma_cm_id *id,
