@@ -165,7 +165,9 @@ struct round_result {
 };
 
 static struct echo *echo_in[ECHOS], *echo_out[ECHOS];
-static unsigned int workers; /* --workers N: the server's worker loops */
+static unsigned int workers;  /* --workers N: the server's worker loops */
+static unsigned int nconnect; /* --nconnect N: the client's connections */
+static uint32_t max_vers;     /* --v2: the client offers Version Two */
 
 /*
  * One round: a client and a server on @loop; the @n-th allocation of the
@@ -200,6 +202,8 @@ static struct round_result run_round(long n)
 	}
 	rpcrdma_client_opts_default(&co);
 	co.timeout_ms = 5000; /* a call lost with its connection is sent again */
+	co.nconnect = nconnect;
+	co.max_vers = max_vers;
 	e.clnt = client_for(e.loop, e.port, TEST_PROG, 1, &co);
 
 	atomic_store(&countdown, n);
@@ -317,9 +321,9 @@ static void sweep(void)
 			break;
 		CHECK(n < ROUNDS_MAX);
 	}
-	printf("# %s, %u worker(s): %ld rounds, each failing one more of the library's allocations; "
+	printf("# %s, %u worker(s), nconnect %u, version %u: %ld rounds, each failing one more of the library's allocations; "
 	       "%ld failed, %ld rounds saw a call fail\n",
-	       transport == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, rounds, (long)failed,
+	       transport == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, nconnect, max_vers ? max_vers : 1, rounds, (long)failed,
 	       with_errors);
 	CHECK(only || rounds > 10); /* the workload does allocate: the sweep did sweep */
 	for (size_t k = 0; k < ECHOS; k++) {
@@ -359,6 +363,13 @@ int main(int argc, char **argv)
 			}
 		} else if (strcmp(argv[i], "--workers") == 0 && i + 1 < argc) {
 			workers = (unsigned int)atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--nconnect") == 0 && i + 1 < argc) {
+			nconnect = (unsigned int)atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--v2") == 0) {
+			max_vers = 2;
+		} else {
+			fprintf(stderr, "unknown option %s\n", argv[i]);
+			return 2;
 		}
 	}
 	/* The interposer must be the allocator this program uses. */
