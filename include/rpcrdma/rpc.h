@@ -738,8 +738,11 @@ RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv, struct rpcrd
  * rpcrdma_server_destroy - stop accepting, finish calls in progress, close
  * connections, free
  *
- * Deferred requests not yet answered are answered with SYSTEM_ERR (their
- * free_res runs); their struct rpcrdma_svc_req must not be used afterwards.
+ * Calls still outstanding on its backchannels complete first, with
+ * RPCRDMA_ERR_CANCELLED, while the requests deferred until they come back
+ * still wait: such a completion may answer its request.  Then deferred
+ * requests not yet answered are answered with SYSTEM_ERR (their free_res
+ * runs); their struct rpcrdma_svc_req must not be used afterwards.
  * Called from inside one of the server's procedures or free_res, or from
  * the completion of a call on one of its backchannels (backchannel.h), the
  * memory is released at the loop's next iteration; so are the

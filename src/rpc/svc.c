@@ -50,9 +50,27 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 	 * (rpcrdma__svc_reply_done): they must not start the free again. */
 	s->finalizing = true;
 	rpcrdma__timer_stop(&s->free_timer);
-	/* Backchannels send on our connections: they go before them. */
+	/* Backchannels send on our connections: they go before them.  Their
+	 * calls still outstanding complete now, while the requests deferred
+	 * on them still wait: a completion may answer its own. */
 	if (s->bc.finalize)
 		s->bc.finalize(s);
+	/*
+	 * Deferred calls left get SYSTEM_ERR, which also serves the
+	 * duplicates parked on them; parked ones left (their original was
+	 * answered meanwhile, or dropped with its connection) are dropped.
+	 */
+	while (!rpcrdma__list_empty(&s->waiting)) {
+		struct rpcrdma_svc_req *r =
+		    rpcrdma__container_of(s->waiting.next, struct rpcrdma_svc_req, wnode);
+
+		rpcrdma__svc_waiting_remove(s, r);
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) == RPCRDMA__SVC_DEFERRED) {
+			rpcrdma__svc_answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
+		} else {
+			rpcrdma__svc_drop_parked(s, r);
+		}
+	}
 	/* The listener goes first: nothing is handed to a worker after. */
 	s->ops->destroy(s->t);
 	if (!worker) {
@@ -113,7 +131,9 @@ static void enter(struct rpcrdma_server *s)
 
 static void leave(struct rpcrdma_server *s)
 {
-	if (--s->busy == 0 && s->destroying)
+	/* Answers given from inside the finalize (a backchannel call's
+	 * completion) must not start it again. */
+	if (--s->busy == 0 && s->destroying && !s->finalizing)
 		rpcrdma__timer_start(s->loop, &s->free_timer, 0, free_cb, s);
 }
 
@@ -864,22 +884,6 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 		atomic_store_explicit(&s->destroy_queued, true, memory_order_release);
 	s->destroying = true;
 	enter(s);
-	/*
-	 * Deferred calls get SYSTEM_ERR, which also serves the duplicates
-	 * parked on them; parked ones left (their original is running right
-	 * now, below us on the stack) are dropped.
-	 */
-	while (!rpcrdma__list_empty(&s->waiting)) {
-		struct rpcrdma_svc_req *r =
-		    rpcrdma__container_of(s->waiting.next, struct rpcrdma_svc_req, wnode);
-
-		rpcrdma__svc_waiting_remove(s, r);
-		if (atomic_load_explicit(&r->state, memory_order_relaxed) == RPCRDMA__SVC_DEFERRED) {
-			rpcrdma__svc_answer(s, r, -RPCRDMA_RPC_SYSTEM_ERR);
-		} else {
-			rpcrdma__svc_drop_parked(s, r);
-		}
-	}
 	if (s->busy == 1 && !bc_busy(s)) {
 		rpcrdma__svc_finalize(s);
 		return;

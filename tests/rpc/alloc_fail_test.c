@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rpcrdma/backchannel.h"
 #include "suite.h"
 
 #define SKIP_EXIT 77
@@ -168,6 +169,101 @@ static struct echo *echo_in[ECHOS], *echo_out[ECHOS];
 static unsigned int workers;  /* --workers N: the server's worker loops */
 static unsigned int nconnect; /* --nconnect N: the client's connections */
 static uint32_t max_vers;     /* --v2: the client offers Version Two */
+static bool bidir;            /* --bidir: calls that make a reverse call */
+
+/* ------------------------------------------------------------ backchannel */
+
+/*
+ * --bidir: the server serves the test program's procedures, and one more,
+ * P_CALL_BACK, under BIDIR_PROG; it answers once a reverse call to the
+ * client's CB_PROG has come back with its argument plus one.
+ */
+#define BIDIR_PROG 0x20000097u
+#define CB_PROG 0x20000096u
+#define P_CALL_BACK P_NPROCS
+#define CB_INC 1u
+#define BIDIR_CALLS 2
+
+static struct rpcrdma_svc_proc bidir_procs[P_NPROCS + 1];
+
+struct reverse {
+	struct rpcrdma_call call;
+	struct rpcrdma_svc_req *req;
+	int32_t *res;
+	uint32_t x;
+	int32_t y;
+};
+
+static void reverse_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct reverse *r = ctx;
+
+	if (call->status == 0)
+		CHECK_EQ(r->y, (int32_t)r->x + 1);
+	*r->res = call->status == 0 ? r->y : -1;
+	CHECK_EQ(rpcrdma_svc_reply(r->req, call->status == 0 ? 0 : -RPCRDMA_RPC_SYSTEM_ERR), 0);
+	free(r);
+}
+
+static int proc_call_back(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	const struct rpcrdma_backchannel_opts o = {.prog = CB_PROG, .vers = 1, .timeout_ms = 1000};
+	struct rpcrdma_backchannel *bc;
+	struct reverse *r;
+
+	if (rpcrdma_svc_backchannel(req, &o, &bc) || rpcrdma_backchannel_enable(bc, true))
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	r = __libc_calloc(1, sizeof(*r)); /* the test's own: never failed */
+	CHECK(r != NULL);
+	r->req = req;
+	r->res = res;
+	r->x = *(uint32_t *)args;
+	call_init(&r->call, CB_INC, xdr_u32_enc, &r->x, xdr_i32_dec, &r->y);
+	r->call.done = reverse_done;
+	r->call.ctx = r;
+	if (rpcrdma_backchannel_call_async(bc, &r->call)) {
+		free(r);
+		return -RPCRDMA_RPC_SYSTEM_ERR;
+	}
+	return RPCRDMA_SVC_DEFERRED;
+}
+
+static int proc_cb_inc(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	*(int32_t *)res = (int32_t)(*(uint32_t *)args + 1);
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc cb_procs[] = {
+    [CB_INC] = {proc_cb_inc, xdr_u32_dec, sizeof(uint32_t), xdr_i32_enc, sizeof(int32_t), NULL},
+};
+
+static void bidir_procs_init(void)
+{
+	memcpy(bidir_procs, procs, sizeof(procs));
+	bidir_procs[P_CALL_BACK] = (struct rpcrdma_svc_proc){
+	    proc_call_back, xdr_u32_dec, sizeof(uint32_t), xdr_i32_enc, sizeof(int32_t), NULL};
+}
+
+struct bidir_call {
+	struct rpcrdma_call call;
+	uint32_t x;
+	int32_t y;
+	bool done;
+	int *left;
+};
+
+static void bidir_done(struct rpcrdma_call *call, void *ctx)
+{
+	struct bidir_call *b = ctx;
+
+	if (call->status == 0)
+		CHECK_EQ(b->y, (int32_t)b->x + 1);
+	CHECK(!b->done);
+	b->done = true;
+	(*b->left)--;
+}
 
 /*
  * One round: a client and a server on @loop; the @n-th allocation of the
@@ -178,6 +274,7 @@ static struct round_result run_round(long n)
 	struct round_result rr = {0};
 	struct pending adds[ASYNC_ADDS];
 	struct echo_call echo[ECHOS];
+	struct bidir_call back[BIDIR_CALLS];
 	struct rpcrdma_client_opts co;
 	struct rpcrdma_call call;
 	struct env e;
@@ -194,17 +291,29 @@ static struct round_result run_round(long n)
 		so.workers = workers;
 		CHECK_EQ(rpcrdma_server_create(e.loop, "127.0.0.1", "0", &so, &e.srv), 0);
 		CHECK_EQ(rpcrdma_server_register(e.srv, TEST_PROG, 1, procs, P_NPROCS), 0);
+		if (bidir)
+			CHECK_EQ(rpcrdma_server_register(e.srv, BIDIR_PROG, 1, bidir_procs,
+							 P_NPROCS + 1),
+				 0);
 		snprintf(e.port, sizeof(e.port), "%d", rpcrdma_server_port(e.srv));
 		memset(&svc, 0, sizeof(svc));
 		svc.loop = e.loop;
 	} else {
 		e.srv = server_on(e.loop, 0, e.port);
+		if (bidir)
+			CHECK_EQ(rpcrdma_server_register(e.srv, BIDIR_PROG, 1, bidir_procs,
+							 P_NPROCS + 1),
+				 0);
 	}
 	rpcrdma_client_opts_default(&co);
 	co.timeout_ms = 5000; /* a call lost with its connection is sent again */
 	co.nconnect = nconnect;
 	co.max_vers = max_vers;
-	e.clnt = client_for(e.loop, e.port, TEST_PROG, 1, &co);
+	e.clnt = client_for(e.loop, e.port, bidir ? BIDIR_PROG : TEST_PROG, 1, &co);
+	if (bidir)
+		CHECK_EQ(rpcrdma_client_register_callback(e.clnt, CB_PROG, 1, cb_procs,
+							  sizeof(cb_procs) / sizeof(cb_procs[0]), NULL),
+			 0);
 
 	atomic_store(&countdown, n);
 	/* Connecting, and the first calls, with the failure armed. */
@@ -241,6 +350,21 @@ static struct round_result run_round(long n)
 			rr.call_errors++;
 	}
 
+	for (int i = 0; bidir && i < BIDIR_CALLS; i++) {
+		struct bidir_call *b = &back[i];
+
+		memset(b, 0, sizeof(*b));
+		b->x = 100u + (uint32_t)i;
+		b->left = &left;
+		call_init(&b->call, P_CALL_BACK, xdr_u32_enc, &b->x, xdr_i32_dec, &b->y);
+		b->call.done = bidir_done;
+		b->call.ctx = b;
+		if (rpcrdma_client_call_async(e.clnt, &b->call) == 0)
+			left++;
+		else
+			rr.call_errors++;
+	}
+
 	deadline = rpcrdma_loop_now(e.loop) + 60000;
 	while (left > 0) {
 		CHECK(rpcrdma_loop_run_once(e.loop, 100) >= 0);
@@ -250,6 +374,8 @@ static struct round_result run_round(long n)
 		rr.call_errors += adds[i].done && adds[i].call.status != 0;
 	for (size_t i = 0; i < ECHOS; i++)
 		rr.call_errors += echo[i].done && echo[i].call.status != 0;
+	for (int i = 0; bidir && i < BIDIR_CALLS; i++)
+		rr.call_errors += back[i].done && back[i].call.status != 0;
 
 	rr.reached = atomic_load(&countdown) <= 0;
 	atomic_store(&countdown, 0);
@@ -321,9 +447,9 @@ static void sweep(void)
 			break;
 		CHECK(n < ROUNDS_MAX);
 	}
-	printf("# %s, %u worker(s), nconnect %u, version %u: %ld rounds, each failing one more of the library's allocations; "
+	printf("# %s, %u worker(s), nconnect %u, version %u%s: %ld rounds, each failing one more of the library's allocations; "
 	       "%ld failed, %ld rounds saw a call fail\n",
-	       transport == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, nconnect, max_vers ? max_vers : 1, rounds, (long)failed,
+	       transport == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, nconnect, max_vers ? max_vers : 1, bidir ? ", reverse calls" : "", rounds, (long)failed,
 	       with_errors);
 	CHECK(only || rounds > 10); /* the workload does allocate: the sweep did sweep */
 	for (size_t k = 0; k < ECHOS; k++) {
@@ -367,6 +493,8 @@ int main(int argc, char **argv)
 			nconnect = (unsigned int)atoi(argv[++i]);
 		} else if (strcmp(argv[i], "--v2") == 0) {
 			max_vers = 2;
+		} else if (strcmp(argv[i], "--bidir") == 0) {
+			bidir = true;
 		} else {
 			fprintf(stderr, "unknown option %s\n", argv[i]);
 			return 2;
@@ -384,6 +512,7 @@ int main(int argc, char **argv)
 			return SKIP_EXIT;
 		}
 	}
+	bidir_procs_init();
 	failed = 0;
 	sweep();
 	printf("# %d checks passed\n", (int)checks);

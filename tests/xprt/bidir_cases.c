@@ -14,7 +14,14 @@
 #define FWD_CREDITS 16u
 
 enum { CB_NULL, CB_ECHO, CB_BLOB, CB_HOLD, CB_NPROCS };
-enum { SETUP_ENABLE = 1, SETUP_BIND = 2, SETUP_PING = 4, SETUP_STORM = 8, SETUP_HOLDS = 16 };
+enum {
+	SETUP_ENABLE = 1,
+	SETUP_BIND = 2,
+	SETUP_PING = 4,
+	SETUP_STORM = 8,
+	SETUP_HOLDS = 16,
+	SETUP_AWAIT = 32,
+};
 
 /* The highest RPC-over-RDMA version the client offers (v2_cases.c sets
  * 2), and whether a case saw Version Two on the forward direction. */
@@ -123,6 +130,23 @@ static void holds_start(struct rpcrdma_call *call, void *ctx)
 	}
 }
 
+/* SETUP_AWAIT: a procedure answered from the completion of the reverse
+ * CB_HOLD it made (which the client keeps): a server call waiting on a
+ * callback when the server goes (e2e_bidir_destroy_awaiting). */
+static struct rpcrdma_call g_await;
+static struct rpcrdma_svc_req *g_await_req;
+static int g_await_done, g_await_status, g_await_reply_rc;
+
+static void await_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)ctx;
+	g_await_done++;
+	g_await_status = call->status;
+	g_await_reply_rc =
+	    rpcrdma_svc_reply(g_await_req, call->status ? -RPCRDMA_RPC_SYSTEM_ERR : 0);
+	g_await_req = NULL;
+}
+
 static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 {
 	uint32_t flags = *(uint32_t *)args;
@@ -146,6 +170,15 @@ static int proc_setup(struct rpcrdma_svc_req *req, void *args, void *res)
 		call_init(&g_holds[HOLDS_OUT], CB_NULL, NULL, NULL, NULL, NULL);
 		g_holds[HOLDS_OUT].done = holds_start;
 		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_holds[HOLDS_OUT]);
+	}
+	if (!g_setup_rc && (flags & SETUP_AWAIT)) {
+		call_init(&g_await, CB_HOLD, NULL, NULL, NULL, NULL);
+		g_await.done = await_done;
+		g_await_req = req;
+		g_setup_rc = rpcrdma_backchannel_call_async(g_bc, &g_await);
+		if (!g_setup_rc)
+			return RPCRDMA_SVC_DEFERRED;
+		g_await_req = NULL;
 	}
 	if (!g_setup_rc && (flags & SETUP_STORM)) {
 		call_init(&g_storm[0], CB_NULL, NULL, NULL, NULL, NULL);
@@ -1039,6 +1072,99 @@ static int case_bidir_destroy_out(void)
 static int case_bidir_destroy_in_done(void)
 {
 	return bidir_destroy_out(true);
+}
+
+/*
+ * The server goes while one of its procedures waits, deferred, for a
+ * reverse call that the client holds; the procedure's answer comes from
+ * that call's completion.  The completion runs, with
+ * RPCRDMA_ERR_CANCELLED, while the request is still waiting for its
+ * answer, so the answer it gives is taken (before, the destroy had
+ * already answered and freed the request: a use after free).  From
+ * outside, or (@from_done) from the completion of another reverse call,
+ * when the backchannel goes at the loop's next iteration.  The client's
+ * call ends with an error, once.
+ */
+static void count_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	(*(int *)ctx)++;
+}
+
+static int bidir_destroy_awaiting(bool from_done)
+{
+	struct rpcrdma_call setup, ping;
+	uint32_t flags = SETUP_AWAIT;
+	int setup_done = 0;
+	uint64_t dl;
+	struct env e;
+
+	CHECK_RC(bidir_up(&e, true, false), 0);
+	CHECK_RC(setup_call(&e, SETUP_ENABLE), 0);
+	/* The reverse requester has one credit until a reply grants more. */
+	call_init(&ping, CB_NULL, NULL, NULL, NULL, NULL);
+	CHECK_RC(rpcrdma_backchannel_call(g_bc, &ping), 0);
+	nheld = 0;
+	g_await_done = 0;
+	g_await_reply_rc = 1;
+	call_init(&setup, P_SETUP, u32_enc, &flags, NULL, NULL);
+	setup.done = count_done;
+	setup.ctx = &setup_done;
+	CHECK_RC(rpcrdma_client_call_async(e.clnt, &setup), 0);
+	for (dl = rpcrdma_loop_now(e.loop) + 20000; nheld < 1;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	CHECK_RC(g_await_done, 0);
+	if (from_done) {
+		memset(g_rev_done, 0, sizeof(g_rev_done));
+		g_doomed_srv = e.srv;
+		call_init(&ping, CB_NULL, NULL, NULL, NULL, NULL);
+		ping.done = rev_done_destroy;
+		ping.ctx = (void *)(intptr_t)0;
+		CHECK_RC(rpcrdma_backchannel_call_async(g_bc, &ping), 0);
+		for (dl = rpcrdma_loop_now(e.loop) + 20000; g_doomed_srv;) {
+			CHECK(rpcrdma_loop_now(e.loop) < dl);
+			CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+		}
+		CHECK_RC(g_rev_status[0], 0);
+		for (dl = rpcrdma_loop_now(e.loop) + 2000; !g_await_done;) {
+			CHECK(rpcrdma_loop_now(e.loop) < dl);
+			CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+		}
+	} else {
+		rpcrdma_server_destroy(e.srv);
+	}
+	e.srv = NULL;
+	g_bc = NULL;
+	CHECK_RC(g_await_done, 1);
+	CHECK_RC(g_await_status, RPCRDMA_ERR_CANCELLED);
+	CHECK_RC(g_await_reply_rc, 0);
+	/* The client's call ends, with an error: the server went. */
+	for (dl = rpcrdma_loop_now(e.loop) + 30000; !setup_done;) {
+		CHECK(rpcrdma_loop_now(e.loop) < dl);
+		CHECK(rpcrdma_loop_run_once(e.loop, 5) >= 0);
+	}
+	CHECK_RC(setup_done, 1);
+	CHECK(setup.status != 0);
+	for (unsigned int i = 0; i < nheld; i++)
+		CHECK_RC(rpcrdma_svc_reply(held[i], 0), 0);
+	nheld = 0;
+	for (int i = 0; i < 20; i++)
+		(void)rpcrdma_loop_run_once(e.loop, 5);
+	CHECK_RC(g_await_done, 1);
+	CHECK_RC(env_down(&e), 0);
+	return 0;
+}
+
+static int case_bidir_destroy_awaiting(void)
+{
+	return bidir_destroy_awaiting(false);
+}
+
+static int case_bidir_destroy_awaiting_in_done(void)
+{
+	return bidir_destroy_awaiting(true);
 }
 
 /*

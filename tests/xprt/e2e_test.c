@@ -1632,6 +1632,8 @@ static const struct test_case cases[] = {
     {"e2e_bidir_paused", case_bidir_paused},
     {"e2e_bidir_destroy_out", case_bidir_destroy_out},
     {"e2e_bidir_destroy_in_done", case_bidir_destroy_in_done},
+    {"e2e_bidir_destroy_awaiting", case_bidir_destroy_awaiting},
+    {"e2e_bidir_destroy_awaiting_in_done", case_bidir_destroy_awaiting_in_done},
     {"e2e_bidir_client_destroy_held", case_bidir_client_destroy_held},
     {"e2e_bidir_workers_destroy_out", case_bidir_workers_destroy_out},
     {"e2e_v2_both", case_v2_both},

@@ -442,13 +442,7 @@ static int case_trace_v2_fallback(void)
  * chunks they offer; then as nothing once answered. */
 #include "rpcrdma/debug.h"
 
-/* proc_hold and held[] are bidir_cases.c's. */
-
-static void count_done(struct rpcrdma_call *call, void *ctx)
-{
-	(void)call;
-	++*(int *)ctx;
-}
+/* proc_hold, held[] and count_done are bidir_cases.c's. */
 
 static int case_inflight(void)
 {
