@@ -108,6 +108,7 @@ struct ofi_prov {
 	struct rpcrdma_prov_keys keys;
 	struct rpcrdma_prov_stats st;
 	struct rpcrdma_prov_inbox inbox; /* connections handed over to us */
+	struct fid_pep *refuser;         /* refuses those (req_refuse), once needed */
 	/* Reading the EQ or the CQ costs a system call even when empty (each
 	 * runs libfabric's progress: an epoll_wait).  See ofi_fill. */
 	int eq_fd;            /* the EQ's wait fd */
@@ -529,6 +530,47 @@ static void cq_drain(struct ofi_prov *p)
 }
 
 /*
+ * Refuses a connection request (@pdata to the peer) and frees @info.
+ * WARNING: libfabric frees a request's handle, and tcp closes the
+ * socket it holds, only in fi_reject() or a successful fi_accept();
+ * fi_freeinfo() frees the info alone, and a request dropped with it
+ * kept a descriptor and libfabric's memory for good (handed to a worker
+ * that refused it, or was closed with it in its inbox).  A request
+ * handed over from another instance has no listener here: tcp's reject
+ * acts on the handle alone, the passive endpoint only routes the call,
+ * so one of our own serves, never bound (no socket) nor listening.
+ */
+static int req_refuse(struct ofi_prov *p, struct ofi_listener *l, struct fi_info *info,
+		      const void *pdata, size_t pdlen)
+{
+	struct fid_pep *pep = l ? l->pep : p->refuser;
+	int ret = 0;
+
+	if (!pep) {
+		struct fi_info *pi = fi_dupinfo(p->info);
+
+		if (pi) {
+			free(pi->src_addr);
+			pi->src_addr = NULL;
+			pi->src_addrlen = 0;
+			ret = fi_passive_ep(p->fabric, pi, &p->refuser, NULL);
+			fi_freeinfo(pi);
+		} else {
+			ret = -FI_ENOMEM;
+		}
+		if (ret)
+			p->refuser = NULL;
+		pep = p->refuser;
+	}
+	if (pep)
+		ret = fi_reject(pep, info->handle, pdlen ? pdata : NULL, pdlen);
+	else
+		p->st.errors++; /* nothing to refuse it through: it stays */
+	fi_freeinfo(info);
+	return ret;
+}
+
+/*
  * Ends a connection: see "Recovery" at the top.  @terminal, if given, is
  * queued after the connection's last completion.
  */
@@ -545,9 +587,7 @@ static void conn_teardown(struct ofi_conn *c, const struct rpcrdma_prov_event *t
 		c->ep = NULL;
 	}
 	if (c->req_info) {
-		if (c->listener)
-			(void)fi_reject(c->listener->pep, c->req_info->handle, NULL, 0);
-		fi_freeinfo(c->req_info);
+		(void)req_refuse(p, c->listener, c->req_info, NULL, 0);
 		c->req_info = NULL;
 	}
 	c->listener = NULL;
@@ -714,8 +754,7 @@ static void on_connreq(struct ofi_prov *p, struct ofi_listener *l, struct fi_inf
 	c = conn_alloc(p, &l->attr, NULL);
 	if (!c) {
 		/* Refuse rather than lose track of the request. */
-		(void)fi_reject(l->pep, info->handle, NULL, 0);
-		fi_freeinfo(info);
+		(void)req_refuse(p, l, info, NULL, 0);
 		p->st.errors++;
 		return;
 	}
@@ -878,9 +917,7 @@ static bool inbox_drain(struct ofi_prov *p)
 		it = it->next;
 		c = conn_alloc(p, &h->attr, h->ctx);
 		if (!c) {
-			/* Dropping the request closes it: the peer sees the
-			 * attempt fail. */
-			fi_freeinfo(h->info);
+			(void)req_refuse(p, NULL, h->info, NULL, 0);
 			p->st.errors++;
 			free(h);
 			continue;
@@ -1616,13 +1653,8 @@ static int ofi_reject(struct rpcrdma_prov_conn *bc, const void *pdata, size_t pd
 		return ret;
 	if (bc->state != RPCRDMA_PCONN_REQUESTED || !c->req_info)
 		return -ENOTCONN;
-	/* A request handed over from another instance has no listener here
-	 * to refuse it through: closing it is the refusal (without data). */
-	ret = c->listener
-		  ? fi_reject(c->listener->pep, c->req_info->handle, pdlen ? pdata : NULL, pdlen)
-		  : 0;
 	/* Whatever fi_reject said, the request is finished with. */
-	fi_freeinfo(c->req_info);
+	ret = req_refuse(c->p, c->listener, c->req_info, pdata, pdlen);
 	c->req_info = NULL;
 	c->p->st.conns_rejected++;
 	conn_teardown(c, NULL);
@@ -1947,10 +1979,12 @@ static void ofi_close(struct rpcrdma_provider *b)
 		struct ofi_handoff *h = rpcrdma__container_of(it, struct ofi_handoff, item);
 
 		n = it->next;
-		fi_freeinfo(h->info);
+		(void)req_refuse(p, NULL, h->info, NULL, 0);
 		free(h);
 	}
 	rpcrdma__provider_inbox_destroy(&p->inbox);
+	if (p->refuser)
+		fi_close(&p->refuser->fid);
 	if (p->epfd >= 0)
 		close(p->epfd);
 	if (p->cq)

@@ -2712,6 +2712,60 @@ static int test_handoff(struct env *e)
 }
 
 /*
+ * A request handed over and refused there: by its new owner, with private
+ * data, or by the new owner's close before it even looked.  The peer is
+ * told each time, and nothing of the request stays behind: no descriptor
+ * (ofi: its socket is libfabric's until refused through libfabric) and,
+ * under ASan, no memory.
+ */
+static int test_handoff_refused(struct env *e)
+{
+	struct rpcrdma_prov_open_attr sa = {(struct sockaddr *)&e->srv_addr, e->srv_len};
+	struct side w = {.name = "worker"};
+	struct rpcrdma_prov_conn *c;
+	struct rpcrdma_prov_event ev;
+	int fds0 = count_fds(), fds = -1;
+	ssize_t i;
+
+	CHECK_OK(rpcrdma__provider_open(e->prov, &sa, &w.p));
+	/* Refused by its new owner. */
+	CHECK_OK(rpcrdma__provider_conn_create(e->cli.p, NULL, CTX(T_CONN_CLIENT, 1), &c));
+	CHECK_OK(rpcrdma__provider_connect(c, (struct sockaddr *)&e->lst_addr, e->lst_len, "cli", 3));
+	CHECK(wait_conn_ev(e, &e->srv, RPCRDMA_PEV_CONNECT_REQUEST, NULL, &ev));
+	CHECK_OK(rpcrdma__provider_conn_handoff(ev.conn, w.p, CTX(T_CONN_SERVER, 1)));
+	CHECK(wait_wild(e, &w, &w, RPCRDMA_PEV_CONNECT_REQUEST, NULL, CTX(T_CONN_SERVER, 1), false,
+			&ev));
+	CHECK(ev.listener == NULL);
+	CHECK_OK(rpcrdma__provider_reject(ev.conn, "busy", 4));
+	rpcrdma__provider_conn_destroy(ev.conn);
+	CHECK(wait_wild(e, &w, &e->cli, RPCRDMA_PEV_REJECTED, c, NULL, true, &ev));
+	CHECK(ev.error == -ECONNREFUSED);
+	CHECK(private_ok(e, &ev, "busy", 4));
+	rpcrdma__provider_conn_destroy(c);
+
+	/* Still in the new owner's inbox when it closes. */
+	CHECK_OK(rpcrdma__provider_conn_create(e->cli.p, NULL, CTX(T_CONN_CLIENT, 2), &c));
+	CHECK_OK(rpcrdma__provider_connect(c, (struct sockaddr *)&e->lst_addr, e->lst_len, "cli", 3));
+	CHECK(wait_conn_ev(e, &e->srv, RPCRDMA_PEV_CONNECT_REQUEST, NULL, &ev));
+	CHECK_OK(rpcrdma__provider_conn_handoff(ev.conn, w.p, CTX(T_CONN_SERVER, 2)));
+	rpcrdma__provider_close(w.p);
+	w.p = NULL;
+	i = wait_idx(e, &e->cli, RPCRDMA_PEV_REJECTED, c, false, NULL, true, DEFAULT_WAIT_MS);
+	if (i < 0)
+		i = wait_idx(e, &e->cli, RPCRDMA_PEV_CONNECT_ERROR, c, false, NULL, true, 10);
+	CHECK(i >= 0);
+	take(&e->cli, (size_t)i, &ev);
+	rpcrdma__provider_conn_destroy(c);
+	free(w.ev);
+	free(w.up);
+	for (int k = 0; k < 100 && (fds = count_fds()) > fds0; k++)
+		settle(e, 10);
+	printf("  fds %d -> %d\n", fds0, fds);
+	CHECK(fds <= fds0);
+	return 0;
+}
+
+/*
  * The runner.
  */
 struct test_case {
@@ -2724,6 +2778,7 @@ static const struct test_case cases[] = {
     {"connect_private_data", test_connect_private_data},
     {"peer_address", test_peer_address},
     {"handoff", test_handoff},
+    {"handoff_refused", test_handoff_refused},
     {"wildcard_listen", test_wildcard_listen},
     {"reject_private_data", test_reject_private_data},
     {"connect_refused", test_connect_refused},
