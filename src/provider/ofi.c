@@ -1310,6 +1310,7 @@ static void eq_drain(struct ofi_prov *p)
 
 static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now_ms,
 				  uint64_t max_age_ms, unsigned int max_count);
+static void ofi_listener_stop_accepting(struct ofi_listener *l);
 
 static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 {
@@ -1322,8 +1323,11 @@ static void ofi_listener_close(struct rpcrdma_prov_listener *bl)
 	 * outlive the listener: tcp frees them only when their request
 	 * fails, and after fi_close(pep) nothing reads them (a destroyed
 	 * server kept one descriptor per silent or half-sent peer).  Shut
-	 * down, they fail at the progress eq_drain() makes.
+	 * down, they fail at the progress eq_drain() makes.  That progress
+	 * accepts whatever waits on the port, too, so the port is shut
+	 * first: a connection taken after the scan would be left over.
 	 */
+	ofi_listener_stop_accepting(l);
 	if (ofi_listener_cut_stale(bl, 0, 0, 0) > 0)
 		eq_drain(p);
 	eq_drain(p);
@@ -1530,6 +1534,43 @@ static int ofi_listener_cut_stale(struct rpcrdma_prov_listener *bl, uint64_t now
 	if (cut)
 		l->p->eq_due = true; /* tcp frees them in its progress */
 	return cut;
+}
+
+/*
+ * Shuts down @l's listening socket, found among the process's sockets as
+ * the one listening on its address: Linux then resets the connections
+ * queued on it, and libfabric's progress, which accepts on every run,
+ * accepts no more (accept fails).  Any connection it took before is
+ * ofi_listener_cut_stale's.
+ */
+static void ofi_listener_stop_accepting(struct ofi_listener *l)
+{
+	struct sockaddr_storage me;
+	socklen_t melen = sizeof(me);
+	struct dirent *de;
+	DIR *d;
+
+	if (ofi_listener_addr(&l->base, &me, &melen) || !(d = ofi_listener_fd_dir(l)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		struct sockaddr_storage sa;
+		socklen_t len = sizeof(sa), optlen = sizeof(int);
+		int listening = 0;
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+
+		if (end == de->d_name || *end || fd < 0 || fd == dirfd(d))
+			continue;
+		if (getsockopt((int)fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &optlen) ||
+		    !listening)
+			continue;
+		/* Both ways: a wildcard matches only the wildcard. */
+		if (getsockname((int)fd, (struct sockaddr *)&sa, &len) || !same_local(&sa, &me) ||
+		    !same_local(&me, &sa))
+			continue;
+		(void)shutdown((int)fd, SHUT_RD);
+		return;
+	}
 }
 
 static int ofi_conn_create(struct rpcrdma_provider *b, const struct rpcrdma_prov_conn_attr *attr,

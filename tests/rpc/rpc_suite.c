@@ -1322,6 +1322,7 @@ static const struct test_case cases[] = {
     {"teardown_workers_create_fails", case_teardown_workers_create_fails, false},
     {"teardown_send_failed_in_done", case_teardown_send_failed_in_done, false},
     {"teardown_destroy_in_free_res", case_teardown_destroy_in_free_res, false},
+    {"teardown_workers_connect_storm", case_teardown_workers_connect_storm, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

@@ -301,5 +301,6 @@ void case_teardown_fencing_in_done(void);
 void case_teardown_workers_create_fails(void);
 void case_teardown_send_failed_in_done(void);
 void case_teardown_destroy_in_free_res(void);
+void case_teardown_workers_connect_storm(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

@@ -878,3 +878,79 @@ void case_teardown_destroy_in_free_res(void)
 	free(e.out);
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }
+
+/*
+ * Clients keep connecting, from a thread of their own, while a server with
+ * workers is destroyed: requests are read, being handed to a worker, in a
+ * worker's inbox or announced there when the listener and the workers go.
+ * Each round leaves no descriptor (and, under ASan, no memory) behind.
+ */
+#define TD_STORM_ROUNDS 30
+#define TD_STORM_BATCH 8
+
+struct td_storm {
+	char port[16];
+	atomic_bool stop;
+	atomic_uint batches;
+};
+
+static void storm_done(struct rpcrdma_call *call, void *ctx)
+{
+	(void)call;
+	(*(int *)ctx)--;
+}
+
+static void *storm_main(void *arg)
+{
+	struct td_storm *st = arg;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_loop *loop;
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	rpcrdma_client_opts_default(&co);
+	co.timeout_ms = 500;
+	while (!st->stop) {
+		struct rpcrdma_client *c[TD_STORM_BATCH];
+		struct rpcrdma_call call[TD_STORM_BATCH];
+		int pending = TD_STORM_BATCH;
+
+		for (int i = 0; i < TD_STORM_BATCH; i++) {
+			c[i] = client_for(loop, st->port, TEARDOWN_PROG, 1, &co);
+			call_init(&call[i], T_NULL, NULL, NULL, NULL, NULL);
+			call[i].done = storm_done;
+			call[i].ctx = &pending;
+			if (rpcrdma_client_call_async(c[i], &call[i]))
+				pending--;
+		}
+		while (pending > 0 && !st->stop)
+			CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+		for (int i = 0; i < TD_STORM_BATCH; i++)
+			rpcrdma_client_destroy(c[i]);
+		st->batches++;
+	}
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	return NULL;
+}
+
+void case_teardown_workers_connect_storm(void)
+{
+	struct rpcrdma_loop *loop;
+
+	td_fds_before = td_fds();
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	for (unsigned int round = 0; round < TD_STORM_ROUNDS; round++) {
+		struct td_storm st = {.stop = false};
+		struct rpcrdma_server *srv = td_server(loop, TD_WORKERS, st.port);
+		pthread_t th;
+
+		CHECK_EQ(pthread_create(&th, NULL, storm_main, &st), 0);
+		/* Destroyed at a different point of the storm each round. */
+		pump_ms(loop, 2 + (int)(round % 7) * 3);
+		rpcrdma_server_destroy(srv);
+		st.stop = true;
+		CHECK_EQ(pthread_join(th, NULL), 0);
+		CHECK_EQ(td.released, 1);
+	}
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
+}
