@@ -744,16 +744,29 @@ RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv, struct rpcrd
  * requests not yet answered are answered with SYSTEM_ERR (their free_res
  * runs); their struct rpcrdma_svc_req must not be used afterwards.
  * Called from inside one of the server's procedures or free_res, or from
- * the completion of a call on one of its backchannels (backchannel.h), the
- * memory is released at the loop's next iteration; so are the
- * backchannels, whose calls still outstanding complete then.  With worker
+ * the completion of a call on one of its backchannels (backchannel.h), all
+ * this happens at the loop's next iteration: the backchannels' calls
+ * complete, the deferred requests are answered and the memory is released
+ * then.  With worker
  * loops, the listener closes first, then each worker finishes and closes
  * its connections, and the call returns once every worker thread has
  * ended; called on a worker's thread, the destruction is queued to the
  * server's loop instead, once: further calls from procedures on any
  * worker, until it has run or while it runs, do nothing.
+ *
+ * What the application put on a worker's loop (a client or a server
+ * created on rpcrdma_svc_loop() from a procedure) is its own to destroy,
+ * before this.  A worker's loop that still has one when its worker ends
+ * is not freed: it is the application's from then on, which destroys
+ * what is on it (running the loop itself, on one thread, if calls are
+ * out) and then the loop, with rpcrdma_loop_destroy().
+ *
+ * Returns 0; -EINVAL for a NULL @srv; -EBUSY when the server is gone but
+ * a worker's loop was left to the application so.  A destruction queued
+ * or finished later (from inside a callback, on a worker's thread)
+ * returns 0 and tells nothing: loops are left all the same.
  */
-RPCRDMA_EXTERN void rpcrdma_server_destroy(struct rpcrdma_server *srv);
+RPCRDMA_EXTERN int rpcrdma_server_destroy(struct rpcrdma_server *srv);
 
 /** The credential of a request, as the client sent it. */
 RPCRDMA_EXTERN const struct rpcrdma_opaque_auth *

@@ -41,10 +41,11 @@ void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
 
 /* Life cycle helpers (as in clnt.c: free only with nothing of ours on the stack). */
 
-void rpcrdma__svc_finalize(struct rpcrdma_server *s)
+int rpcrdma__svc_finalize(struct rpcrdma_server *s)
 {
 	struct rpcrdma_loop *loop = s->loop;
 	bool worker = s->root != s;
+	unsigned int kept = 0;
 
 	/* The transport's destroy below completes replies still in flight
 	 * (rpcrdma__svc_reply_done): they must not start the free again. */
@@ -74,7 +75,7 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 	/* The listener goes first: nothing is handed to a worker after. */
 	s->ops->destroy(s->t);
 	if (!worker) {
-		rpcrdma__svc_workers_stop(s);
+		kept = rpcrdma__svc_workers_stop(s);
 		rpcrdma__drc_destroy(s->drc);
 		while (s->progs) {
 			struct rpcrdma__svc_prog *p = s->progs;
@@ -97,6 +98,7 @@ void rpcrdma__svc_finalize(struct rpcrdma_server *s)
 	/* A worker's thread returns once its core is gone (worker_main). */
 	if (worker)
 		rpcrdma_loop_stop(loop);
+	return kept ? -EBUSY : 0;
 }
 
 /*
@@ -121,7 +123,7 @@ static void free_cb(struct rpcrdma__timer *tm)
 		rpcrdma__timer_start(s->loop, &s->free_timer, 1, free_cb, s);
 		return;
 	}
-	rpcrdma__svc_finalize(s);
+	(void)rpcrdma__svc_finalize(s); /* deferred: nobody to tell */
 }
 
 static void enter(struct rpcrdma_server *s)
@@ -762,7 +764,7 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 	if (!rc)
 		rc = ops->listen(loop, (struct sockaddr *)&ss, sslen, &s->opts, &svc_cb, s, &s->t);
 	if (rc) {
-		rpcrdma__svc_workers_stop(s);
+		(void)rpcrdma__svc_workers_stop(s); /* none ran a procedure */
 		rpcrdma__drc_destroy(s->drc);
 		pthread_rwlock_destroy(&s->reg_lock);
 		pthread_mutex_destroy(&s->drc_lock);
@@ -855,13 +857,13 @@ int rpcrdma_server_port(struct rpcrdma_server *s)
 
 static void destroy_posted(void *arg)
 {
-	rpcrdma_server_destroy(arg);
+	(void)rpcrdma_server_destroy(arg);
 }
 
-void rpcrdma_server_destroy(struct rpcrdma_server *s)
+int rpcrdma_server_destroy(struct rpcrdma_server *s)
 {
 	if (!s)
-		return;
+		return -EINVAL;
 	if (s->root == s && rpcrdma__svc_worker_of_thread(s)) {
 		/*
 		 * Joining the workers must not happen on one of them.  Queued
@@ -876,19 +878,18 @@ void rpcrdma_server_destroy(struct rpcrdma_server *s)
 			while (rpcrdma_loop_wake(s->loop, destroy_posted, s) == -ENOMEM)
 				usleep(1000);
 		}
-		return;
+		return 0;
 	}
 	if (s->destroying)
-		return;
+		return 0;
 	if (s->root == s)
 		atomic_store_explicit(&s->destroy_queued, true, memory_order_release);
 	s->destroying = true;
 	enter(s);
-	if (s->busy == 1 && !bc_busy(s)) {
-		rpcrdma__svc_finalize(s);
-		return;
-	}
+	if (s->busy == 1 && !bc_busy(s))
+		return rpcrdma__svc_finalize(s);
 	leave(s);
+	return 0;
 }
 
 int rpcrdma_svc_reply(struct rpcrdma_svc_req *r, int status)

@@ -229,8 +229,11 @@ void rpcrdma__svc_waiting_remove(struct rpcrdma_server *s, struct rpcrdma_svc_re
 /**
  * rpcrdma__svc_finalize - free core @s now: nothing of it may be on the stack
  * @s: a server, or a worker's core (whose loop then stops)
+ *
+ * Return: 0, or -EBUSY when a worker's loop was left to the application
+ * (rpcrdma__svc_workers_stop()); @s is freed either way.
  */
-void rpcrdma__svc_finalize(struct rpcrdma_server *s);
+int rpcrdma__svc_finalize(struct rpcrdma_server *s);
 
 /**
  * rpcrdma__svc_worker_start - start worker @w of @root: its loop, its core
@@ -247,8 +250,11 @@ int rpcrdma__svc_worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_w
 /**
  * rpcrdma__svc_workers_stop - stop and join every worker of @s, after each
  * served what was handed to it; not on a worker's thread
+ *
+ * Return: how many workers' loops were not freed, a client or server of
+ * the application's still on them (rpcrdma_server_destroy()).
  */
-void rpcrdma__svc_workers_stop(struct rpcrdma_server *s);
+unsigned int rpcrdma__svc_workers_stop(struct rpcrdma_server *s);
 
 /** The worker of @s whose thread calls, or NULL. */
 struct rpcrdma__svc_worker *rpcrdma__svc_worker_of_thread(const struct rpcrdma_server *s);

@@ -51,14 +51,17 @@ struct rpcrdma__svc_worker *rpcrdma__svc_worker_of_thread(const struct rpcrdma_s
 	return NULL;
 }
 
-void rpcrdma__svc_workers_stop(struct rpcrdma_server *s)
+unsigned int rpcrdma__svc_workers_stop(struct rpcrdma_server *s)
 {
+	unsigned int kept = 0;
+
 	for (unsigned int i = 0; i < s->nworkers; i++) {
 		struct rpcrdma__svc_worker *w = &s->workers[i];
 
 		if (!w->running) {
+			/* Never ran: nothing in flight, nothing on its loop. */
 			if (w->srv)
-				rpcrdma__svc_finalize(w->srv); /* never ran: nothing in flight */
+				(void)rpcrdma__svc_finalize(w->srv);
 			continue;
 		}
 		/* Queued behind any connection handed over before the
@@ -71,12 +74,16 @@ void rpcrdma__svc_workers_stop(struct rpcrdma_server *s)
 
 		if (w->running)
 			pthread_join(w->thread, NULL);
-		if (w->loop)
-			(void)rpcrdma_loop_destroy(w->loop);
+		/* Busy with a client or server of the application's (made
+		 * with rpcrdma_svc_loop()): freeing the loop would pull it
+		 * from under them, so it is left to the application. */
+		if (w->loop && rpcrdma_loop_destroy(w->loop) == -EBUSY)
+			kept++;
 	}
 	free(s->workers);
 	s->workers = NULL;
 	s->nworkers = 0;
+	return kept;
 }
 
 /* A worker's core: a transport without a listener on its own loop. */

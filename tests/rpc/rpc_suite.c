@@ -1323,6 +1323,7 @@ static const struct test_case cases[] = {
     {"teardown_send_failed_in_done", case_teardown_send_failed_in_done, false},
     {"teardown_destroy_in_free_res", case_teardown_destroy_in_free_res, false},
     {"teardown_workers_connect_storm", case_teardown_workers_connect_storm, false},
+    {"teardown_worker_loop_kept", case_teardown_worker_loop_kept, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

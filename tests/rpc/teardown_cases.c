@@ -13,7 +13,8 @@
  *   0 NULL   1 HOLD: deferred until the test answers it (or the server
  *   goes)   2 ECHO opaque<> as service.c's   3 DESTROY: destroys the
  *   server from inside the procedure (on a worker: queued to its loop)
- *   4 ECHO_DOOM: ECHO whose free_res destroys the server
+ *   4 ECHO_DOOM: ECHO whose free_res destroys the server   5 ADOPT:
+ *   creates a client on the procedure's loop   6 DROP: destroys it
  */
 #include <stdatomic.h>
 
@@ -26,7 +27,7 @@
 #define TD_HOLDS 3 /* per client */
 #define TD_MAXHOLD 64
 
-enum { T_NULL, T_HOLD, T_ECHO, T_DESTROY, T_ECHO_DOOM, T_NPROCS };
+enum { T_NULL, T_HOLD, T_ECHO, T_DESTROY, T_ECHO_DOOM, T_ADOPT, T_DROP, T_NPROCS };
 
 static struct {
 	pthread_mutex_t lock;
@@ -35,6 +36,10 @@ static struct {
 	atomic_uint hold_execs, hold_frees, echo_execs, echo_frees, released;
 	atomic_uint answered, destroy_calls;
 	struct rpcrdma_server *srv; /* DESTROY's */
+	char port[16];              /* ADOPT's client's server */
+	/* Set on a worker, read here once its reply came. */
+	struct rpcrdma_loop *_Atomic adopt_loop;
+	struct rpcrdma_client *_Atomic adopted;
 } td = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Descriptors open in this process. */
@@ -137,10 +142,31 @@ static void t_echo_doom_free(void *res)
 	}
 }
 
+static int t_adopt(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)args;
+	(void)res;
+	td.adopt_loop = rpcrdma_svc_loop(req);
+	td.adopted = client_for(td.adopt_loop, td.port, TEARDOWN_PROG, 1, NULL);
+	return 0;
+}
+
+static int t_drop(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	rpcrdma_client_destroy(td.adopted);
+	td.adopted = NULL;
+	return 0;
+}
+
 static const struct rpcrdma_svc_proc tprocs[T_NPROCS] = {
     [T_ECHO_DOOM] = {t_echo, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc, sizeof(struct echo),
 		     t_echo_doom_free},
     [T_DESTROY] = {t_destroy, NULL, 0, NULL, 0, NULL},
+    [T_ADOPT] = {t_adopt, NULL, 0, NULL, 0, NULL},
+    [T_DROP] = {t_drop, NULL, 0, NULL, 0, NULL},
     [T_NULL] = {t_null, NULL, 0, NULL, 0, NULL},
     [T_HOLD] = {t_hold, NULL, 0, xdr_u32_enc, sizeof(uint32_t), t_hold_free},
     [T_ECHO] = {t_echo, xdr_echo_dec, sizeof(struct echo), xdr_echo_enc, sizeof(struct echo),
@@ -952,5 +978,59 @@ void case_teardown_workers_connect_storm(void)
 		CHECK_EQ(td.released, 1);
 	}
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	td_fds_check(__func__);
+}
+
+/* One call of @proc, running both loops until it completes. */
+static void td_call_both(struct rpcrdma_client *c, uint32_t proc, struct rpcrdma_loop *cloop,
+			 struct rpcrdma_loop *sloop)
+{
+	struct td_call o;
+
+	memset(&o, 0, sizeof(o));
+	call_init(&o.call, proc, NULL, NULL, NULL, NULL);
+	o.call.done = td_done;
+	o.call.ctx = &o;
+	CHECK_EQ(rpcrdma_client_call_async(c, &o.call), 0);
+	while (!o.completions) {
+		CHECK(rpcrdma_loop_run_once(cloop, 1) >= 0);
+		CHECK(rpcrdma_loop_run_once(sloop, 1) >= 0);
+	}
+	CHECK_EQ(o.status, 0);
+}
+
+/*
+ * A procedure creates a client on its worker's loop.  Destroyed before the
+ * server, it leaves nothing; left there, the server still goes, says
+ * -EBUSY, and the worker's loop is the application's: it destroys the
+ * client, then the loop, and nothing is left either.
+ */
+void case_teardown_worker_loop_kept(void)
+{
+	struct rpcrdma_loop *sloop, *cloop;
+	struct rpcrdma_client *c;
+
+	td_fds_before = td_fds();
+	CHECK_EQ(rpcrdma_loop_create(&sloop), 0);
+	CHECK_EQ(rpcrdma_loop_create(&cloop), 0);
+	for (int left = 0; left < 2; left++) {
+		td.srv = td_server(sloop, TD_WORKERS, td.port);
+		c = client_for(cloop, td.port, TEARDOWN_PROG, 1, NULL);
+		td_call_both(c, T_ADOPT, cloop, sloop);
+		CHECK(td.adopted != NULL && td.adopt_loop != sloop);
+		if (!left)
+			td_call_both(c, T_DROP, cloop, sloop);
+		rpcrdma_client_destroy(c);
+		CHECK_EQ(rpcrdma_server_destroy(td.srv), left ? -EBUSY : 0);
+		CHECK_EQ(td.released, 1);
+		if (left) {
+			rpcrdma_client_destroy(td.adopted);
+			CHECK_EQ(rpcrdma_loop_destroy(td.adopt_loop), 0);
+		}
+		td.srv = NULL;
+		td.adopted = NULL;
+	}
+	CHECK_EQ(rpcrdma_loop_destroy(sloop), 0);
+	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
 	td_fds_check(__func__);
 }
