@@ -546,7 +546,10 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_cb_res_dec(struct rpcrdma_xdr_stream *x, void *
  * answered from its cache); any other operation gets NFS4ERR_NOTSUPP, and
  * numbers outside the protocol OP_CB_ILLEGAL.  A CB_RECALL of a delegation
  * this session holds is answered NFS4_OK, and the delegation then returned
- * (DELEGRETURN) on the fore channel.
+ * (DELEGRETURN) on the fore channel; after the server reported a
+ * backchannel fault, when no return can be sent any more, it is answered
+ * NFS4ERR_SERVERFAULT, which ends the recall on the server (RFC 8881
+ * 20.2.4), and the delegation is left RECALLED.
  *
  * Background work (returning recalled delegations, binding a new
  * connection with BIND_CONN_TO_SESSION when the client reconnected or the
@@ -687,7 +690,9 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_close(struct rpcrdma_nfs41_session *s,
 enum rpcrdma_nfs41_deleg_state {
 	RPCRDMA_NFS41_DELEG_NONE = 0,  /* none held (never, or forgotten) */
 	RPCRDMA_NFS41_DELEG_HELD,
-	RPCRDMA_NFS41_DELEG_RECALLED,  /* CB_RECALL answered, DELEGRETURN on its way */
+	/* CB_RECALL answered, DELEGRETURN on its way; after a backchannel
+	 * fault none is (the recall answered NFS4ERR_SERVERFAULT) */
+	RPCRDMA_NFS41_DELEG_RECALLED,
 	RPCRDMA_NFS41_DELEG_RETURNED,
 };
 
@@ -724,6 +729,7 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_session_bind(struct rpcrdma_nfs41_session *s);
 	X(cb_compounds)       /* CB_COMPOUND served */                                        \
 	X(cb_recalls)         /* CB_RECALL answered NFS4_OK */                                \
 	X(cb_recall_unknown)  /* CB_RECALL of a stateid we do not hold */                     \
+	X(cb_recalls_faulted) /* CB_RECALL after a backchannel fault: NFS4ERR_SERVERFAULT */  \
 	X(cb_replays)         /* CB_COMPOUND answered from a back-channel slot's cache */     \
 	X(cb_seq_errors)      /* CB_SEQUENCE refused */                                       \
 	X(cb_notsupp)         /* operations answered NFS4ERR_NOTSUPP */                       \

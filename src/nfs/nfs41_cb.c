@@ -25,7 +25,10 @@
  *    a number outside it: OP_CB_ILLEGAL with NFS4ERR_OP_ILLEGAL (20.13);
  *  - CB_RECALL of a stateid we do not hold: NFS4ERR_BAD_STATEID, or
  *    NFS4ERR_DELAY while an OPEN is in flight (its answer, carrying that
- *    delegation, may still be on its way: RFC 8881 2.10.6.3).
+ *    delegation, may still be on its way: RFC 8881 2.10.6.3);
+ *  - CB_RECALL after the server reported a backchannel fault, when no
+ *    DELEGRETURN of the delegation is out: NFS4ERR_SERVERFAULT, since none
+ *    can be sent any more (the recall is then over for the server, 20.2.4).
  */
 #include <errno.h>
 #include <string.h>
@@ -66,6 +69,21 @@ static uint32_t recall(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_cb_
 	    memcmp(d->fh.data, op->arg.recall.fh.data, d->fh.len) != 0) {
 		s->info.stats.cb_recall_unknown++;
 		return RPCRDMA_NFS4ERR_BAD_STATEID;
+	}
+	/*
+	 * After a backchannel fault no DELEGRETURN can go (the session is to
+	 * be destroyed), unless one is already out.  NFS4_OK, or DELAY, would
+	 * keep the recall in progress on the server, waiting for a return
+	 * that cannot come; any other answer ends it (RFC 8881 20.2.4), and
+	 * SERVERFAULT, one CB_RECALL may give (15.3), says the fault is ours.
+	 * The delegation counts as recalled all the same: the server wants it
+	 * back and may revoke it.
+	 */
+	if (s->faulted && !d->returning) {
+		if (d->state == RPCRDMA_NFS41_DELEG_HELD)
+			d->state = RPCRDMA_NFS41_DELEG_RECALLED;
+		s->info.stats.cb_recalls_faulted++;
+		return RPCRDMA_NFS4ERR_SERVERFAULT;
 	}
 	if (d->state == RPCRDMA_NFS41_DELEG_HELD) {
 		d->state = RPCRDMA_NFS41_DELEG_RECALLED;

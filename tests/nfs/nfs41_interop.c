@@ -1118,10 +1118,13 @@ static void case_backchannel_fault(void)
 /*
  * --self, alone (it ends the session's use): a CB_RECALL that comes after
  * SEQ4_STATUS_BACKCHANNEL_FAULT.  The session sends nothing sequenced any
- * more, so the recalled delegation can never be returned;
- * rpcrdma_nfs41_delegreturn() must say so (RPCRDMA_ERR_NFS41_SESSION), not
- * wait for ever for a return that will not start.  An alarm turns a hang
- * into a failure.
+ * more, so the recalled delegation can never be returned.  The recall is
+ * answered NFS4ERR_SERVERFAULT, not NFS4_OK: RFC 8881 20.2.4 has a reply
+ * of NFS4_OK or NFS4ERR_DELAY leave the recall in progress, awaiting a
+ * DELEGRETURN, and any other end it, so the server need not wait for a
+ * return that will not come.  rpcrdma_nfs41_delegreturn() must say so
+ * too (RPCRDMA_ERR_NFS41_SESSION), not wait for ever for a return that
+ * will not start.  An alarm turns a hang into a failure.
  */
 static void on_alarm(int sig)
 {
@@ -1148,7 +1151,9 @@ static void case_fault_recall(void)
 	cb_build(&c, ++sv.cb_seq);
 	cb_recall_op(&c.ops[1], 0);
 	c.nops = c.count = 2;
-	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4ERR_SERVERFAULT);
+	CHECK_RC(c.nres, 2);
+	CHECK_RC(c.ops[0].status, RPCRDMA_NFS4_OK);
 	/* let the session's background work run: it cannot send the return */
 	for (int i = 0; i < 5; i++)
 		CHECK(rpcrdma_nfs41_session_run(sess, 20) >= 0);
@@ -1158,7 +1163,8 @@ static void case_fault_recall(void)
 	alarm(0);
 	info(&after);
 	CHECK_RC(after.stats.backchannel_faults - before.stats.backchannel_faults, 1);
-	CHECK_RC(after.stats.cb_recalls - before.stats.cb_recalls, 1);
+	CHECK_RC(after.stats.cb_recalls, before.stats.cb_recalls);
+	CHECK_RC(after.stats.cb_recalls_faulted - before.stats.cb_recalls_faulted, 1);
 	CHECK_RC(after.stats.compounds - before.stats.compounds, 1);
 }
 
