@@ -166,6 +166,9 @@ enum rpcrdma_nfs4_stat {
 	RPCRDMA_NFS4ERR_CONN_NOT_BOUND_TO_SESSION = 10055,
 	RPCRDMA_NFS4ERR_SEQ_MISORDERED = 10063,
 	RPCRDMA_NFS4ERR_SEQUENCE_POS = 10064,
+	RPCRDMA_NFS4ERR_REQ_TOO_BIG = 10065,
+	RPCRDMA_NFS4ERR_REP_TOO_BIG = 10066,
+	RPCRDMA_NFS4ERR_REP_TOO_BIG_TO_CACHE = 10067,
 	RPCRDMA_NFS4ERR_RETRY_UNCACHED_REP = 10068,
 	RPCRDMA_NFS4ERR_TOO_MANY_OPS = 10070,
 	RPCRDMA_NFS4ERR_OP_NOT_IN_SESSION = 10071,
@@ -478,6 +481,9 @@ rpcrdma_nfs4_delegreturn(struct rpcrdma_nfs4_compound *c, const struct rpcrdma_n
 #define RPCRDMA_NFS4_CB_PROC_NULL 0u
 #define RPCRDMA_NFS4_CB_PROC_COMPOUND 1u
 #define RPCRDMA_NFS41_CB_MAX_OPS 8u /* operations of one CB_COMPOUND we evaluate */
+/* The back channel's ca_maxrequestsize, ca_maxresponsesize and
+ * ca_maxresponsesize_cached a session offers (every answer is cached). */
+#define RPCRDMA_NFS41_CB_MAX_MSG 4096u
 
 enum rpcrdma_nfs4_cb_opnum {
 	RPCRDMA_NFS4_OP_CB_GETATTR = 3,
@@ -517,6 +523,10 @@ struct rpcrdma_nfs41_cb_compound {
 	uint32_t nops;         /* decoded operations, the one it stopped at included */
 	uint32_t count;        /* the operations the call said it had */
 	bool stopped;          /* ops[nops - 1] is one the codec cannot frame */
+	/* Decoded: the bytes of the stream it was decoded from (the service's
+	 * holds the RPC message, its header included, as ca_maxrequestsize
+	 * counts them), UINT32_MAX at most.  Not encoded. */
+	uint32_t call_len;
 	struct rpcrdma_nfs41_cb_op ops[RPCRDMA_NFS41_CB_MAX_OPS];
 	/* Results: status (that of the last result), and nres results (nops
 	 * of them when status is NFS4_OK: the decoder refuses fewer). */
@@ -543,7 +553,10 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_cb_res_dec(struct rpcrdma_xdr_stream *x, void *
  *
  * Callbacks: the client's callback program answers CB_NULL and CB_COMPOUND
  * with CB_SEQUENCE and CB_RECALL (one back-channel slot table, replays
- * answered from its cache); any other operation gets NFS4ERR_NOTSUPP, and
+ * answered from its cache; calls beyond the back channel's sizes, offered
+ * as RPCRDMA_NFS41_CB_MAX_MSG, or the server's smaller grant, answered
+ * NFS4ERR_REQ_TOO_BIG, NFS4ERR_REP_TOO_BIG or NFS4ERR_REP_TOO_BIG_TO_CACHE
+ * on CB_SEQUENCE); any other operation gets NFS4ERR_NOTSUPP, and
  * numbers outside the protocol OP_CB_ILLEGAL.  A CB_RECALL of a delegation
  * this session holds is answered NFS4_OK, and the delegation then returned
  * (DELEGRETURN) on the fore channel; after the server reported a

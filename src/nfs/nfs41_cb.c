@@ -18,7 +18,13 @@
  *    CB_SEQUENCE later: NFS4ERR_SEQUENCE_POS;
  *  - an unknown session: NFS4ERR_BADSESSION; a slot beyond those offered:
  *    NFS4ERR_BADSLOT; more operations than we evaluate:
- *    NFS4ERR_TOO_MANY_OPS; the slot's current sequence id again: the
+ *    NFS4ERR_TOO_MANY_OPS; a call larger than the back channel's granted
+ *    ca_maxrequestsize (or the RPCRDMA_NFS41_CB_MAX_MSG we offered):
+ *    NFS4ERR_REQ_TOO_BIG; one whose answer could be larger than its
+ *    ca_maxresponsesize: NFS4ERR_REP_TOO_BIG, or, asked to be cached,
+ *    than its ca_maxresponsesize_cached: NFS4ERR_REP_TOO_BIG_TO_CACHE (RFC
+ *    8881 2.10.6.4; all on CB_SEQUENCE, the slot unmoved); the slot's
+ *    current sequence id again: the
  *    cached answer (a replay), or NFS4ERR_SEQ_FALSE_RETRY when the call
  *    is not the one it answered; any other: NFS4ERR_SEQ_MISORDERED;
  *  - an operation of the protocol we do not implement: NFS4ERR_NOTSUPP;
@@ -125,6 +131,27 @@ static bool same_request(const struct rpcrdma_nfs41_cb_compound *c,
 	return true;
 }
 
+/* A granted size, held to what we offered; 0, granting nothing, is taken
+ * as ours, as the operations are below. */
+static uint32_t granted(uint32_t v)
+{
+	return v && v < RPCRDMA_NFS41_CB_MAX_MSG ? v : RPCRDMA_NFS41_CB_MAX_MSG;
+}
+
+/*
+ * The size of @c's answer, its accepted RPC reply header (24 bytes with
+ * the AUTH_NONE verifier) included, should every operation decoded
+ * succeed: what evaluating it could send at most.
+ */
+static uint64_t reply_size(const struct rpcrdma_nfs41_cb_compound *c)
+{
+	uint64_t n = 24 + 4 + 4 + rpcrdma_xdr_align(c->tag_len) + 4;
+
+	for (uint32_t i = 0; i < c->nops; i++)
+		n += 8 + (c->ops[i].op == RPCRDMA_NFS4_OP_CB_SEQUENCE ? 32 : 0);
+	return n;
+}
+
 /* CB_SEQUENCE: 0 to go on, or the status that ends the compound; *replay
  * when the slot's cached answer is the answer. */
 static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_cb_compound *c,
@@ -160,6 +187,22 @@ static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_c
 	if (c->count > RPCRDMA_NFS41_CB_MAX_OPS ||
 	    (s->info.back.maxoperations && c->count > s->info.back.maxoperations))
 		return RPCRDMA_NFS4ERR_TOO_MANY_OPS;
+	/*
+	 * The back channel's sizes (RFC 8881 2.10.6.4, 18.36.3), checked
+	 * here, before anything runs, so that the slot does not move.  The
+	 * reply's is its largest: finding out its real size would take
+	 * running the recalls.  A server granting no cache (knfsd) does not
+	 * ask for one.
+	 */
+	if (c->call_len > granted(s->info.back.maxrequestsize))
+		return RPCRDMA_NFS4ERR_REQ_TOO_BIG;
+	if (reply_size(c) > granted(s->info.back.maxresponsesize))
+		return RPCRDMA_NFS4ERR_REP_TOO_BIG;
+	if (op->arg.sequence.cachethis &&
+	    reply_size(c) > (s->info.back.maxresponsesize_cached < RPCRDMA_NFS41_CB_MAX_MSG
+				 ? s->info.back.maxresponsesize_cached
+				 : RPCRDMA_NFS41_CB_MAX_MSG))
+		return RPCRDMA_NFS4ERR_REP_TOO_BIG_TO_CACHE;
 	memcpy(op->res.sessionid, s->info.sessionid, RPCRDMA_NFS4_SESSIONID_SIZE);
 	op->res.seqid = seq;
 	op->res.slotid = op->arg.sequence.slotid;

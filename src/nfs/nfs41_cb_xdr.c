@@ -95,6 +95,7 @@ static int x_args(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 		}
 		return 0;
 	}
+	c->call_len = n->x->len < UINT32_MAX ? (uint32_t)n->x->len : UINT32_MAX;
 	TRY(rpcrdma_xdr_decode_u32(n->x, &count));
 	c->count = count;
 	c->nops = 0;

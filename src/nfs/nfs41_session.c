@@ -700,8 +700,12 @@ static int establish(struct rpcrdma_nfs41_session *s)
 	fore.maxoperations = RPCRDMA_NFS4_MAX_OPS;
 	fore.maxrequests = s->opts.fore_slots;
 	memset(&back, 0, sizeof(back));
-	back.maxrequestsize = 4096;
-	back.maxresponsesize = 4096;
+	back.maxrequestsize = RPCRDMA_NFS41_CB_MAX_MSG;
+	back.maxresponsesize = RPCRDMA_NFS41_CB_MAX_MSG;
+	/* every answer is cached (s41_cb_slot): offering 0 would have a
+	 * server that keeps it and sets csa_cachethis get only
+	 * NFS4ERR_REP_TOO_BIG_TO_CACHE */
+	back.maxresponsesize_cached = RPCRDMA_NFS41_CB_MAX_MSG;
 	back.maxoperations = RPCRDMA_NFS41_CB_MAX_OPS;
 	back.maxrequests = s->opts.back_slots;
 	flags = s->opts.no_backchannel ? 0 : RPCRDMA_CREATE_SESSION4_FLAG_CONN_BACK_CHAN;

@@ -2,7 +2,9 @@
  * NFSv4.1 codec tests (RFC 8881): COMPOUND arguments byte for byte as the
  * RFC frames them, every NFSv4.1 result round-tripped and refused at every
  * truncation, hostile results refused; CB_COMPOUND both ways, its decoder's
- * stops (an operation it cannot frame, too many operations) and bounds.
+ * stops (an operation it cannot frame, too many operations) and bounds;
+ * the callback service's answers to calls beyond the back channel's
+ * attributes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +18,8 @@
 #include <cmocka.h>
 
 #include "rpcrdma/nfs4.h"
+
+#include "nfs/nfs41_session.h"
 
 static const uint8_t sid[RPCRDMA_NFS4_SESSIONID_SIZE] = {1, 2,  3,  4,  5,  6,  7,  8,
 							 9, 10, 11, 12, 13, 14, 15, 16};
@@ -466,6 +470,149 @@ static void test_cb_res(void **state)
 	assert_int_equal(d.nres, 1);
 }
 
+/*
+ * A session as CREATE_SESSION leaves it, for the callback service alone:
+ * one back-channel slot at sequence id 3, the attributes we offer granted,
+ * one delegation, the one cb_call() recalls.  No loop runs: wake_pending
+ * keeps a recall's kick from reaching one.
+ */
+static void cb_session(struct rpcrdma_nfs41_session *s, struct s41_deleg *d)
+{
+	memset(s, 0, sizeof(*s));
+	memset(d, 0, sizeof(*d));
+	s->established = true;
+	memcpy(s->info.sessionid, sid, sizeof(sid));
+	s->ncb_slots = 1;
+	s->cb_slots[0].seqid = 3;
+	s->info.back.maxrequestsize = 4096;
+	s->info.back.maxresponsesize = 4096;
+	s->info.back.maxresponsesize_cached = 4096;
+	s->info.back.maxoperations = RPCRDMA_NFS41_CB_MAX_OPS;
+	s->wake_pending = true;
+	s->delegs = d;
+	s->ndelegs = 1;
+	d->state = RPCRDMA_NFS41_DELEG_HELD;
+	d->stateid.other[0] = 'D';
+	d->fh.len = 3;
+}
+
+/* @c as the service gets it (encoded, decoded), evaluated for @s. */
+static uint32_t cb_serve(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_cb_compound *c)
+{
+	static uint8_t buf[8192];
+	size_t len = enc(rpcrdma_nfs41_cb_args_enc, c, buf, sizeof(buf));
+
+	assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, c, buf, len), 0);
+	rpcrdma__nfs41_cb_eval(s, c);
+	return c->status;
+}
+
+/* What the callback service's decoder counts of a call: its stream. */
+static size_t cb_len(struct rpcrdma_nfs41_cb_compound *c)
+{
+	static uint8_t buf[8192];
+
+	return enc(rpcrdma_nfs41_cb_args_enc, c, buf, sizeof(buf));
+}
+
+/* Refused on CB_SEQUENCE: nothing ran, the slot did not move. */
+static void assert_refused(const struct rpcrdma_nfs41_session *s,
+			   const struct rpcrdma_nfs41_cb_compound *c, uint32_t status)
+{
+	assert_int_equal(c->status, status);
+	assert_int_equal(c->nres, 1);
+	assert_int_equal(c->ops[0].status, status);
+	assert_int_equal(s->cb_slots[0].seqid, 3);
+	assert_int_equal(s->delegs[0].state, RPCRDMA_NFS41_DELEG_HELD);
+}
+
+/*
+ * RFC 8881 2.10.6.4 and 18.36.3: a call larger than ca_maxrequestsize
+ * gets NFS4ERR_REQ_TOO_BIG, one whose reply would be larger than
+ * ca_maxresponsesize NFS4ERR_REP_TOO_BIG, and, with csa_cachethis, one
+ * whose reply would be larger than ca_maxresponsesize_cached
+ * NFS4ERR_REP_TOO_BIG_TO_CACHE; each on CB_SEQUENCE, before anything
+ * runs.  The limits are those granted; a request is held to what we
+ * offered (4096 bytes) even when the server granted more.
+ */
+static void test_cb_sizes(void **state)
+{
+	static struct rpcrdma_nfs41_session s;
+	static struct s41_deleg d;
+	static struct rpcrdma_nfs41_cb_compound c;
+	static uint8_t out[8192];
+	size_t len, reply;
+
+	(void)state;
+	/* within every limit: the recall runs; its reply's size, with the
+	 * 24 bytes of an accepted RPC reply's header before it */
+	cb_session(&s, &d);
+	cb_call(&c);
+	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
+	assert_int_equal(c.nres, 2);
+	assert_int_equal(d.state, RPCRDMA_NFS41_DELEG_RECALLED);
+	reply = 24 + enc(rpcrdma_nfs41_cb_res_enc, &c, out, sizeof(out));
+
+	/* the request one byte over the granted size */
+	cb_session(&s, &d);
+	cb_call(&c);
+	len = cb_len(&c);
+	s.info.back.maxrequestsize = (uint32_t)len - 1;
+	cb_serve(&s, &c);
+	assert_refused(&s, &c, RPCRDMA_NFS4ERR_REQ_TOO_BIG);
+	cb_session(&s, &d);
+	cb_call(&c);
+	s.info.back.maxrequestsize = (uint32_t)len;
+	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
+
+	/* over what we offered, a server granting more notwithstanding: a
+	 * tag of 4096 bytes (more than the decoder keeps) */
+	cb_session(&s, &d);
+	s.info.back.maxrequestsize = 1u << 20;
+	cb_call(&c);
+	{
+		static uint8_t big[8192];
+		struct rpcrdma_xdr_stream x;
+
+		len = enc(rpcrdma_nfs41_cb_args_enc, &c, out, sizeof(out));
+		rpcrdma_xdr_init(&x, big, sizeof(big));
+		assert_int_equal(rpcrdma_xdr_encode_u32(&x, 4096), 0);
+		memset(big + 4, 't', 4096);
+		memcpy(big + 4 + 4096, out + 4, len - 4); /* after the empty tag */
+		assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, big, len + 4096), 0);
+		rpcrdma__nfs41_cb_eval(&s, &c);
+		assert_refused(&s, &c, RPCRDMA_NFS4ERR_REQ_TOO_BIG);
+	}
+
+	/* the reply one byte over the granted size */
+	cb_session(&s, &d);
+	s.info.back.maxresponsesize = (uint32_t)reply - 1;
+	cb_call(&c);
+	cb_serve(&s, &c);
+	assert_refused(&s, &c, RPCRDMA_NFS4ERR_REP_TOO_BIG);
+	cb_session(&s, &d);
+	s.info.back.maxresponsesize = (uint32_t)reply;
+	cb_call(&c);
+	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
+
+	/* too big to cache: only when the server asks for it to be cached */
+	cb_session(&s, &d);
+	s.info.back.maxresponsesize_cached = (uint32_t)reply - 1;
+	cb_call(&c);
+	c.ops[0].arg.sequence.cachethis = true;
+	cb_serve(&s, &c);
+	assert_refused(&s, &c, RPCRDMA_NFS4ERR_REP_TOO_BIG_TO_CACHE);
+	cb_session(&s, &d);
+	s.info.back.maxresponsesize_cached = 0; /* as knfsd grants */
+	cb_call(&c);
+	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
+	cb_session(&s, &d);
+	s.info.back.maxresponsesize_cached = (uint32_t)reply;
+	cb_call(&c);
+	c.ops[0].arg.sequence.cachethis = true;
+	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
+}
+
 static void test_stats_cover(void **state)
 {
 	size_t n = 0;
@@ -487,7 +634,7 @@ int main(void)
 	    cmocka_unit_test(test_builders_refuse), cmocka_unit_test(test_results_round_trip),
 	    cmocka_unit_test(test_results_hostile), cmocka_unit_test(test_results_fewer_than_ops),
 	    cmocka_unit_test(test_cb_args),         cmocka_unit_test(test_cb_res),
-	    cmocka_unit_test(test_stats_cover),
+	    cmocka_unit_test(test_cb_sizes),        cmocka_unit_test(test_stats_cover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
