@@ -484,6 +484,9 @@ rpcrdma_nfs4_delegreturn(struct rpcrdma_nfs4_compound *c, const struct rpcrdma_n
 /* The back channel's ca_maxrequestsize, ca_maxresponsesize and
  * ca_maxresponsesize_cached a session offers (every answer is cached). */
 #define RPCRDMA_NFS41_CB_MAX_MSG 4096u
+/* CB_COMPOUND tags kept and echoed: any a call within those sizes can
+ * carry (a longer one decodes as empty, and its call is too big). */
+#define RPCRDMA_NFS41_CB_TAG_MAX RPCRDMA_NFS41_CB_MAX_MSG
 
 enum rpcrdma_nfs4_cb_opnum {
 	RPCRDMA_NFS4_OP_CB_GETATTR = 3,
@@ -517,7 +520,7 @@ struct rpcrdma_nfs41_cb_op {
 
 struct rpcrdma_nfs41_cb_compound {
 	uint32_t tag_len;
-	char tag[RPCRDMA_NFS4_TAG_MAX + 1];
+	char tag[RPCRDMA_NFS41_CB_TAG_MAX + 1];
 	uint32_t minorversion;
 	uint32_t callback_ident;
 	uint32_t nops;         /* decoded operations, the one it stopped at included */

@@ -9,7 +9,12 @@
  * operation this codec cannot frame it stops, keeping that operation's
  * number, since its arguments' length is unknown and the evaluation
  * stops at its error anyway (RFC 8881 16.2.3, 20.1).  CB_SEQUENCE's
- * referring-call lists are walked, at most 16 lists of 64 calls.
+ * referring-call lists are walked, at most 16 lists of 64 calls.  Tags are
+ * kept up to RPCRDMA_NFS41_CB_TAG_MAX bytes, to be echoed (16.2.3: the
+ * reply's tag SHOULD be the call's): any a call within the sizes we offer
+ * can carry.  A longer one is skipped; its call is then larger than we
+ * offered and gets NFS4ERR_REQ_TOO_BIG.  (Linux's client keeps 512 bytes
+ * and refuses longer tags with GARBAGE_ARGS.)
  */
 #include <errno.h>
 #include <string.h>
@@ -77,7 +82,7 @@ static int x_args(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 {
 	uint32_t count = c->count, want;
 
-	TRY(rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len));
+	TRY(rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len, RPCRDMA_NFS41_CB_TAG_MAX));
 	TRY(x_u32(n, &c->minorversion));
 	TRY(x_u32(n, &c->callback_ident));
 	if (n->enc) {
@@ -138,7 +143,7 @@ static int x_res(struct nx *n, struct rpcrdma_nfs41_cb_compound *c)
 	uint32_t count = c->nres;
 
 	TRY(x_u32(n, &c->status));
-	TRY(rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len));
+	TRY(rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len, RPCRDMA_NFS41_CB_TAG_MAX));
 	if (n->enc) {
 		if (count > c->nops)
 			return RPCRDMA_ERR_TOO_LONG;

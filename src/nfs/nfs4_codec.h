@@ -18,7 +18,9 @@ int rpcrdma__nfs4_x_opaque(struct nx *n, void *data, uint32_t *len, uint32_t max
 int rpcrdma__nfs4_x_fh(struct nx *n, struct rpcrdma_nfs4_fh *fh);
 int rpcrdma__nfs4_x_bitmap(struct nx *n, struct rpcrdma_nfs4_bitmap *b);
 int rpcrdma__nfs4_x_stateid(struct nx *n, struct rpcrdma_nfs4_stateid *s);
-int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *len);
+/* A COMPOUND or CB_COMPOUND tag, kept up to @max bytes (tag[] holds
+ * @max + 1); a longer one decodes as empty. */
+int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *len, uint32_t max);
 
 /*
  * An NFSv4.1 operation's arguments or results (nfs41_xdr.c).  Return

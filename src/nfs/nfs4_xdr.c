@@ -150,7 +150,7 @@ static int x_op_res(struct nx *n, struct rpcrdma_nfs4_op *op)
 	}
 }
 
-int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *tag_len)
+int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *tag_len, uint32_t max)
 {
 	/* A tag longer than we keep is skipped, not refused: it only echoes
 	 * what we sent, and its content means nothing to the protocol. */
@@ -158,7 +158,7 @@ int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *tag_len)
 		uint32_t len;
 
 		TRY(rpcrdma_xdr_decode_opaque_len(n->x, UINT32_MAX, &len));
-		if (len <= RPCRDMA_NFS4_TAG_MAX) {
+		if (len <= max) {
 			TRY(rpcrdma_xdr_decode_fixed_opaque(n->x, tag, len));
 			*tag_len = len;
 		} else {
@@ -168,12 +168,12 @@ int rpcrdma__nfs4_x_tag(struct nx *n, char *tag, uint32_t *tag_len)
 		tag[*tag_len] = '\0';
 		return 0;
 	}
-	return x_opaque(n, tag, tag_len, RPCRDMA_NFS4_TAG_MAX);
+	return x_opaque(n, tag, tag_len, max);
 }
 
 static int x_tag(struct nx *n, struct rpcrdma_nfs4_compound *c)
 {
-	return rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len);
+	return rpcrdma__nfs4_x_tag(n, c->tag, &c->tag_len, RPCRDMA_NFS4_TAG_MAX);
 }
 
 static int x_args(struct nx *n, struct rpcrdma_nfs4_compound *c)

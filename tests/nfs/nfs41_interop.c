@@ -854,6 +854,16 @@ static void case_cb_errors(void)
 		fprintf(stderr, "CB: reply stat %u, accept_stat %u\n", call.reply.stat,
 			call.reply.accept_stat);
 	CHECK_RC(call.status, 0);
+	/* a tag longer than COMPOUND's, echoed whole (RFC 8881 16.2.3) */
+	seq = ++sv.cb_seq;
+	cb_build(&c, seq);
+	for (uint32_t i = 0; i < 200; i++)
+		c.tag[i] = (char)('A' + i % 26);
+	c.tag_len = 200;
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
+	CHECK_RC(c.tag_len, 200);
+	for (uint32_t i = 0; i < 200; i++)
+		CHECK_RC(c.tag[i], 'A' + i % 26);
 	/* CB_GETATTR: of the protocol, not ours */
 	seq = ++sv.cb_seq;
 	cb_build(&c, seq);

@@ -613,6 +613,45 @@ static void test_cb_sizes(void **state)
 	assert_int_equal(cb_serve(&s, &c), RPCRDMA_NFS4_OK);
 }
 
+/*
+ * RFC 8881 16.2.3: the reply's tag SHOULD be the call's, for CB_COMPOUND
+ * too.  A tag of 300 bytes (any a call within the sizes we offer can
+ * carry) comes back whole, answer and replay alike.
+ */
+static void test_cb_tag_echo(void **state)
+{
+	static struct rpcrdma_nfs41_session s;
+	static struct s41_deleg d;
+	static struct rpcrdma_nfs41_cb_compound c, r;
+	static uint8_t in[2048], call[2048], out[2048];
+	char tag[301];
+	size_t len, n;
+
+	(void)state;
+	memset(tag, 0, sizeof(tag));
+	for (size_t i = 0; i < 300; i++)
+		tag[i] = (char)('a' + i % 26);
+	cb_call(&c);
+	len = enc(rpcrdma_nfs41_cb_args_enc, &c, in, sizeof(in));
+	/* the same call with the tag in place of the empty one */
+	put32(call, 0, 300);
+	memcpy(call + 4, tag, 300);
+	memcpy(call + 304, in + 4, len - 4);
+	cb_session(&s, &d);
+	for (int replay = 0; replay < 2; replay++) {
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, call, len + 300), 0);
+		rpcrdma__nfs41_cb_eval(&s, &c);
+		assert_int_equal(c.status, RPCRDMA_NFS4_OK);
+		n = enc(rpcrdma_nfs41_cb_res_enc, &c, out, sizeof(out));
+		cb_call(&r);
+		assert_int_equal(dec(rpcrdma_nfs41_cb_res_dec, &r, out, n), 0);
+		assert_int_equal(r.tag_len, 300);
+		assert_memory_equal(r.tag, tag, 300);
+	}
+	assert_int_equal(s.info.stats.cb_replays, 1);
+}
+
 static void test_stats_cover(void **state)
 {
 	size_t n = 0;
@@ -634,7 +673,8 @@ int main(void)
 	    cmocka_unit_test(test_builders_refuse), cmocka_unit_test(test_results_round_trip),
 	    cmocka_unit_test(test_results_hostile), cmocka_unit_test(test_results_fewer_than_ops),
 	    cmocka_unit_test(test_cb_args),         cmocka_unit_test(test_cb_res),
-	    cmocka_unit_test(test_cb_sizes),        cmocka_unit_test(test_stats_cover),
+	    cmocka_unit_test(test_cb_sizes),        cmocka_unit_test(test_cb_tag_echo),
+	    cmocka_unit_test(test_stats_cover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
