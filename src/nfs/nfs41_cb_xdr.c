@@ -9,7 +9,7 @@
  * operation this codec cannot frame it stops, keeping that operation's
  * number, since its arguments' length is unknown and the evaluation
  * stops at its error anyway (RFC 8881 16.2.3, 20.1).  CB_SEQUENCE's
- * referring-call lists are walked, at most 16 lists of 64 calls.  Tags are
+ * referring-call lists are walked, as many as the call holds.  Tags are
  * kept up to RPCRDMA_NFS41_CB_TAG_MAX bytes, to be echoed (16.2.3: the
  * reply's tag SHOULD be the call's): any a call within the sizes we offer
  * can carry.  A longer one is skipped; its call is then larger than we
@@ -20,9 +20,6 @@
 #include <string.h>
 
 #include "nfs4_codec.h"
-
-#define RCL_MAX 16u
-#define RCL_CALLS_MAX 64u
 
 static int x_sessionid(struct nx *n, uint8_t *id)
 {
@@ -49,10 +46,17 @@ static int x_referring(struct nx *n, uint32_t *nlists)
 
 	if (n->enc) /* we send none (tests' servers) */
 		return rpcrdma_xdr_encode_array_len(n->x, 0);
-	TRY(rpcrdma_xdr_decode_array_len(n->x, RCL_MAX, RPCRDMA_NFS4_SESSIONID_SIZE + 4, &count));
+	/*
+	 * No bound of their own: nothing is kept, and each list or call
+	 * takes bytes the call must hold, so the walk ends with them.  A call
+	 * within the sizes we offer is answered whatever its lists; a larger
+	 * one gets NFS4ERR_REQ_TOO_BIG (RFC 8881 2.10.6.4), not GARBAGE_ARGS.
+	 */
+	TRY(rpcrdma_xdr_decode_array_len(n->x, UINT32_MAX, RPCRDMA_NFS4_SESSIONID_SIZE + 4,
+					 &count));
 	for (uint32_t i = 0; i < count; i++) {
 		TRY(rpcrdma_xdr_decode_fixed_opaque(n->x, sid, sizeof(sid)));
-		TRY(rpcrdma_xdr_decode_array_len(n->x, RCL_CALLS_MAX, 8, &calls));
+		TRY(rpcrdma_xdr_decode_array_len(n->x, UINT32_MAX, 8, &calls));
 		TRY(rpcrdma_xdr_skip(n->x, (size_t)calls * 8));
 	}
 	*nlists = count;

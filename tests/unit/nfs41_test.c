@@ -412,7 +412,7 @@ static void test_cb_args(void **state)
 	cb_call(&c);
 	c.nops = c.count = 1;
 	len = enc(rpcrdma_nfs41_cb_args_enc, &c, buf, sizeof(buf));
-	put32(buf, len - 4, 17); /* 17 lists: over the bound */
+	put32(buf, len - 4, 17); /* 17 lists, all missing */
 	assert_int_not_equal(dec(rpcrdma_nfs41_cb_args_dec, &d, buf, len), 0);
 	put32(buf, len - 4, 1); /* one list, its session id and calls missing */
 	assert_int_not_equal(dec(rpcrdma_nfs41_cb_args_dec, &d, buf, len), 0);
@@ -652,6 +652,75 @@ static void test_cb_tag_echo(void **state)
 	assert_int_equal(s.info.stats.cb_replays, 1);
 }
 
+/*
+ * A CB_SEQUENCE (slot 0, sequence id 4) with @nlists referring-call
+ * lists of @ncalls calls each, into @buf; its length.
+ */
+static size_t cb_referring(uint8_t *buf, size_t room, uint32_t nlists, uint32_t ncalls)
+{
+	static struct rpcrdma_nfs41_cb_compound c;
+	size_t len, need;
+
+	cb_call(&c);
+	c.nops = c.count = 1;
+	len = enc(rpcrdma_nfs41_cb_args_enc, &c, buf, room);
+	need = len + (size_t)nlists * (20 + (size_t)ncalls * 8);
+	assert_true(need <= room);
+	put32(buf, len - 4, nlists);
+	for (uint32_t i = 0; i < nlists; i++) {
+		memcpy(buf + len, sid, sizeof(sid));
+		put32(buf, len + 16, ncalls);
+		len += 20;
+		for (uint32_t k = 0; k < ncalls; k++, len += 8) {
+			put32(buf, len, k + 1); /* rc_sequenceid */
+			put32(buf, len + 4, k); /* rc_slotid */
+		}
+	}
+	return len;
+}
+
+/*
+ * Referring-call lists (RFC 8881 20.9.3): as many as a call within the
+ * sizes we offer carries are walked and the call answered, 17 lists or a
+ * list of 65 calls not refused as garbage; lists that make the call larger
+ * than that get NFS4ERR_REQ_TOO_BIG (2.10.6.4), the slot unmoved.
+ */
+static void test_cb_referring(void **state)
+{
+	static struct rpcrdma_nfs41_session s;
+	static struct s41_deleg d;
+	static struct rpcrdma_nfs41_cb_compound c;
+	static uint8_t buf[16384];
+	static const uint32_t shapes[][2] = {{17, 0}, {1, 65}, {40, 2}};
+	size_t len;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		len = cb_referring(buf, sizeof(buf), shapes[i][0], shapes[i][1]);
+		assert_true(len <= RPCRDMA_NFS41_CB_MAX_MSG - 100);
+		memset(&c, 0, sizeof(c));
+		assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, buf, len), 0);
+		assert_int_equal(c.ops[0].arg.sequence.nreferring, shapes[i][0]);
+		cb_session(&s, &d);
+		rpcrdma__nfs41_cb_eval(&s, &c);
+		assert_int_equal(c.status, RPCRDMA_NFS4_OK);
+		assert_int_equal(s.cb_slots[0].seqid, 4);
+	}
+	/* 600 calls: more than 4096 bytes */
+	len = cb_referring(buf, sizeof(buf), 1, 600);
+	assert_true(len > RPCRDMA_NFS41_CB_MAX_MSG);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, buf, len), 0);
+	cb_session(&s, &d);
+	rpcrdma__nfs41_cb_eval(&s, &c);
+	assert_int_equal(c.status, RPCRDMA_NFS4ERR_REQ_TOO_BIG);
+	assert_int_equal(c.nres, 1);
+	assert_int_equal(s.cb_slots[0].seqid, 3);
+	/* lists cut short are still garbage */
+	for (size_t n = len - 8; n < len; n++)
+		assert_int_not_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, buf, n), 0);
+}
+
 static void test_stats_cover(void **state)
 {
 	size_t n = 0;
@@ -674,7 +743,7 @@ int main(void)
 	    cmocka_unit_test(test_results_hostile), cmocka_unit_test(test_results_fewer_than_ops),
 	    cmocka_unit_test(test_cb_args),         cmocka_unit_test(test_cb_res),
 	    cmocka_unit_test(test_cb_sizes),        cmocka_unit_test(test_cb_tag_echo),
-	    cmocka_unit_test(test_stats_cover),
+	    cmocka_unit_test(test_cb_referring),    cmocka_unit_test(test_stats_cover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
