@@ -29,7 +29,8 @@
  *             CDFS4_BOTH), and a recall then arrives there
  *   cb_errors (--self) what nfsd never sends: NOTSUPP, OP_CB_ILLEGAL,
  *             replays, misordered and bad slots, a wrong minor version, an
- *             unknown stateid
+ *             unknown stateid, long tags (echoed), a call over the
+ *             back channel's ca_maxrequestsize (NFS4ERR_REQ_TOO_BIG)
  *   short_results (--self) a server that stops before OPEN or READ and
  *             still says NFS4_OK: both calls fail, and no result the
  *             server never sent reaches the caller
@@ -864,6 +865,27 @@ static void case_cb_errors(void)
 	CHECK_RC(c.tag_len, 200);
 	for (uint32_t i = 0; i < 200; i++)
 		CHECK_RC(c.tag[i], 'A' + i % 26);
+	/*
+	 * ca_maxrequestsize counts the whole RPC message (RFC 8881 18.36.3):
+	 * a tag of 3900 bytes leaves the call within the 4096 we offered, one
+	 * of 4012 does not once the call's RPC header (40 bytes here) is
+	 * counted, though its arguments alone, and its answer, would fit:
+	 * NFS4ERR_REQ_TOO_BIG, the slot unmoved.
+	 */
+	seq = ++sv.cb_seq;
+	cb_build(&c, seq);
+	memset(c.tag, 'T', 3900);
+	c.tag_len = 3900;
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
+	CHECK_RC(c.tag_len, 3900);
+	seq = ++sv.cb_seq;
+	cb_build(&c, seq);
+	memset(c.tag, 'T', 4012);
+	c.tag_len = 4012;
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4ERR_REQ_TOO_BIG);
+	CHECK_RC(c.nres, 1);
+	cb_build(&c, seq); /* the same sequence id, now new */
+	CHECK_RC(cb_send(&c), RPCRDMA_NFS4_OK);
 	/* CB_GETATTR: of the protocol, not ours */
 	seq = ++sv.cb_seq;
 	cb_build(&c, seq);
@@ -937,7 +959,7 @@ static void case_cb_errors(void)
 	CHECK_RC(after.stats.cb_notsupp - before.stats.cb_notsupp, 1);
 	CHECK_RC(after.stats.cb_illegal - before.stats.cb_illegal, 1);
 	CHECK_RC(after.stats.cb_replays - before.stats.cb_replays, 1);
-	CHECK_RC(after.stats.cb_seq_errors - before.stats.cb_seq_errors, 5);
+	CHECK_RC(after.stats.cb_seq_errors - before.stats.cb_seq_errors, 6);
 	CHECK_RC(after.stats.cb_bad - before.stats.cb_bad, 2);
 	CHECK_RC(after.stats.cb_recall_unknown - before.stats.cb_recall_unknown, 1);
 }
