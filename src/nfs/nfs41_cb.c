@@ -24,9 +24,10 @@
  *    ca_maxresponsesize: NFS4ERR_REP_TOO_BIG, or, asked to be cached,
  *    than its ca_maxresponsesize_cached: NFS4ERR_REP_TOO_BIG_TO_CACHE (RFC
  *    8881 2.10.6.4; all on CB_SEQUENCE, the slot unmoved); the slot's
- *    current sequence id again: the
- *    cached answer (a replay), or NFS4ERR_SEQ_FALSE_RETRY when the call
- *    is not the one it answered; any other: NFS4ERR_SEQ_MISORDERED;
+ *    current sequence id again: the cached answer (a replay), or
+ *    NFS4ERR_SEQ_FALSE_RETRY when the call is not the one it answered,
+ *    or NFS4ERR_SEQ_MISORDERED for 0 on a slot not used yet (18.36.3);
+ *    any other: NFS4ERR_SEQ_MISORDERED;
  *  - an operation of the protocol we do not implement: NFS4ERR_NOTSUPP;
  *    a number outside it: OP_CB_ILLEGAL with NFS4ERR_OP_ILLEGAL (20.13);
  *  - CB_RECALL of a stateid we do not hold: NFS4ERR_BAD_STATEID, or
@@ -169,8 +170,11 @@ static uint32_t sequence(struct rpcrdma_nfs41_session *s, struct rpcrdma_nfs41_c
 		return RPCRDMA_NFS4ERR_BADSLOT;
 	slot = &s->cb_slots[op->arg.sequence.slotid];
 	if (seq == slot->seqid) {
+		/* Every answer is cached: only a slot not used yet has none,
+		 * and its sequence id 0 stands for an answer of SEQ_MISORDERED
+		 * (RFC 8881 18.36.3), not for a call we did not keep. */
 		if (!slot->cached)
-			return RPCRDMA_NFS4ERR_RETRY_UNCACHED_REP;
+			return RPCRDMA_NFS4ERR_SEQ_MISORDERED;
 		/*
 		 * The cached answer is for the operations it was given for:
 		 * for others it could say NFS4_OK with fewer results than

@@ -721,6 +721,37 @@ static void test_cb_referring(void **state)
 		assert_int_not_equal(dec(rpcrdma_nfs41_cb_args_dec, &c, buf, n), 0);
 }
 
+/*
+ * RFC 8881 18.36.3: a slot starts at sequence id 0, as if it held an
+ * answer of NFS4ERR_SEQ_MISORDERED, and the first CB_SEQUENCE on it MUST
+ * have sequence id 1, any other getting NFS4ERR_SEQ_MISORDERED: 0 too,
+ * which is no retry of anything (not NFS4ERR_RETRY_UNCACHED_REP).
+ */
+static void test_cb_first_seqid(void **state)
+{
+	static struct rpcrdma_nfs41_session s;
+	static struct s41_deleg d;
+	static struct rpcrdma_nfs41_cb_compound c;
+
+	(void)state;
+	for (uint32_t seq = 0; seq < 3; seq++) {
+		cb_session(&s, &d);
+		s.cb_slots[0].seqid = 0;
+		cb_call(&c);
+		c.ops[0].arg.sequence.seqid = seq;
+		cb_serve(&s, &c);
+		if (seq == 1) {
+			assert_int_equal(c.status, RPCRDMA_NFS4_OK);
+			assert_int_equal(s.cb_slots[0].seqid, 1);
+			continue;
+		}
+		assert_int_equal(c.status, RPCRDMA_NFS4ERR_SEQ_MISORDERED);
+		assert_int_equal(c.nres, 1);
+		assert_int_equal(s.cb_slots[0].seqid, 0);
+		assert_int_equal(d.state, RPCRDMA_NFS41_DELEG_HELD);
+	}
+}
+
 static void test_stats_cover(void **state)
 {
 	size_t n = 0;
@@ -743,7 +774,8 @@ int main(void)
 	    cmocka_unit_test(test_results_hostile), cmocka_unit_test(test_results_fewer_than_ops),
 	    cmocka_unit_test(test_cb_args),         cmocka_unit_test(test_cb_res),
 	    cmocka_unit_test(test_cb_sizes),        cmocka_unit_test(test_cb_tag_echo),
-	    cmocka_unit_test(test_cb_referring),    cmocka_unit_test(test_stats_cover),
+	    cmocka_unit_test(test_cb_referring),    cmocka_unit_test(test_cb_first_seqid),
+	    cmocka_unit_test(test_stats_cover),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
