@@ -4,11 +4,13 @@
  * within the budgets, and the core gets the call; RDMA_OPTIONAL and
  * reverse-direction replies are routed here too.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/trace.h"
+#include "rpcrdma/rpc_msg.h"
 #include "xprtrdma/svc.h"
 
 /*
@@ -342,6 +344,29 @@ static bool call_fits(const struct rpcrdma__xsreq *s, size_t max)
 	return total <= max;
 }
 
+/*
+ * Whether a message taken as a call is a reply (RFC 8167 5.2): a Long
+ * Reply (RDMA_NOMSG carrying a Reply chunk and no Read chunk) or an
+ * RDMA_MSG whose RPC message is a REPLY.  It reaches here only with no
+ * backchannel bound (route_reverse), so it answers no call of ours.  An
+ * RDMA_ERROR would carry its XID back to a requester that reads every
+ * RDMA_ERROR as the answer to its own forward call of that XID (RFC 8167
+ * 2.4: both directions may use one XID at once), failing that call;
+ * RFC 8167 section 6 leaves the endpoint free to drop what it is not
+ * prepared to receive.
+ */
+static bool reply_shaped(const struct rpcrdma__xsreq *s)
+{
+	uint32_t mtype;
+
+	if (s->hdr.proc == RPCRDMA_PROC_NOMSG)
+		return !s->hdr.nreads && s->hdr.has_reply;
+	if (s->hdr.proc != RPCRDMA_PROC_MSG || s->hdr.payload_len < 8)
+		return false;
+	memcpy(&mtype, s->r->buf + s->hdr.hdr_len + 4, sizeof(mtype));
+	return be32toh(mtype) == RPCRDMA_RPC_REPLY;
+}
+
 /* Decodes the call's transport header and sorts it by procedure: true
  * when it is a call to serve (RDMA_MSG, RDMA_NOMSG, or RDMA_MSGP taken as
  * RDMA_MSG); otherwise it has been answered, dropped or handed on. */
@@ -370,6 +395,14 @@ static bool screen_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
 	switch (s->hdr.proc) {
 	case RPCRDMA_PROC_MSG:
 	case RPCRDMA_PROC_NOMSG:
+		if (reply_shaped(s)) {
+			RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id,
+				       s->hdr.xid, 0, 0,
+				       "reply dropped: no backchannel, no reverse call out");
+			v->st.bad_msgs++;
+			rpcrdma__xsvc_sreq_release(s);
+			return false;
+		}
 		break;
 	case RPCRDMA_PROC_MSGP:
 		/*

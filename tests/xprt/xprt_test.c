@@ -514,6 +514,80 @@ static int test_bad_headers(struct env *e)
 	return 0;
 }
 
+/*
+ * Replies (RFC 8167 section 5.2's shapes) sent to a server with no
+ * backchannel bound: a Long Reply (RDMA_NOMSG with a Reply chunk and no
+ * Read chunk) and an RDMA_MSG carrying an RPC reply.  No reverse call is
+ * out, so neither answers anything: each is dropped without an RDMA_ERROR,
+ * which the requester would take for the answer to its own forward call
+ * of that XID (RFC 8167 2.4 lets both directions use one XID at once),
+ * and the connection goes on serving calls.  An RDMA_NOMSG with no chunk
+ * list at all is still an XDR error (RFC 8166 5.5.2): ERR_CHUNK.
+ */
+static int test_reply_without_backchannel(struct env *e)
+{
+	struct rpcrdma_segment seg = {.handle = 0x4242, .length = 512, .offset = 0x1000};
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	uint8_t buf[256];
+	int n;
+
+	CHECK_OK(raw_to_server(e, &r, &ts, NULL));
+	/* A forward call the server holds: its XID is the replies' too. */
+	ts.hold = true;
+	rpcrdma_hdr_init(&h, 0x4001, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	WAIT(e, ts.nheld == 1);
+	CHECK_RC(ts.nheld, 1);
+
+	/* The Long Reply: its RPC reply went to a Reply chunk never offered. */
+	rpcrdma_hdr_init(&h, 0x4001, 1, 8, RPCRDMA_PROC_NOMSG);
+	CHECK_OK(rpcrdma_hdr_set_reply(&h, &seg, 1));
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_OK(raw_send(&r, buf, (size_t)n));
+	/* The inline reply, accepted, SUCCESS, to the same XID. */
+	rpcrdma_hdr_init(&h, 0x4001, 1, 8, RPCRDMA_PROC_MSG);
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	CHECK(n > 0);
+	{
+		/* xid, REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+		const uint32_t w[6] = {htobe32(0x4001), htobe32(RPCRDMA_RPC_REPLY), 0, 0, 0, 0};
+
+		memcpy(buf + n, w, sizeof(w));
+		CHECK_OK(raw_send(&r, buf, (size_t)n + sizeof(w)));
+	}
+	/* A call behind them: once it is in, both were handled. */
+	rpcrdma_hdr_init(&h, 0x4002, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	WAIT(e, ts.nheld == 2);
+	CHECK_RC(ts.nheld, 2);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 0);
+	CHECK_RC(ts.calls, 2); /* neither reply reached the core */
+	CHECK_RC(sstats(&ts).bad_msgs, 2);
+	/* The next messages the requester gets are the calls' replies. */
+	CHECK_OK(tserver_answer(&ts, 0));
+	CHECK_OK(tserver_answer(&ts, 1));
+	ts.nheld = 0;
+	ts.hold = false;
+	CHECK_OK(expect_reply(&r, 0x4001));
+	CHECK_OK(expect_reply(&r, 0x4002));
+
+	/* No chunk list at all: ERR_CHUNK. */
+	rpcrdma_hdr_init(&h, 0x4003, 1, 8, RPCRDMA_PROC_NOMSG);
+	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
+	CHECK(n > 0);
+	CHECK_OK(raw_send(&r, buf, (size_t)n));
+	CHECK_OK(expect_error(&r, 0x4003, RPCRDMA_ERR_CHUNK, &got));
+	CHECK(r.up);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 1);
+
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
 static int test_short_reply_chunk(struct env *e)
 {
 	struct tserver ts;
@@ -2650,6 +2724,7 @@ static const struct test_case cases[] = {
     {"credits", test_credits},
     {"credits_receives", test_credits_receives},
     {"bad_headers", test_bad_headers},
+    {"reply_without_backchannel", test_reply_without_backchannel},
     {"short_reply_chunk", test_short_reply_chunk},
     {"reply_room_trimmed", test_reply_room_trimmed},
     {"chunk_layouts", test_chunk_layouts},
