@@ -490,6 +490,13 @@ int rpcrdma__xsvc_send_header_only(struct rpcrdma__xsreq *s, const struct rpcrdm
 void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action);
 
 /**
+ * rpcrdma__xsvc_send_vers_error - answer a call with ERR_VERS for one version
+ * @s: the call, of a version its connection does not speak
+ * @vers: the one version the connection speaks, as low and high
+ */
+void rpcrdma__xsvc_send_vers_error(struct rpcrdma__xsreq *s, uint32_t vers);
+
+/**
  * rpcrdma__xsvc_op_reply_begin - ops->reply_begin: the stream and DDP context for a reply
  * @sreq: the core's request
  *

@@ -441,6 +441,20 @@ static bool screen_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
 		/* The decoder takes it in Version Two only. */
 		v->st.optional_msgs++;
 		learn_version(sc, s->hdr.vers);
+		if (s->hdr.vers != sc->c.vers) {
+			/* The first call fixed the version for the
+			 * connection's lifetime (draft 5.2): Version Two's
+			 * messages, the transport properties among them, are
+			 * refused as a Version One responder refuses them,
+			 * or they would change its thresholds. */
+			RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id,
+				       s->hdr.xid, RPCRDMA_ERR_VERS, 0,
+				       "RDMA_OPTIONAL refused: the connection speaks Version %u",
+				       sc->c.vers);
+			v->st.bad_msgs++;
+			rpcrdma__xsvc_send_vers_error(s, sc->c.vers);
+			return false;
+		}
 		handle_optional(s);
 		return false;
 	default:

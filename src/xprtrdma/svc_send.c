@@ -354,7 +354,8 @@ int rpcrdma__xsvc_send_header_only(struct rpcrdma__xsreq *s, const struct rpcrdm
 }
 
 /* Answers the call in @s with RDMA_ERROR (@action from the decoder). */
-void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action)
+static void send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action, uint32_t low,
+		       uint32_t high)
 {
 	struct rpcrdma__xsconn *sc = s->conn;
 	struct rpcrdma__xsvc *v = sc->svc;
@@ -362,7 +363,7 @@ void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action 
 
 	rpcrdma__xsvc_read_phase_end(s);
 	s->grant = rpcrdma__credits_grant(sc->credits, s->hdr.credit);
-	if (rpcrdma_hdr_init_error(h, &s->hdr, action, v->vers_low, v->vers_high, s->grant)) {
+	if (rpcrdma_hdr_init_error(h, &s->hdr, action, low, high, s->grant)) {
 		rpcrdma__xsvc_sreq_release(s);
 		return;
 	}
@@ -377,6 +378,16 @@ void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action 
 			       : action == RPCRDMA_HDR_REPLY_ERR_CHUNK ? "ERR_CHUNK"
 								       : "ERR_INVAL_OPTION");
 	}
+}
+
+void rpcrdma__xsvc_send_error(struct rpcrdma__xsreq *s, enum rpcrdma_hdr_action action)
+{
+	send_error(s, action, s->conn->svc->vers_low, s->conn->svc->vers_high);
+}
+
+void rpcrdma__xsvc_send_vers_error(struct rpcrdma__xsreq *s, uint32_t vers)
+{
+	send_error(s, RPCRDMA_HDR_REPLY_ERR_VERS, vers, vers);
 }
 
 int rpcrdma__xsvc_op_reply_begin(struct rpcrdma__sreq *sreq)

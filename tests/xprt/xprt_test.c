@@ -2197,6 +2197,67 @@ static int raw_server_reset(struct env *e, struct raw *srv, struct tclient *tc)
  * version we speak fails the call and ends the connection; a probe lost
  * with its connection counts as Version One.
  */
+/*
+ * A connection whose first call was Version One speaks Version One for
+ * its lifetime (draft-cel-nfsv4-rpcrdma-version-two 5.2): a Version Two
+ * transport-properties exchange arriving on it afterwards is refused as
+ * a Version One responder refuses any Version Two message, ERR_VERS with
+ * the one version the connection speaks, and its send threshold stays
+ * Version One's 1024 bytes.
+ */
+static int test_v2_props_on_v1(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma__props mine;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h, got;
+	uint8_t info[128];
+	int n;
+
+	memset(&so, 0, sizeof(so));
+	so.inline_send = so.inline_recv = 8192;
+	CHECK_OK(tserver_open(e, &ts, &so));
+	CHECK_OK(raw_open(e, &r, 0));
+	CHECK_OK(raw_connect(&r, ts.port, NULL, 0)); /* no RFC 8797 data */
+
+	/* Version One settles the connection: a 2000-byte reply exceeds
+	 * the 1024-byte default and needs a Reply chunk. */
+	rpcrdma_hdr_init(&h, 0x2201, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 2000));
+	CHECK_OK(raw_expect(&r, 0x2201, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+
+	memset(&mine, 0, sizeof(mine));
+	mine.present = 1u << RPCRDMA_PROP_RECV_SIZE;
+	mine.recv_size = 8192;
+	n = rpcrdma__props_encode(&mine, info, sizeof(info));
+	CHECK(n > 0);
+	CHECK_OK(raw_optional(&r, 0x2202, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
+	CHECK_OK(raw_expect(&r, 0x2202, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
+	CHECK_RC(got.vers, 2);
+	CHECK_RC(got.vers_low, 1);
+	CHECK_RC(got.vers_high, 1);
+
+	/* The threshold did not move. */
+	rpcrdma_hdr_init(&h, 0x2203, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 2000));
+	CHECK_OK(raw_expect(&r, 0x2203, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
+	/* And a call that fits is served. */
+	rpcrdma_hdr_init(&h, 0x2204, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(expect_reply(&r, 0x2204));
+	CHECK(r.up);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
 static int test_v2_probe(struct env *e)
 {
 	struct rpcrdma_client_opts co;
@@ -2741,6 +2802,7 @@ static const struct test_case cases[] = {
     {"bidir_hostile", test_bidir_hostile},
     {"bidir_read_unread", test_bidir_read_unread},
     {"v2_optional", test_v2_optional},
+    {"v2_props_on_v1", test_v2_props_on_v1},
     {"v2_probe", test_v2_probe},
     {"v2_props_unanswered", test_v2_props_unanswered},
     {"v2_inval_option_answered", test_v2_inval_option_answered},
