@@ -610,6 +610,26 @@ int rpcrdma__xsvc_op_reply_send(struct rpcrdma__sreq *sreq)
 		if (s->rddp.results[i].len)
 			s->ops_needed++;
 	}
+	if (s->ops_needed > sc->c.sq_depth) {
+		/*
+		 * More Writes than the direction's share of the send queue:
+		 * posted together they would take entries of the other
+		 * direction's share (RFC 8167: reverse calls must find room
+		 * whatever the forward replies do), or fail to post and close
+		 * the connection.  No RPC reply is possible for this XID (RFC
+		 * 8166 5.5.3).  Only a provider that gives a connection less
+		 * of a send queue than asked (op_listen) can get here.
+		 */
+		RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+			       RPCRDMA_ERR_NOSPACE, s->ops_needed,
+			       "reply needs %u send queue entries, its share is %u",
+			       s->ops_needed, sc->c.sq_depth);
+		rpcrdma__ddp_resp_release(&s->rddp);
+		s->state = SREQ_IDLE;
+		trim_room(s, 0);
+		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
+		return 0;
+	}
 	if (s->rddp.nresults)
 		v->st.write_chunk_msgs++;
 	if (s->rddp.nresults && RPCRDMA__TRACE_ON(RPCRDMA_TRACE_CHUNK)) {

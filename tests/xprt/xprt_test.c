@@ -588,6 +588,74 @@ static int test_reply_without_backchannel(struct env *e)
 	return 0;
 }
 
+/*
+ * A reply needs one send-queue entry for its Send and one for each RDMA
+ * Write (a Write chunk result, a Long Reply's Reply chunk).  The forward
+ * direction owns the send queue less the backchannel's share (RFC 8167:
+ * its calls must find room whatever the forward replies do); a reply
+ * needing more than the forward share used to go alone when the queue
+ * was idle, into the share reserved for reverse calls.  The provider here
+ * offers far more than 4 * credits + 64 entries, so the queue is cut to
+ * four (two forward, two reverse) for this connection only: a reply of a
+ * Write and a Send still goes, a Long Reply with a Write chunk result
+ * (three entries) cannot be sent within its share and is answered with
+ * ERR_CHUNK, no RPC reply being possible for its XID (RFC 8166 5.5.3);
+ * the connection stays up.
+ */
+static int test_reply_sq_share(struct env *e)
+{
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma__xsvc *v;
+	struct rpcrdma_hdr h, got;
+	struct rpcrdma_prov_mr *wmr, *rmr;
+	struct rpcrdma_prov_grant *wg, *rg;
+	struct rpcrdma_segment wseg, rseg;
+	size_t n = rpcrdma__xconn_private(4096, 8192, false, raw_pd, sizeof(raw_pd));
+	uint8_t *wbuf = calloc(1, 64), *rbuf = calloc(1, 16384);
+
+	CHECK(wbuf && rbuf);
+	CHECK_OK(tserver_open(e, &ts, NULL));
+	v = (struct rpcrdma__xsvc *)(void *)ts.t;
+	/* ofi re-clamps each accepted connection's queues to its caps. */
+	v->dev.prov->caps.max_send_depth = 4;
+	CHECK_OK(raw_open(e, &r, 0));
+	CHECK_OK(raw_connect(&r, ts.port, raw_pd, n));
+	WAIT(e, v->conns && v->conns->c.state == RPCRDMA__XCONN_UP);
+	CHECK(v->conns);
+	CHECK_RC(v->conns->c.sq_depth, 2);
+	CHECK_RC(v->conns->c.bc_sq_share, 2);
+	CHECK_OK(raw_grant(&r, wbuf, 64, RPCRDMA_PACCESS_REMOTE_WRITE, &wmr, &wg, &wseg));
+	CHECK_OK(raw_grant(&r, rbuf, 16384, RPCRDMA_PACCESS_REMOTE_WRITE, &rmr, &rg, &rseg));
+
+	/* A Write and the Send: within the forward share. */
+	rpcrdma_hdr_init(&h, 0x5001, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(rpcrdma_hdr_add_write(&h, &wseg, 1));
+	CHECK_OK(raw_call(&r, &h, 4, 0, 64, 10));
+	CHECK_OK(expect_reply(&r, 0x5001));
+	CHECK_RC(mismatches(wbuf, 64, (0x5001 * 7) ^ 4), 0);
+
+	/* A Write, the Reply chunk's Write and the Send: three. */
+	rpcrdma_hdr_init(&h, 0x5002, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(rpcrdma_hdr_add_write(&h, &wseg, 1));
+	CHECK_OK(rpcrdma_hdr_set_reply(&h, &rseg, 1));
+	CHECK_OK(raw_call(&r, &h, 4, 0, 64, 12000));
+	CHECK_OK(expect_error(&r, 0x5002, RPCRDMA_ERR_CHUNK, &got));
+
+	/* The connection goes on. */
+	rpcrdma_hdr_init(&h, 0x5003, 1, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(expect_reply(&r, 0x5003));
+	CHECK(r.up);
+	CHECK_OK(rpcrdma__provider_revoke(wg, NULL));
+	CHECK_OK(rpcrdma__provider_revoke(rg, NULL));
+	raw_close(&r);
+	tserver_close(&ts);
+	free(wbuf);
+	free(rbuf);
+	return 0;
+}
+
 static int test_short_reply_chunk(struct env *e)
 {
 	struct tserver ts;
@@ -2787,6 +2855,7 @@ static const struct test_case cases[] = {
     {"bad_headers", test_bad_headers},
     {"reply_without_backchannel", test_reply_without_backchannel},
     {"short_reply_chunk", test_short_reply_chunk},
+    {"reply_sq_share", test_reply_sq_share},
     {"reply_room_trimmed", test_reply_room_trimmed},
     {"chunk_layouts", test_chunk_layouts},
     {"long_call_xid_mismatch", test_long_call_xid_mismatch},
