@@ -105,8 +105,9 @@ void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s)
 
 /*
  * What an answered request keeps for the next call beyond what every
- * request has (a header buffer and a reply buffer of inline_send, a
- * working set the configuration fixes): a reply buffer grown for a Long
+ * request has (a reply buffer of inline_send, and a header buffer as
+ * large as a call's header, bounded by inline_recv: a working set the
+ * configuration fixes): a reply buffer grown for a Long
  * Reply and the copy buffers of its results.  The landing buffer went to
  * rd_spares.
  */

@@ -656,6 +656,58 @@ static int test_reply_sq_share(struct env *e)
 	return 0;
 }
 
+/*
+ * A reply's transport header is some tens of bytes, and never longer than
+ * its call's (the same Write list and Reply chunk, an empty Read list).
+ * Each request used to reserve a registered header buffer of inline_send,
+ * 68 KiB on ofi (a 128 KiB buffer), so every call in flight pinned that
+ * much beside its reply buffer; the header buffer is now sized by the
+ * call's header.  Checked on the requests kept after eight calls at once,
+ * at the provider's default inline threshold.
+ */
+static int test_reply_header_room(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h;
+	struct rpcrdma__xsvc *v;
+	unsigned int kept = 0;
+
+	memset(&so, 0, sizeof(so)); /* inline thresholds: the provider's */
+	CHECK_OK(raw_to_server(e, &r, &ts, &so));
+	v = (struct rpcrdma__xsvc *)(void *)ts.t;
+	if (v->inline_send <= 2 * RPCRDMA__XPRT_HDR_ROOM) {
+		fprintf(stderr, "inline_send %u: nothing to tell apart\n", v->inline_send);
+		raw_close(&r);
+		tserver_close(&ts);
+		return XPRT_SKIP;
+	}
+	ts.hold = true;
+	for (uint32_t i = 0; i < 8; i++) {
+		rpcrdma_hdr_init(&h, 0x6001 + i, 1, 8, RPCRDMA_PROC_MSG);
+		CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	}
+	WAIT(e, ts.nheld == 8);
+	CHECK_RC(ts.nheld, 8);
+	for (unsigned int i = 0; i < 8; i++)
+		CHECK_OK(tserver_answer(&ts, i));
+	ts.nheld = 0;
+	for (uint32_t i = 0; i < 8; i++)
+		CHECK_OK(expect_reply(&r, 0x6001 + i));
+	WAIT(e, v->nfree >= 8);
+	for (struct rpcrdma__xsreq *s = v->free; s; s = s->next) {
+		if (s->sbuf.len > RPCRDMA__XPRT_HDR_ROOM)
+			fprintf(stderr, "a kept request's header buffer: %zu bytes\n", s->sbuf.len);
+		CHECK(s->sbuf.len <= RPCRDMA__XPRT_HDR_ROOM);
+		kept++;
+	}
+	CHECK(kept >= 8);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
 static int test_short_reply_chunk(struct env *e)
 {
 	struct tserver ts;
@@ -2855,6 +2907,7 @@ static const struct test_case cases[] = {
     {"bad_headers", test_bad_headers},
     {"reply_without_backchannel", test_reply_without_backchannel},
     {"short_reply_chunk", test_short_reply_chunk},
+    {"reply_header_room", test_reply_header_room},
     {"reply_sq_share", test_reply_sq_share},
     {"reply_room_trimmed", test_reply_room_trimmed},
     {"chunk_layouts", test_chunk_layouts},
