@@ -34,12 +34,19 @@ static unsigned int class_of(size_t len)
 	return c;
 }
 
+size_t rpcrdma__bufpool_cap(size_t len)
+{
+	unsigned int c = class_of(len ? len : 1);
+
+	return c < NCLASSES ? (size_t)1 << (c + RPCRDMA__BUFPOOL_MIN_SHIFT) : len;
+}
+
 int rpcrdma__bufpool_get(struct rpcrdma_provider *p, size_t len, uint8_t **addr, size_t *cap,
 			 struct rpcrdma_prov_mr **mr)
 {
 	struct rpcrdma__bufpool *bp = p->bufpool;
 	unsigned int c = class_of(len ? len : 1);
-	size_t size = c < NCLASSES ? (size_t)1 << (c + RPCRDMA__BUFPOOL_MIN_SHIFT) : len;
+	size_t size = rpcrdma__bufpool_cap(len);
 	uint8_t *mem;
 	int rc;
 

@@ -42,6 +42,8 @@ int rpcrdma__bufpool_get(struct rpcrdma_provider *p, size_t len, uint8_t **addr,
  * uses it
  */
 void rpcrdma__bufpool_put(struct rpcrdma_provider *p, uint8_t *addr, struct rpcrdma_prov_mr *mr);
+/** rpcrdma__bufpool_cap - the size of the buffer a get of @len bytes gives */
+size_t rpcrdma__bufpool_cap(size_t len);
 /** rpcrdma__bufpool_bytes - bytes of the idle buffers @p keeps now */
 size_t rpcrdma__bufpool_bytes(const struct rpcrdma_provider *p);
 /** rpcrdma__bufpool_close - free every idle buffer; from the instance's close */

@@ -234,6 +234,9 @@ struct rpcrdma__xsvc {
 	const struct rpcrdma__svc_cb *cb;
 	void *cb_ctx;
 	uint32_t inline_send, inline_recv, credits;
+	/* The reply buffer every request has: inline_send as the pool
+	 * rounds it (68 KiB on ofi takes 128 KiB). */
+	size_t rbuf_usual;
 	uint32_t vers_low, vers_high;
 	bool accept_msgp;
 	bool destroying;

@@ -113,7 +113,7 @@ void rpcrdma__xsvc_sreq_free_bufs(struct rpcrdma__xsreq *s)
  */
 static size_t sreq_extra_bytes(const struct rpcrdma__xsvc *v, const struct rpcrdma__xsreq *s)
 {
-	return (s->rbuf.len > v->inline_send ? s->rbuf.len : 0) +
+	return (s->rbuf.len > v->rbuf_usual ? s->rbuf.len : 0) +
 	       rpcrdma__ddp_resp_kept(&s->rddp);
 }
 
@@ -276,7 +276,7 @@ void rpcrdma__xsvc_sreq_release(struct rpcrdma__xsreq *s)
 		 * steady stream of ordinary calls never meets the bound, so
 		 * it never registers again. */
 		if (s->kept && v->acct->kept_loop + s->kept > v->acct->free_bytes_max) {
-			if (s->rbuf.len > v->inline_send)
+			if (s->rbuf.len > v->rbuf_usual)
 				rpcrdma__xbuf_free(&s->rbuf);
 			rpcrdma__ddp_resp_free(&s->rddp);
 			s->kept = 0;

@@ -494,6 +494,7 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 						   rpcrdma__xprt_inline_default(v->dev.prov));
 	v->inline_recv = rpcrdma__xprt_inline_size(opts->inline_recv,
 						   rpcrdma__xprt_inline_default(v->dev.prov));
+	v->rbuf_usual = rpcrdma__bufpool_cap(v->inline_send);
 	/* What each device's transport is opened with (route_to_device);
 	 * the provider's name is ours, the caller's string may go. */
 	v->wild = (v->dev.prov->caps.flags & RPCRDMA_PCAP_LISTEN_ONLY) != 0;

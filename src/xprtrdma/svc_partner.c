@@ -75,6 +75,7 @@ int rpcrdma__xsvc_partner_create(struct rpcrdma__xdev *dev, uint32_t inline_send
 	v->dev.prov = dev->prov;
 	v->inline_send = inline_send;
 	v->inline_recv = inline_recv;
+	v->rbuf_usual = rpcrdma__bufpool_cap(inline_send);
 	v->credits = credits ? credits : RPCRDMA__BC_CREDITS_DEFAULT;
 	if (v->credits > RPCRDMA__BC_CREDITS_MAX)
 		v->credits = RPCRDMA__BC_CREDITS_MAX;

@@ -1645,9 +1645,10 @@ void case_bound_kept_replies(void)
 			CHECK_EQ(kept, 0);
 		}
 	}
-	/* More at once than the share holds of usual requests (about 39 of
-	 * 136 KiB on ofi), fewer than the 64 kept, with room for those whose
-	 * Sends are still completing.  A request that gave up its grown
+	/* More at once than the share would hold of usual requests if their
+	 * buffers counted (about 39 of 136 KiB on ofi; they do not:
+	 * xprt/kept_bytes_usual), fewer than the 64 kept, with room for
+	 * those whose Sends are still completing.  A request that gave up its grown
 	 * buffer registers a usual one once, when a round first reaches it;
 	 * none is ever registered and deregistered again. */
 	regs0 = STAT(srv, prov_reg_mrs);

@@ -708,6 +708,54 @@ static int test_reply_header_room(struct env *e)
 	return 0;
 }
 
+/*
+ * reply_bytes_kept counts what idle requests keep beyond the usual reply
+ * buffer every request has.  That buffer is inline_send rounded up to the
+ * pool's power of two (68 KiB on ofi takes 128 KiB), and was compared with
+ * inline_send itself: every idle request counted as keeping a grown
+ * buffer, filling the share XSVC_KEPT_BYTES grants the grown ones, and
+ * past it the usual buffer was given up and taken again at the next call.
+ * After eight ordinary calls at once nothing is kept beyond the usual.
+ */
+static int test_kept_bytes_usual(struct env *e)
+{
+	struct rpcrdma_server_opts so;
+	struct tserver ts;
+	struct raw r;
+	struct rpcrdma_hdr h;
+	struct rpcrdma__xsvc *v;
+	size_t n;
+
+	memset(&so, 0, sizeof(so)); /* inline thresholds: the provider's */
+	CHECK_OK(tserver_open(e, &ts, &so));
+	v = (struct rpcrdma__xsvc *)(void *)ts.t;
+	/* A requester receiving what the server sends inline: the usual
+	 * reply buffer is inline_send's. */
+	n = rpcrdma__xconn_private(v->inline_send, v->inline_send, false, raw_pd, sizeof(raw_pd));
+	CHECK_OK(raw_open(e, &r, 0));
+	CHECK_OK(raw_connect(&r, ts.port, raw_pd, n));
+	ts.hold = true;
+	for (uint32_t i = 0; i < 8; i++) {
+		rpcrdma_hdr_init(&h, 0x6101 + i, 1, 8, RPCRDMA_PROC_MSG);
+		CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	}
+	WAIT(e, ts.nheld == 8);
+	CHECK_RC(ts.nheld, 8);
+	for (unsigned int i = 0; i < 8; i++)
+		CHECK_OK(tserver_answer(&ts, i));
+	ts.nheld = 0;
+	for (uint32_t i = 0; i < 8; i++)
+		CHECK_OK(expect_reply(&r, 0x6101 + i));
+	WAIT(e, v->nfree >= 8);
+	CHECK(v->nfree >= 8);
+	fprintf(stderr, "inline_send %u, reply buffer %zu, kept %llu\n", v->inline_send,
+		v->free->rbuf.len, (unsigned long long)sstats(&ts).reply_bytes_kept);
+	CHECK_RC(sstats(&ts).reply_bytes_kept, 0);
+	raw_close(&r);
+	tserver_close(&ts);
+	return 0;
+}
+
 static int test_short_reply_chunk(struct env *e)
 {
 	struct tserver ts;
@@ -2908,6 +2956,7 @@ static const struct test_case cases[] = {
     {"reply_without_backchannel", test_reply_without_backchannel},
     {"short_reply_chunk", test_short_reply_chunk},
     {"reply_header_room", test_reply_header_room},
+    {"kept_bytes_usual", test_kept_bytes_usual},
     {"reply_sq_share", test_reply_sq_share},
     {"reply_room_trimmed", test_reply_room_trimmed},
     {"chunk_layouts", test_chunk_layouts},
