@@ -440,7 +440,8 @@ RPCRDMA_EXTERN int rpcrdma_client_call_async(struct rpcrdma_client *clnt,
 	X(pool_bytes_now)      /* RDMA: bytes of registered buffers idle in the        */ \
 			       /* library's pools, now (64 MiB and 1024 a size class */ \
 			       /* per provider instance: a client transport, a       */ \
-			       /* server's loop, each worker)                         */ \
+			       /* server's loop, each worker; half of what stayed    */ \
+			       /* idle goes every 30 s)                               */ \
 	X(recv_pool_bytes_now) /* server, RDMA: bytes of receive buffers registered   */ \
 			       /* over its loop and workers, now; beyond each one's  */ \
 			       /* connections' reservations and one newcomer's, they */ \

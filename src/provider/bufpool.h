@@ -44,6 +44,21 @@ int rpcrdma__bufpool_get(struct rpcrdma_provider *p, size_t len, uint8_t **addr,
 void rpcrdma__bufpool_put(struct rpcrdma_provider *p, uint8_t *addr, struct rpcrdma_prov_mr *mr);
 /** rpcrdma__bufpool_cap - the size of the buffer a get of @len bytes gives */
 size_t rpcrdma__bufpool_cap(size_t len);
+/* How often a pool gives back what stayed idle: registered memory held
+ * after a burst (up to RPCRDMA__BUFPOOL_MAX_BYTES per instance, a server's
+ * loop and each worker) pins pages, which RLIMIT_MEMLOCK bounds on verbs.
+ * A variable so that tests need not wait as long. */
+#define RPCRDMA__BUFPOOL_TRIM_MS 30000u
+extern uint64_t rpcrdma__bufpool_trim_ms;
+/**
+ * rpcrdma__bufpool_trim - deregister and free half (rounded up) of the buffers
+ * of each class that stayed idle since the last call; every
+ * rpcrdma__bufpool_trim_ms from the instance's loop (xprtrdma/conn.c)
+ * @p: the provider instance (caller is its thread)
+ *
+ * Return: the bytes freed.
+ */
+size_t rpcrdma__bufpool_trim(struct rpcrdma_provider *p);
 /** rpcrdma__bufpool_bytes - bytes of the idle buffers @p keeps now */
 size_t rpcrdma__bufpool_bytes(const struct rpcrdma_provider *p);
 /** rpcrdma__bufpool_close - free every idle buffer; from the instance's close */

@@ -70,6 +70,7 @@ unsigned int rpcrdma__xdev_drain(struct rpcrdma__xdev *dev, unsigned int max)
 				if (!dev->failed)
 					dev->failed = rc;
 				rpcrdma__timer_stop(&dev->kick);
+				rpcrdma__timer_stop(&dev->pool_trim);
 				rpcrdma__hook_stop(&dev->hook);
 				rpcrdma__watch_stop(&dev->watch);
 				rpcrdma__watch_stop(&dev->cm_watch);
@@ -141,6 +142,17 @@ static int on_hook(struct rpcrdma__hook *h)
 	return 1;
 }
 
+static void on_pool_trim(struct rpcrdma__timer *t)
+{
+	struct rpcrdma__xdev *dev = t->ctx;
+
+	if (!dev->prov)
+		return;
+	(void)rpcrdma__bufpool_trim(dev->prov);
+	rpcrdma__timer_start(dev->loop, &dev->pool_trim, rpcrdma__bufpool_trim_ms, on_pool_trim,
+			     dev);
+}
+
 int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, const char *name,
 		       const struct sockaddr *local, socklen_t locallen,
 		       void (*on_event)(struct rpcrdma__xdev *, const struct rpcrdma_prov_event *),
@@ -177,6 +189,7 @@ int rpcrdma__xdev_open(struct rpcrdma__xdev *dev, struct rpcrdma_loop *loop, con
 		}
 	}
 	rpcrdma__hook_start(loop, &dev->hook, on_hook, dev);
+	rpcrdma__timer_start(loop, &dev->pool_trim, rpcrdma__bufpool_trim_ms, on_pool_trim, dev);
 	return 0;
 
 out_close:
@@ -217,6 +230,7 @@ void rpcrdma__xdev_close(struct rpcrdma__xdev *dev)
 	if (!dev->prov)
 		return;
 	rpcrdma__timer_stop(&dev->kick);
+	rpcrdma__timer_stop(&dev->pool_trim);
 	rpcrdma__hook_stop(&dev->hook);
 	rpcrdma__watch_stop(&dev->watch);
 	rpcrdma__watch_stop(&dev->cm_watch);

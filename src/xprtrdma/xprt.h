@@ -105,6 +105,7 @@ struct rpcrdma__xdev {
 	struct rpcrdma__watch cm_watch; /* connection events, when apart */
 	struct rpcrdma__hook hook;
 	struct rpcrdma__timer kick;
+	struct rpcrdma__timer pool_trim; /* rpcrdma__bufpool_trim, periodically */
 	/* Connection, listener and device events (not completions). */
 	void (*on_event)(struct rpcrdma__xdev *dev, const struct rpcrdma_prov_event *ev);
 	void *ctx;

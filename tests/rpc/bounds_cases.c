@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 
 #include "suite.h"
+#include "provider/bufpool.h"
 
 #define WAIT_MS 10000 /* generous: a loaded 2-core machine */
 
@@ -2378,4 +2379,83 @@ void case_bound_drc(void)
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	free(in);
 	free(out);
+}
+
+static uint64_t client_pool_bytes(struct rpcrdma_client *c)
+{
+	struct rpcrdma_xprt_stats st;
+
+	CHECK_EQ(rpcrdma_client_stats(c, &st), 0);
+	return st.pool_bytes_now;
+}
+
+/*
+ * Registered buffers left idle after a burst are given back: each trim
+ * period (30 s; 100 ms here) deregisters half of what stayed idle through
+ * the one before, on the server's loop, its workers and the client.  A
+ * burst of 32 replies of 200 KiB in Reply chunks leaves megabytes in the
+ * pools of both ends; with nothing more to do they empty within a few
+ * periods, and the next burst registers again and works.  Before, they
+ * stayed until the instance closed.  Over TCP nothing is pooled.
+ */
+void case_bound_pool_idle(void)
+{
+	enum { N = 32 };
+	const uint32_t len = 200u << 10;
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rpcrdma_client *c;
+	struct fill_call *f = calloc(N, sizeof(*f));
+	uint64_t srv_pool = 0, cl_pool = 0, end;
+	char port[16];
+
+	CHECK(f);
+	rpcrdma__bufpool_trim_ms = 100;
+	rpcrdma_server_opts_default(&so);
+	so.workers = 1;
+	so.credits = N;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	c = client_for(loop, port, TEST_PROG, 1, NULL);
+	open_credits(c, N);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < N; i++) {
+			f[i].n = len;
+			f[i].out = malloc(sizeof(*f[i].out));
+			CHECK(f[i].out);
+			f[i].done = false;
+			call_init(&f[i].call, P_FILL, xdr_u32_enc, &f[i].n, xdr_echo_dec, f[i].out);
+			f[i].call.max_reply = 4096 + len;
+			f[i].call.done = fill_done;
+			f[i].call.ctx = &f[i];
+			CHECK_EQ(rpcrdma_client_call_async(c, &f[i].call), 0);
+		}
+		for (int i = 0; i < N; i++) {
+			pump_until(loop, &f[i].done);
+			CHECK_EQ(f[i].status, 0);
+			CHECK_EQ(f[i].out->len, len);
+			CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
+			free(f[i].out);
+		}
+		srv_pool = STAT(srv, pool_bytes_now);
+		cl_pool = client_pool_bytes(c);
+		fprintf(stderr, "pool_idle: round %d: pools after the burst: server %llu KiB, client %llu KiB\n",
+			round, (unsigned long long)(srv_pool >> 10), (unsigned long long)(cl_pool >> 10));
+		if (transport != RPCRDMA_TRANSPORT_RDMA) {
+			CHECK_EQ(srv_pool + cl_pool, 0);
+			continue;
+		}
+		CHECK(srv_pool + cl_pool >= (uint64_t)len);
+		for (end = rpcrdma_loop_now(loop) + WAIT_MS;
+		     STAT(srv, pool_bytes_now) || client_pool_bytes(c);) {
+			CHECK(rpcrdma_loop_now(loop) < end);
+			CHECK(rpcrdma_loop_run_once(loop, 20) >= 0);
+		}
+	}
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	rpcrdma__bufpool_trim_ms = RPCRDMA__BUFPOOL_TRIM_MS;
+	free(f);
 }

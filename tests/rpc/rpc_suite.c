@@ -1272,6 +1272,7 @@ static const struct test_case cases[] = {
     {"bound_read_budget", case_bound_read_budget, false},
     {"bound_held_calls", case_bound_held_calls, false},
     {"bound_kept_replies", case_bound_kept_replies, false},
+    {"bound_pool_idle", case_bound_pool_idle, false},
     {"bound_drc_key", case_bound_drc_key, false},
     {"bound_inflight", case_bound_inflight, false},
     {"bound_record_pipelined", case_bound_record_pipelined, true},

@@ -262,6 +262,7 @@ void case_bound_too_large_staged(void);
 void case_bound_read_budget(void);
 void case_bound_held_calls(void);
 void case_bound_kept_replies(void);
+void case_bound_pool_idle(void);
 void case_bound_drc_key(void);
 void case_bound_inflight(void);
 void case_bound_record_pipelined(void);
