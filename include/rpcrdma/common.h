@@ -73,8 +73,10 @@ enum rpcrdma_errcode {
 	RPCRDMA_ERR_NO_RDMA_DEVICE = -5013,
 	/** The service (port) given to rpcrdma_client_create() or
 	 *  rpcrdma_server_create() is neither a number nor a service name this
-	 *  machine knows (/etc/services).  Pass the port number.  (Before this
-	 *  code it failed with -EHOSTUNREACH, as an unknown host does.) */
+	 *  machine knows (/etc/services), or is a number above 65535, or
+	 *  empty (getaddrinfo() would keep only its low 16 bits: "65536" was
+	 *  port 0).  Pass the port number.  (Before this code it failed with
+	 *  -EHOSTUNREACH, as an unknown host does.) */
 	RPCRDMA_ERR_NO_SERVICE = -5014,
 };
 

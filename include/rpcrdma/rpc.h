@@ -144,7 +144,7 @@ struct rpcrdma_client;
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM,
  * RPCRDMA_ERR_NO_PROVIDER for an unknown provider (before: -ENOENT), a
  * host that does not resolve as -EHOSTUNREACH, RPCRDMA_ERR_NO_SERVICE for
- * an unknown @service name, -EAGAIN when the name server failed for now
+ * an unknown @service name or a port above 65535, -EAGAIN when the name server failed for now
  * (try again later), or with @service NULL -ENOENT
  * for a program rpcbind does not know and the errors of
  * rpcrdma_rpcbind_getaddr().
@@ -667,7 +667,7 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
  * Create a server listening on @host:@service ("0" for any free port; @host
  * NULL for every local address).  Returns 0, -EINVAL, -ENOMEM,
  * -EHOSTUNREACH when @host does not resolve, RPCRDMA_ERR_NO_SERVICE when
- * @service is neither a number nor a known service name, -EAGAIN when the
+ * @service is neither a number up to 65535 nor a known service name, -EAGAIN when the
  * name server failed for now, -EPROTONOSUPPORT for a
  * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
  * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
