@@ -781,7 +781,8 @@ struct rpcrdma_nfs41_session_info {
 RPCRDMA_EXTERN int rpcrdma_nfs41_session_info(struct rpcrdma_nfs41_session *s,
 					      struct rpcrdma_nfs41_session_info *out);
 
-/** Describe @err: this header's codes, then rpcrdma_strerror()'s. */
+/** Describe @err: this header's codes, then rpcrdma_strerror()'s (which
+ * gives the same texts for this header's codes). */
 RPCRDMA_EXTERN const char *rpcrdma_nfs41_strerror(int err);
 /** Describe a why_no_delegation4 value ("contention", ...). */
 RPCRDMA_EXTERN const char *rpcrdma_nfs41_why_str(uint32_t why);

@@ -10,6 +10,7 @@
 #include "rpc/call_cause.h"
 #include "rpcrdma/common.h"
 #include "rpcrdma/header.h"
+#include "rpcrdma/nfs4.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpc_msg.h"
 #ifdef RPCRDMA_HAVE_RDMA_XPRT
@@ -97,6 +98,13 @@ const char *rpcrdma_strerror(int err)
 	case RPCRDMA_ERR_NCONNECT:
 		return "too many connections asked for (opts.nconnect): at most "
 		       "RPCRDMA_NCONNECT_MAX (16)";
+	/* Their texts live with the session code; a program that prints
+	 * every failure through this function must not get "unknown error". */
+	case RPCRDMA_ERR_NFS41_NO_BACKCHANNEL:
+	case RPCRDMA_ERR_NFS41_NO_DELEGATION:
+	case RPCRDMA_ERR_NFS41_NO_SLOT:
+	case RPCRDMA_ERR_NFS41_SESSION:
+		return rpcrdma_nfs41_strerror(err);
 	}
 	if (err < 0 && err > -4096)
 		return strerror(-err);

@@ -4,16 +4,20 @@
  * the error rpc.h documents rather than taken for something else.  Only
  * 127.0.0.1 and TCP are used: nothing here needs the RDMA engine.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "rpcrdma/nfs4.h"
 #include "rpcrdma/rpc.h"
 
 #define TEST_PROG 400123u
@@ -81,11 +85,88 @@ static void test_service_in_range(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/*
+ * Every RPCRDMA_ERR_* code any public header declares, read from the
+ * headers themselves so that a code added later without a text fails
+ * here: rpcrdma_strerror() names each, none with the fallback, no two
+ * alike.
+ */
+#define HEADERS_DIR_FROM_HERE "/../../include/rpcrdma/"
+
+static const char *const public_headers[] = {
+    "backchannel.h", "cm_private.h", "common.h", "debug.h",   "header.h",
+    "loop.h",        "mem.h",        "nfs3.h",   "nfs4.h",    "rpc.h",
+    "rpc_msg.h",     "rpcbind.h",    "tirpc.h",  "trace.h",   "xdr.h",
+};
+
+struct code {
+	char name[64];
+	int value;
+};
+
+static size_t read_codes(const char *path, struct code *codes, size_t n, size_t cap)
+{
+	char line[512];
+	regmatch_t m[3];
+	regex_t re;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(regcomp(&re, "(RPCRDMA_ERR_[A-Z0-9_]+)[ \t]*=[ \t]*(-[0-9]+)",
+				 REG_EXTENDED),
+			 0);
+	while (fgets(line, sizeof(line), f)) {
+		if (regexec(&re, line, 3, m, 0))
+			continue;
+		assert_true(n < cap);
+		snprintf(codes[n].name, sizeof(codes[n].name), "%.*s",
+			 (int)(m[1].rm_eo - m[1].rm_so), line + m[1].rm_so);
+		codes[n].value = atoi(line + m[2].rm_so);
+		n++;
+	}
+	regfree(&re);
+	fclose(f);
+	return n;
+}
+
+static void test_strerror_every_code(void **state)
+{
+	static struct code codes[256];
+	const char *fallback = rpcrdma_strerror(-99999);
+	char dir[4096], path[4200];
+	size_t n = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", __FILE__);
+	*strrchr(dir, '/') = '\0';
+	for (size_t i = 0; i < sizeof(public_headers) / sizeof(public_headers[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s%s", dir, HEADERS_DIR_FROM_HERE,
+			 public_headers[i]);
+		n = read_codes(path, codes, n, sizeof(codes) / sizeof(codes[0]));
+	}
+	/* common.h's 15 and rpc.h's 6 at least: the parse found them. */
+	assert_true(n >= 21);
+	for (size_t i = 0; i < n; i++) {
+		const char *t = rpcrdma_strerror(codes[i].value);
+
+		if (!strcmp(t, fallback) || !*t)
+			fail_msg("rpcrdma_strerror(%s = %d) is the fallback \"%s\"", codes[i].name,
+				 codes[i].value, t);
+		for (size_t j = 0; j < i; j++) {
+			if (codes[j].value != codes[i].value &&
+			    !strcmp(t, rpcrdma_strerror(codes[j].value)))
+				fail_msg("%s and %s have one text", codes[i].name, codes[j].name);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_service_out_of_range),
 	    cmocka_unit_test(test_service_in_range),
+	    cmocka_unit_test(test_strerror_every_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -762,7 +762,9 @@ static void test_stats_cover(void **state)
 #undef COUNT
 	assert_int_equal(n * sizeof(uint64_t), sizeof(struct rpcrdma_nfs41_stats));
 	assert_string_not_equal(rpcrdma_nfs41_strerror(RPCRDMA_ERR_NFS41_NO_BACKCHANNEL),
-				rpcrdma_strerror(RPCRDMA_ERR_NFS41_NO_BACKCHANNEL));
+				rpcrdma_strerror(-99999));
+	assert_string_equal(rpcrdma_nfs41_strerror(RPCRDMA_ERR_NFS41_NO_BACKCHANNEL),
+			    rpcrdma_strerror(RPCRDMA_ERR_NFS41_NO_BACKCHANNEL));
 	assert_string_equal(rpcrdma_nfs41_why_str(1), "contention");
 }
 
