@@ -150,7 +150,8 @@ struct rpcrdma_tirpc_opts {
  * The CLIENT owns a loop of its own; clnt_call() runs it until the reply,
  * so use one CLIENT per thread.  clnt_control() knows CLSET_TIMEOUT,
  * CLGET_TIMEOUT (a time-out set there overrides clnt_call()'s, as in
- * libtirpc), CLGET_XID, CLGET_PROG, CLGET_VERS, CLGET_SERVER_ADDR and
+ * libtirpc; either is at most 2^31 - 1 ms, some 24 days, which a longer
+ * one such as {LONG_MAX, 0} means), CLGET_XID, CLGET_PROG, CLGET_VERS, CLGET_SERVER_ADDR and
  * CLGET_SVC_ADDR, and answers FALSE to the others.  cl_auth starts as
  * AUTH_NONE; set it to an AUTH_SYS one to send that (see above).
  *

@@ -217,6 +217,10 @@ static int timeout_ms(struct timeval tv)
 
 	if (tv.tv_sec < 0 || tv.tv_usec < 0)
 		return 1;
+	/* Checked before multiplying: {LONG_MAX, 0} ("for ever") wrapped
+	 * negative and became 1 ms. */
+	if (tv.tv_sec > 0x7fffffff / 1000 || tv.tv_usec / 1000 > 0x7fffffff)
+		return 0x7fffffff;
 	ms = (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 	if (ms < 1)
 		return 1; /* libtirpc's "do not wait"; we wait the least we can */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -593,6 +595,72 @@ static void test_timeout(void **state)
 }
 
 /*
+ * A time-out too long for an int of milliseconds ({LONG_MAX, 0}, "for
+ * ever") waits as long as one can, not 1 ms: the multiplication by 1000
+ * wrapped, negative, into the "do not wait" case.  The listener never
+ * answers; a thread closes it after 300 ms, which resets the connection
+ * and ends the call with another error than a time-out.
+ */
+struct close_later {
+	int fd;
+};
+
+static void *close_after_300ms(void *arg)
+{
+	struct close_later *c = arg;
+
+	usleep(300 * 1000);
+	close(c->fd);
+	return NULL;
+}
+
+static void huge_timeout_case(bool with_clset)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	struct timeval huge = {LONG_MAX, 0}, call_tv = with_clset ? (struct timeval){1, 0} : huge;
+	struct rpcrdma_tirpc_opts o = {0};
+	socklen_t len = sizeof(sin);
+	struct close_later cl_arg;
+	struct timespec t0, t1;
+	enum clnt_stat st;
+	pthread_t th;
+	char port[16];
+	CLIENT *cl;
+	long ms;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cl_arg.fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(cl_arg.fd >= 0);
+	assert_int_equal(bind(cl_arg.fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(cl_arg.fd, 4), 0);
+	assert_int_equal(getsockname(cl_arg.fd, (struct sockaddr *)&sin, &len), 0);
+	snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	o.service = port;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	if (with_clset)
+		assert_true(clnt_control(cl, CLSET_TIMEOUT, (char *)&huge));
+	assert_int_equal(pthread_create(&th, NULL, close_after_300ms, &cl_arg), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	st = clnt_call(cl, P_NULL, (xdrproc_t)xdr_void, NULL, (xdrproc_t)xdr_void, NULL, call_tv);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(th, NULL);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (st == RPC_TIMEDOUT || ms < 250)
+		fail_msg("%s {LONG_MAX, 0}: %s after %ld ms", with_clset ? "CLSET_TIMEOUT" : "clnt_call",
+			 clnt_sperrno(st), ms);
+	clnt_destroy(cl);
+}
+
+static void test_timeout_huge(void **state)
+{
+	(void)state;
+	huge_timeout_case(false);
+	huge_timeout_case(true);
+}
+
+/*
  * A client of the other transport at a server's port: clnt_sperror() says
  * the protocol is wrong, not "Failed (unspecified error)".
  */
@@ -1051,6 +1119,7 @@ int main(void)
 	    cmocka_unit_test(test_client_against_dispatch),
 	    cmocka_unit_test(test_decode_failure_frees),
 	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_timeout_huge),
 	    cmocka_unit_test(test_create_errors),
 	    cmocka_unit_test(test_wrong_transport_said),
 	    cmocka_unit_test(test_authunix_credential_sent),
