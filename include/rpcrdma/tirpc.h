@@ -156,7 +156,8 @@ struct rpcrdma_tirpc_opts {
  * AUTH_NONE; set it to an AUTH_SYS one to send that (see above).
  *
  * Returns the CLIENT, or NULL with rpc_createerr set (cf_stat
- * RPC_UNKNOWNHOST, RPC_PROGNOTREGISTERED when rpcbind knows no such
+ * RPC_UNKNOWNHOST, also for an unknown @opts->service, or one above
+ * 65535 with re_errno EINVAL; RPC_PROGNOTREGISTERED when rpcbind knows no such
  * program, RPC_PMAPFAILURE when rpcbind could not be asked, with the cause
  * in cf_error as libtirpc leaves it, RPC_SYSTEMERROR with
  * cf_error.re_errno).  The connection is made by the first call: a call

@@ -4,13 +4,12 @@
  * RPCRDMA_HAVE_RDMA_XPRT, so the core links without it.  Also the one
  * address resolver the core and the transports share.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "rpc/core.h"
+#include "rpc/service_port.h"
 
 int rpcrdma__clnt_ops_for(enum rpcrdma_transport kind,
 			  const struct rpcrdma__clnt_transport_ops **out)
@@ -68,42 +67,13 @@ static int resolve_error(int eai)
 	}
 }
 
-/*
- * Whether @service is a port getaddrinfo() would take as a number but
- * cannot represent: glibc reads it with strtoul() and keeps the low 16
- * bits, so "65536" became port 0 (any port, for a server) and "99999"
- * port 34463.  An empty string is port 0 to it as well.
- */
-static bool service_out_of_range(const char *service)
-{
-	const char *p = service;
-	unsigned long v;
-	bool minus;
-	char *end;
-
-	if (!*service)
-		return true;
-	while (isspace((unsigned char)*p))
-		p++;
-	minus = *p == '-';
-	if (*p == '+' || *p == '-')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return false;
-	errno = 0;
-	v = strtoul(p, &end, 10);
-	if (*end)
-		return false; /* a name that begins with digits */
-	return minus || errno == ERANGE || v > 65535;
-}
-
 int rpcrdma__resolve(const char *host, const char *service, bool passive,
 		     struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints, *res = NULL;
 	int rc;
 
-	if (service && service_out_of_range(service))
+	if (service && rpcrdma__service_out_of_range(service))
 		return RPCRDMA_ERR_NO_SERVICE;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;

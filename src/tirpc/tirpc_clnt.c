@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rpc/call_cause.h"
+#include "rpc/service_port.h"
 #include "rpcrdma/header.h"
 #include "tirpc/tirpc_xdr.h"
 
@@ -145,6 +146,8 @@ static int errno_of(int rc)
 		return ENOPROTOOPT;
 	case RPCRDMA_ERR_NO_RDMA_DEVICE:
 		return ENODEV;
+	case RPCRDMA_ERR_NO_SERVICE:
+		return EINVAL;
 	case RPCRDMA_ERR_TIMEDOUT:
 		return ETIMEDOUT;
 	default:
@@ -481,6 +484,8 @@ CLIENT *rpcrdma_tirpc_clnt_create(const char *host, rpcprog_t prog, rpcvers_t ve
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_family = o.family;
+	if (o.service && rpcrdma__service_out_of_range(o.service))
+		return create_failed(t, RPC_UNKNOWNHOST, RPCRDMA_ERR_NO_SERVICE);
 	if (getaddrinfo(host, o.service ? o.service : "0", &hints, &ai) || !ai)
 		return create_failed(t, RPC_UNKNOWNHOST, -EHOSTUNREACH);
 	memcpy(&t->addr, ai->ai_addr, ai->ai_addrlen);

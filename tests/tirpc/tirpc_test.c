@@ -980,6 +980,36 @@ static void test_create_errors(void **state)
 	assert_int_equal(rpcrdma_tirpc_clnt_stats(NULL, &st), -EINVAL);
 }
 
+/* A port getaddrinfo() would keep 16 bits of is no port: no CLIENT aimed
+ * at 0 ("65536") or at 34463 ("99999"). */
+static void test_create_port_out_of_range(void **state)
+{
+	static const char *const bad[] = {"65536", "99999", "4294967296", ""};
+	struct rpcrdma_tirpc_opts o = {0};
+	(void)state;
+
+	o.transport = RPCRDMA_TRANSPORT_TCP;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CLIENT *cl;
+
+		o.service = bad[i];
+		cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+		if (cl) {
+			struct netbuf nb;
+			char addr[64] = "?";
+
+			if (clnt_control(cl, CLGET_SVC_ADDR, (char *)&nb) &&
+			    nb.len >= sizeof(struct sockaddr_in))
+				snprintf(addr, sizeof(addr), "port %u",
+					 ntohs(((struct sockaddr_in *)nb.buf)->sin_port));
+			clnt_destroy(cl);
+			fail_msg("service \"%s\" made a CLIENT (%s)", bad[i], addr);
+		}
+		assert_int_equal(rpc_createerr.cf_stat, RPC_UNKNOWNHOST);
+		assert_int_equal(rpc_createerr.cf_error.re_errno, EINVAL);
+	}
+}
+
 /*
  * A hostile rpcbind, on 127.0.0.1:111 of a network namespace of the test's
  * own: GETADDR (and DUMP, for "rdma") answer port 0.  No server listens
@@ -1121,6 +1151,7 @@ int main(void)
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_timeout_huge),
 	    cmocka_unit_test(test_create_errors),
+	    cmocka_unit_test(test_create_port_out_of_range),
 	    cmocka_unit_test(test_wrong_transport_said),
 	    cmocka_unit_test(test_authunix_credential_sent),
 	    cmocka_unit_test(test_rpcbind_unreachable_said),
