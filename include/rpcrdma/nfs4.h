@@ -398,7 +398,10 @@ RPCRDMA_EXTERN struct rpcrdma_nfs4_op *rpcrdma_nfs4_readlink(struct rpcrdma_nfs4
  * Over RDMA it offers a Write list of one chunk per READ and READLINK (as
  * @c->write_chunks and each op's ddp say) and a Reply chunk when the reply
  * may exceed the inline size.  Returns rpcrdma_client_call()'s value;
- * -EINVAL for an empty or malformed @c.  The NFS status is in @c->status
+ * -EINVAL for an empty or malformed @c (nothing sent), which includes an
+ * operation the builders above would have refused: a READ whose count is
+ * above its room or RPCRDMA_NFS4_MAXREAD, or a READ or READLINK with room
+ * and no buf.  The NFS status is in @c->status
  * and each evaluated operation's in its status.
  */
 RPCRDMA_EXTERN int rpcrdma_nfs4_compound_call(struct rpcrdma_client *clnt,

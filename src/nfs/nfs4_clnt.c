@@ -99,13 +99,21 @@ struct rpcrdma_nfs4_op *rpcrdma_nfs4_getattr(struct rpcrdma_nfs4_compound *c,
 	return op;
 }
 
+/* READ's data lands in [buf, buf + room): over RDMA its Write chunk is
+ * count bytes there, so a count past the room lets the server write past
+ * it. */
+static bool read_fits(uint32_t count, const void *buf, uint32_t room)
+{
+	return count <= RPCRDMA_NFS4_MAXREAD && count <= room && (!room || buf);
+}
+
 struct rpcrdma_nfs4_op *rpcrdma_nfs4_read(struct rpcrdma_nfs4_compound *c,
 					  const struct rpcrdma_nfs4_stateid *stateid,
 					  uint64_t offset, uint32_t count, void *buf, uint32_t room)
 {
 	struct rpcrdma_nfs4_op *op;
 
-	if (count > RPCRDMA_NFS4_MAXREAD || count > room || (room && !buf))
+	if (!read_fits(count, buf, room))
 		return NULL;
 	op = rpcrdma__nfs4_append(c, RPCRDMA_NFS4_OP_READ);
 	if (!op)
@@ -176,6 +184,17 @@ int rpcrdma__nfs4_compound_prepare(struct rpcrdma_nfs4_compound *c, struct rpcrd
 	if (!c || !c->nops || c->nops > RPCRDMA_NFS4_MAX_OPS ||
 	    c->tag_len > RPCRDMA_NFS4_TAG_MAX || c->write_chunks < -1)
 		return -EINVAL;
+	/* The operations are the caller's to fill, or to change after a
+	 * builder made them: what the builders refuse is refused here too. */
+	for (uint32_t i = 0; i < c->nops; i++) {
+		const struct rpcrdma_nfs4_op *op = &c->ops[i];
+
+		if (op->op == RPCRDMA_NFS4_OP_READ &&
+		    !read_fits(op->arg.read.count, op->buf, op->room))
+			return -EINVAL;
+		if (op->op == RPCRDMA_NFS4_OP_READLINK && op->room && !op->buf)
+			return -EINVAL;
+	}
 	/*
 	 * The Write list: one chunk per READ and READLINK, in order.
 	 *  - READ's chunk is exactly its count: the server never sends more.

@@ -415,6 +415,40 @@ static void case_errors(void)
 }
 
 /*
+ * A READ whose count the application raised past its room after building
+ * it (struct rpcrdma_nfs4_op is the caller's to fill): the call is refused
+ * before anything is sent.  It offered a Write chunk of count bytes over a
+ * buffer of room, and the server placed the data past the buffer's end
+ * (the guard bytes after it); the decoder's refusal came too late.
+ */
+static void case_read_over_room(void)
+{
+	/* The count is above ofi's inline size, so a Write chunk is offered. */
+	enum { ROOM = 256, GUARD = 128 * 1024 };
+	struct rpcrdma_nfs4_compound c;
+	struct rpcrdma_nfs4_op *op;
+	uint8_t *area = malloc(ROOM + GUARD);
+
+	CHECK(area);
+	memset(area, 0xa5, ROOM + GUARD);
+	rpcrdma_nfs4_compound_init(&c);
+	CHECK(rpcrdma_nfs4_putfh(&c, &dir_fh));
+	CHECK(rpcrdma_nfs4_lookup(&c, "f1"));
+	op = rpcrdma_nfs4_read(&c, NULL, 0, ROOM, area, ROOM);
+	CHECK(op);
+	op->arg.read.count = 96 * 1024;
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &c), -EINVAL);
+	for (size_t i = ROOM; i < ROOM + GUARD; i++)
+		CHECK(area[i] == 0xa5);
+	/* So is a READ of bytes with nowhere to go. */
+	op->arg.read.count = 16;
+	op->buf = NULL;
+	op->room = 0;
+	CHECK_RC(rpcrdma_nfs4_compound_call(clnt, &c), -EINVAL);
+	free(area);
+}
+
+/*
  * --self: a COMPOUND responder over a tree held in memory:
  * / -> export/ -> nfs4-interop/ -> f1, f2, link.  Handles are one byte.
  */
@@ -549,6 +583,7 @@ static const struct {
     {"middle_inline", case_middle_inline},
     {"write_and_long_reply", case_write_and_long_reply},
     {"errors", case_errors},
+    {"read_over_room", case_read_over_room},
 };
 
 int main(int argc, char **argv)
