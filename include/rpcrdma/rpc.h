@@ -82,7 +82,7 @@ struct rpcrdma_client_opts {
 	uint32_t credits;              /* credits to request; 0: 128 */
 	/*
 	 * Highest RPC-over-RDMA version to offer: 1 (the default; 0 means
-	 * 1) or 2.  With 2 the first message of each connection is a
+	 * 1) or 2 (a larger value means 2).  With 2 the first message of each connection is a
 	 * Version Two probe of at most 1024 bytes, sent alone; a responder
 	 * that answers RDMA_ERROR/ERR_VERS gets the call again in Version
 	 * One, and its address is remembered (process-wide) so that later
@@ -529,11 +529,16 @@ struct rpcrdma_server_opts {
 	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
 	 * call is answered in its own version, others get ERR_VERS with this
 	 * range.  Version Two connections take RDMA_OPTIONAL (the transport
-	 * properties feature; others get ERR_INVAL_OPTION). */
+	 * properties feature; others get ERR_INVAL_OPTION).  A range this
+	 * library cannot serve (max_vers above 2, min_vers above max_vers)
+	 * fails rpcrdma_server_create() with -EPROTONOSUPPORT over RDMA; TCP
+	 * ignores both. */
 	uint32_t min_vers, max_vers;
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 (and 32 MiB
-				    * of replies: drc_evictions, drc_bytes_now) */
+				    * of replies: drc_evictions, drc_bytes_now); at
+				    * most 1 << 24 (-EINVAL above); allocated at
+				    * creation, some 160 bytes each */
 	uint32_t max_record;       /* largest call (TCP record, RDMA call rebuilt
 				    * from its chunks); 0: 1 MiB + 64 KiB */
 	/*
@@ -669,7 +674,8 @@ RPCRDMA_EXTERN void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts
  * -EHOSTUNREACH when @host does not resolve, RPCRDMA_ERR_NO_SERVICE when
  * @service is neither a number up to 65535 nor a known service name, -EAGAIN when the
  * name server failed for now, -EPROTONOSUPPORT for a
- * transport this build lacks, RPCRDMA_ERR_NO_PROVIDER for a provider it
+ * transport this build lacks (or a version range it cannot serve, see
+ * min_vers), RPCRDMA_ERR_NO_PROVIDER for a provider it
  * lacks, RPCRDMA_ERR_NO_RDMA_DEVICE when the verbs provider finds no RDMA
  * device at all, or none with @host's address (a loopback @host has none),
  * or -errno from the socket (-EADDRINUSE, ...).  Over verbs a wildcard

@@ -86,6 +86,253 @@ static void test_service_in_range(void **state)
 }
 
 /*
+ * Option values, one at a time over each transport, against what rpc.h
+ * says of them: refused at creation with the documented code, or taken
+ * (a zero as the default, a huge size or count as "no limit that matters
+ * here", clamped where the header says so) and then serving a NULL call
+ * on 127.0.0.1.  A server's zero-filled options (not opts_default) are
+ * all defaults too.
+ */
+static int null_proc(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	(void)res;
+	return 0;
+}
+
+static const struct rpcrdma_svc_proc null_procs[] = {{null_proc, NULL, 0, NULL, 0, NULL}};
+
+enum sfield {
+	S_ZEROED, S_TRANSPORT, S_PROVIDER, S_INLINE_SEND, S_INLINE_RECV, S_CREDITS, S_MIN_VERS,
+	S_MAX_VERS, S_VERS_INVERTED, S_DRC_ENTRIES, S_MAX_RECORD, S_WORKERS, S_MAX_CONNS,
+	S_IDLE_MS, S_RECORD_MS, S_MAX_CONN_QUEUED, S_DRAIN_MS, S_MAX_READ_BYTES,
+	S_MAX_QUEUED_TOTAL, S_MAX_RECV_TOTAL,
+};
+
+struct srow {
+	const char *what;
+	enum sfield f;
+	uint64_t v;
+	int want_rdma, want_tcp; /* rpcrdma_server_create()'s return */
+};
+
+static const struct srow srows[] = {
+    {"all zero", S_ZEROED, 0, 0, 0},
+    {"transport 7", S_TRANSPORT, 7, -EINVAL, -EINVAL},
+    {"provider unknown", S_PROVIDER, 0, RPCRDMA_ERR_NO_PROVIDER, 0},
+    {"inline_send 1", S_INLINE_SEND, 1, 0, 0},
+    {"inline_send UINT32_MAX", S_INLINE_SEND, UINT32_MAX, 0, 0},
+    {"inline_recv 1", S_INLINE_RECV, 1, 0, 0},
+    {"inline_recv UINT32_MAX", S_INLINE_RECV, UINT32_MAX, 0, 0},
+    {"credits 1", S_CREDITS, 1, 0, 0},
+    {"credits UINT32_MAX", S_CREDITS, UINT32_MAX, 0, 0},
+    {"min_vers 3", S_MIN_VERS, 3, -EPROTONOSUPPORT, 0},
+    {"max_vers 3", S_MAX_VERS, 3, -EPROTONOSUPPORT, 0},
+    {"max_vers UINT32_MAX", S_MAX_VERS, UINT32_MAX, -EPROTONOSUPPORT, 0},
+    {"min_vers 2 max_vers 1", S_VERS_INVERTED, 0, -EPROTONOSUPPORT, 0},
+    {"drc_entries 1 << 24 + 1", S_DRC_ENTRIES, (1u << 24) + 1, -EINVAL, -EINVAL},
+    {"drc_entries UINT_MAX", S_DRC_ENTRIES, UINT32_MAX, -EINVAL, -EINVAL},
+    {"drc_entries 1", S_DRC_ENTRIES, 1, 0, 0},
+    {"max_record UINT32_MAX", S_MAX_RECORD, UINT32_MAX, 0, 0},
+    {"workers 257", S_WORKERS, 257, -EINVAL, -EINVAL},
+    {"workers UINT_MAX", S_WORKERS, UINT32_MAX, -EINVAL, -EINVAL},
+    {"workers 2", S_WORKERS, 2, 0, 0},
+    {"max_conns 1", S_MAX_CONNS, 1, 0, 0},
+    {"max_conns UINT_MAX", S_MAX_CONNS, UINT32_MAX, 0, 0},
+    {"idle_timeout_ms 1", S_IDLE_MS, 1, 0, 0},
+    {"idle_timeout_ms UINT32_MAX", S_IDLE_MS, UINT32_MAX, 0, 0},
+    {"record_timeout_ms UINT32_MAX", S_RECORD_MS, UINT32_MAX, 0, 0},
+    {"max_conn_queued 1", S_MAX_CONN_QUEUED, 1, 0, 0},
+    {"max_conn_queued SIZE_MAX", S_MAX_CONN_QUEUED, SIZE_MAX, 0, 0},
+    {"drain_timeout_ms UINT32_MAX", S_DRAIN_MS, UINT32_MAX, 0, 0},
+    {"max_read_bytes 1", S_MAX_READ_BYTES, 1, 0, 0},
+    {"max_read_bytes SIZE_MAX", S_MAX_READ_BYTES, SIZE_MAX, 0, 0},
+    {"max_queued_total 1", S_MAX_QUEUED_TOTAL, 1, 0, 0},
+    {"max_queued_total SIZE_MAX", S_MAX_QUEUED_TOTAL, SIZE_MAX, 0, 0},
+    {"max_recv_total SIZE_MAX", S_MAX_RECV_TOTAL, SIZE_MAX, 0, 0},
+};
+
+static void srow_apply(const struct srow *r, struct rpcrdma_server_opts *o)
+{
+	switch (r->f) {
+	case S_ZEROED: {
+		enum rpcrdma_transport t = o->transport;
+
+		memset(o, 0, sizeof(*o));
+		o->transport = t;
+		break;
+	}
+	case S_TRANSPORT: o->transport = (enum rpcrdma_transport)r->v; break;
+	case S_PROVIDER: o->provider = "no-such-provider"; break;
+	case S_INLINE_SEND: o->inline_send = (uint32_t)r->v; break;
+	case S_INLINE_RECV: o->inline_recv = (uint32_t)r->v; break;
+	case S_CREDITS: o->credits = (uint32_t)r->v; break;
+	case S_MIN_VERS: o->min_vers = (uint32_t)r->v; break;
+	case S_MAX_VERS: o->max_vers = (uint32_t)r->v; break;
+	case S_VERS_INVERTED: o->min_vers = 2; o->max_vers = 1; break;
+	case S_DRC_ENTRIES: o->drc_entries = (unsigned int)r->v; break;
+	case S_MAX_RECORD: o->max_record = (uint32_t)r->v; break;
+	case S_WORKERS: o->workers = (unsigned int)r->v; break;
+	case S_MAX_CONNS: o->max_conns = (unsigned int)r->v; break;
+	case S_IDLE_MS: o->idle_timeout_ms = (uint32_t)r->v; break;
+	case S_RECORD_MS: o->record_timeout_ms = (uint32_t)r->v; break;
+	case S_MAX_CONN_QUEUED: o->max_conn_queued = (size_t)r->v; break;
+	case S_DRAIN_MS: o->drain_timeout_ms = (uint32_t)r->v; break;
+	case S_MAX_READ_BYTES: o->max_read_bytes = (size_t)r->v; break;
+	case S_MAX_QUEUED_TOTAL: o->max_queued_total = (size_t)r->v; break;
+	case S_MAX_RECV_TOTAL: o->max_recv_total = (size_t)r->v; break;
+	}
+}
+
+/* A NULL call from a client of the defaults to @srv; returns its status. */
+static int null_call(struct rpcrdma_loop *loop, struct rpcrdma_server *srv,
+		     const struct rpcrdma_client_opts *co)
+{
+	struct rpcrdma_call call;
+	struct rpcrdma_client *c = NULL;
+	char port[16];
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
+	rc = rpcrdma_client_create(loop, "127.0.0.1", port, TEST_PROG, 1, co, &c);
+	if (rc)
+		return rc;
+	memset(&call, 0, sizeof(call));
+	rc = rpcrdma_client_call(c, &call);
+	rpcrdma_client_destroy(c);
+	return rc;
+}
+
+static const enum rpcrdma_transport transports[] = {RPCRDMA_TRANSPORT_RDMA,
+						   RPCRDMA_TRANSPORT_TCP};
+
+static void test_server_opts_table(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+
+	(void)state;
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < sizeof(srows) / sizeof(srows[0]); i++) {
+			const struct srow *r = &srows[i];
+			int want = transports[t] == RPCRDMA_TRANSPORT_RDMA ? r->want_rdma : r->want_tcp;
+			struct rpcrdma_server_opts so;
+			struct rpcrdma_client_opts co;
+			struct rpcrdma_server *srv = NULL;
+			int rc;
+
+			rpcrdma_server_opts_default(&so);
+			so.transport = transports[t];
+			srow_apply(r, &so);
+			rc = rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv);
+			if (rc != want)
+				fail_msg("%s server, %s: create %d (%s), want %d", t ? "TCP" : "RDMA",
+					 r->what, rc, rpcrdma_strerror(rc), want);
+			if (rc)
+				continue;
+			assert_int_equal(rpcrdma_server_register(srv, TEST_PROG, 1, null_procs, 1), 0);
+			rpcrdma_client_opts_default(&co);
+			co.transport = transports[t];
+			rc = null_call(loop, srv, &co);
+			if (rc)
+				fail_msg("%s server, %s: NULL call %d (%s)", t ? "TCP" : "RDMA", r->what,
+					 rc, rpcrdma_strerror(rc));
+			rpcrdma_server_destroy(srv);
+		}
+	}
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+enum cfield {
+	C_ZEROED, C_TRANSPORT, C_PROVIDER, C_INLINE_SEND, C_INLINE_RECV, C_CREDITS, C_MAX_VERS,
+	C_TIMEOUT, C_RETRIES, C_CRED_LEN, C_MAX_RECORD, C_NCONNECT,
+};
+
+struct crow {
+	const char *what;
+	enum cfield f;
+	int64_t v;
+	int want_rdma, want_tcp; /* rpcrdma_client_create()'s return */
+};
+
+static const struct crow crows[] = {
+    {"all zero", C_ZEROED, 0, 0, 0},
+    {"transport 7", C_TRANSPORT, 7, -EINVAL, -EINVAL},
+    {"provider unknown", C_PROVIDER, 0, RPCRDMA_ERR_NO_PROVIDER, 0},
+    {"inline_send 1", C_INLINE_SEND, 1, 0, 0},
+    {"inline_send UINT32_MAX", C_INLINE_SEND, UINT32_MAX, 0, 0},
+    {"inline_recv 1", C_INLINE_RECV, 1, 0, 0},
+    {"inline_recv UINT32_MAX", C_INLINE_RECV, UINT32_MAX, 0, 0},
+    {"credits 1", C_CREDITS, 1, 0, 0},
+    {"credits UINT32_MAX", C_CREDITS, UINT32_MAX, 0, 0},
+    {"max_vers 2", C_MAX_VERS, 2, 0, 0},
+    {"max_vers UINT32_MAX", C_MAX_VERS, UINT32_MAX, 0, 0},
+    {"timeout_ms -1", C_TIMEOUT, -1, 0, 0},
+    {"timeout_ms -2", C_TIMEOUT, -2, -EINVAL, -EINVAL},
+    {"timeout_ms INT_MIN", C_TIMEOUT, INT32_MIN, -EINVAL, -EINVAL},
+    {"timeout_ms INT_MAX", C_TIMEOUT, INT32_MAX, 0, 0},
+    {"retries UINT_MAX", C_RETRIES, UINT32_MAX, 0, 0},
+    {"cred body 401 bytes", C_CRED_LEN, RPCRDMA_AUTH_BODY_MAX + 1, -EINVAL, -EINVAL},
+    {"cred body UINT32_MAX bytes", C_CRED_LEN, UINT32_MAX, -EINVAL, -EINVAL},
+    {"max_record UINT32_MAX", C_MAX_RECORD, UINT32_MAX, 0, 0},
+    {"nconnect 16", C_NCONNECT, RPCRDMA_NCONNECT_MAX, 0, 0},
+    {"nconnect 17", C_NCONNECT, RPCRDMA_NCONNECT_MAX + 1, RPCRDMA_ERR_NCONNECT,
+     RPCRDMA_ERR_NCONNECT},
+    {"nconnect UINT_MAX", C_NCONNECT, UINT32_MAX, RPCRDMA_ERR_NCONNECT, RPCRDMA_ERR_NCONNECT},
+};
+
+static void test_client_opts_table(void **state)
+{
+	static struct rpcrdma_opaque_auth cred;
+	struct rpcrdma_loop *loop = new_loop();
+
+	(void)state;
+	for (size_t t = 0; t < 2; t++) {
+		struct rpcrdma_server_opts so;
+		struct rpcrdma_server *srv = NULL;
+
+		rpcrdma_server_opts_default(&so);
+		so.transport = transports[t];
+		assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+		assert_int_equal(rpcrdma_server_register(srv, TEST_PROG, 1, null_procs, 1), 0);
+		for (size_t i = 0; i < sizeof(crows) / sizeof(crows[0]); i++) {
+			const struct crow *r = &crows[i];
+			int want = transports[t] == RPCRDMA_TRANSPORT_RDMA ? r->want_rdma : r->want_tcp;
+			struct rpcrdma_client_opts co;
+			int rc;
+
+			rpcrdma_client_opts_default(&co);
+			switch (r->f) {
+			case C_ZEROED: memset(&co, 0, sizeof(co)); break;
+			case C_TRANSPORT: co.transport = (enum rpcrdma_transport)r->v; break;
+			case C_PROVIDER: co.provider = "no-such-provider"; break;
+			case C_INLINE_SEND: co.inline_send = (uint32_t)r->v; break;
+			case C_INLINE_RECV: co.inline_recv = (uint32_t)r->v; break;
+			case C_CREDITS: co.credits = (uint32_t)r->v; break;
+			case C_MAX_VERS: co.max_vers = (uint32_t)r->v; break;
+			case C_TIMEOUT: co.timeout_ms = (int)r->v; break;
+			case C_RETRIES: co.retries = (unsigned int)r->v; break;
+			case C_CRED_LEN:
+				rpcrdma_auth_none(&cred);
+				cred.len = (uint32_t)r->v;
+				co.cred = &cred;
+				break;
+			case C_MAX_RECORD: co.max_record = (uint32_t)r->v; break;
+			case C_NCONNECT: co.nconnect = (unsigned int)r->v; break;
+			}
+			if (r->f != C_TRANSPORT)
+				co.transport = transports[t];
+			rc = null_call(loop, srv, &co);
+			if (rc != want)
+				fail_msg("%s client, %s: %d (%s), want %d", t ? "TCP" : "RDMA", r->what,
+					 rc, rpcrdma_strerror(rc), want);
+		}
+		rpcrdma_server_destroy(srv);
+	}
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * Every RPCRDMA_ERR_* code any public header declares, read from the
  * headers themselves so that a code added later without a text fails
  * here: rpcrdma_strerror() names each, none with the fallback, no two
@@ -167,6 +414,8 @@ int main(void)
 	    cmocka_unit_test(test_service_out_of_range),
 	    cmocka_unit_test(test_service_in_range),
 	    cmocka_unit_test(test_strerror_every_code),
+	    cmocka_unit_test(test_server_opts_table),
+	    cmocka_unit_test(test_client_opts_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
