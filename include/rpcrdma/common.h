@@ -75,7 +75,8 @@ enum rpcrdma_errcode {
 	 *  rpcrdma_server_create() is neither a number nor a service name this
 	 *  machine knows (/etc/services), or is a number above 65535, or
 	 *  empty (getaddrinfo() would keep only its low 16 bits: "65536" was
-	 *  port 0).  Pass the port number.  (Before this code it failed with
+	 *  port 0), or for a client port 0, where no server listens.  Pass
+	 *  the port number.  (Before this code it failed with
 	 *  -EHOSTUNREACH, as an unknown host does.) */
 	RPCRDMA_ERR_NO_SERVICE = -5014,
 };

@@ -144,7 +144,8 @@ struct rpcrdma_client;
  * rpcrdma_client_connect()).  Returns 0, -EINVAL, -ENOMEM,
  * RPCRDMA_ERR_NO_PROVIDER for an unknown provider (before: -ENOENT), a
  * host that does not resolve as -EHOSTUNREACH, RPCRDMA_ERR_NO_SERVICE for
- * an unknown @service name or a port above 65535, -EAGAIN when the name server failed for now
+ * an unknown @service name, a port above 65535 or port 0 (where no
+ * server listens), -EAGAIN when the name server failed for now
  * (try again later), or with @service NULL -ENOENT
  * for a program rpcbind does not know and the errors of
  * rpcrdma_rpcbind_getaddr().

@@ -83,8 +83,8 @@ const char *rpcrdma_strerror(int err)
 		       "the address of its interface (--addr, or the host argument) except for a "
 		       "server on a wildcard address, which serves every device";
 	case RPCRDMA_ERR_NO_SERVICE:
-		return "unknown service: neither a port number (0 to 65535) nor a name in "
-		       "/etc/services (pass the port number)";
+		return "unknown service: neither a port number (1 to 65535, or 0 for a server's "
+		       "any free port) nor a name in /etc/services (pass the port number)";
 	case RPCRDMA_ERR_RPC_REJECTED:
 		return "the server refused the call (rpcrdma_call_strerror() names its reply status)";
 	case RPCRDMA_ERR_TRANSPORT_ERROR:

@@ -12,6 +12,7 @@
  * is in docs/architecture.md ("The RPC client").
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -376,6 +377,15 @@ static uint32_t random_xid(const void *salt)
 	       (uint32_t)(uintptr_t)salt;
 }
 
+static in_port_t sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_port;
+	if (ss->ss_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)ss)->sin6_port;
+	return 0;
+}
+
 /* Takes @opts (NULL: the defaults) with its zeros replaced by defaults;
  * -EINVAL for values no transport accepts. */
 static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_client_opts *o)
@@ -445,6 +455,10 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 	rc = rpcrdma__resolve(host, service ? service : "0", false, &ss, &sslen);
 	if (!rc && !service)
 		rc = rpcrdma__rpcbind_port(loop, prog, vers, o.transport, &ss);
+	/* No server listens there: each call would only fail with
+	 * ECONNREFUSED, after its retries. */
+	if (!rc && service && sockaddr_port(&ss) == 0)
+		rc = RPCRDMA_ERR_NO_SERVICE;
 	if (rc)
 		return rc;
 	c = client_alloc(loop, ops, prog, vers, &o);

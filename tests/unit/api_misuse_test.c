@@ -64,6 +64,36 @@ static void test_service_out_of_range(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* Port 0 is where no server listens: a client refuses it at creation
+ * rather than failing each call with ECONNREFUSED after its retries (a
+ * server takes "0" as any free port). */
+static void test_client_port_zero(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	struct rpcrdma_client_opts co;
+
+	(void)state;
+	rpcrdma_client_opts_default(&co);
+	for (size_t t = 0; t < 2; t++) {
+		static const char *const zeros[] = {"0", "00", "+0"};
+
+		co.transport = t ? RPCRDMA_TRANSPORT_TCP : RPCRDMA_TRANSPORT_RDMA;
+		for (size_t i = 0; i < sizeof(zeros) / sizeof(zeros[0]); i++) {
+			struct rpcrdma_client *c = NULL;
+			int rc = rpcrdma_client_create(loop, "127.0.0.1", zeros[i], TEST_PROG, 1,
+						       &co, &c);
+
+			if (rc != RPCRDMA_ERR_NO_SERVICE) {
+				if (!rc)
+					rpcrdma_client_destroy(c);
+				fail_msg("client service \"%s\": %d, not RPCRDMA_ERR_NO_SERVICE",
+					 zeros[i], rc);
+			}
+		}
+	}
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
 /* The edges that are ports still are, and a name is still a name. */
 static void test_service_in_range(void **state)
 {
@@ -413,6 +443,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_service_out_of_range),
 	    cmocka_unit_test(test_service_in_range),
+	    cmocka_unit_test(test_client_port_zero),
 	    cmocka_unit_test(test_strerror_every_code),
 	    cmocka_unit_test(test_server_opts_table),
 	    cmocka_unit_test(test_client_opts_table),
