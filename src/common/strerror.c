@@ -253,6 +253,12 @@ static const char *cause_msg(const struct rpcrdma_call *call, const struct rpcrd
 			      : "the call was never sent: connecting failed %u times (opts.retries "
 				"ran out); the last time: %s",
 			 k->a, rpcrdma_strerror(call->status));
+		/* The same again would fail the same way: name the limit. */
+		if (call->status == -EMSGSIZE)
+			snprintf(b + strlen(b), n - strlen(b),
+				 " (over TCP: a reply record larger than the client's "
+				 "opts.max_record; over RDMA: a message larger than its receive "
+				 "buffers, opts.inline_recv)");
 		break;
 	case RPCRDMA__CAUSE_TIMEDOUT:
 		if (k->b)

@@ -363,6 +363,43 @@ static void test_client_opts_table(void **state)
 }
 
 /*
+ * A TCP client whose max_record is below its replies loses its connection
+ * at each reply (-EMSGSIZE) until its retries run out: the text names the
+ * limit, not only "Message too long".
+ */
+static void test_max_record_named(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server *srv = NULL;
+	struct rpcrdma_client *c = NULL;
+	struct rpcrdma_call call;
+	char port[16];
+	const char *why;
+
+	(void)state;
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+	assert_int_equal(rpcrdma_server_register(srv, TEST_PROG, 1, null_procs, 1), 0);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	co.max_record = 16; /* a NULL reply is 24 bytes */
+	co.retries = 1;
+	assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", port, TEST_PROG, 1, &co, &c), 0);
+	memset(&call, 0, sizeof(call));
+	assert_int_equal(rpcrdma_client_call(c, &call), -EMSGSIZE);
+	why = rpcrdma_call_strerror(&call);
+	if (!strstr(why, "opts.max_record"))
+		fail_msg("does not name max_record: %s", why);
+	rpcrdma_client_destroy(c);
+	rpcrdma_server_destroy(srv);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * Every RPCRDMA_ERR_* code any public header declares, read from the
  * headers themselves so that a code added later without a text fails
  * here: rpcrdma_strerror() names each, none with the fallback, no two
@@ -447,6 +484,7 @@ int main(void)
 	    cmocka_unit_test(test_strerror_every_code),
 	    cmocka_unit_test(test_server_opts_table),
 	    cmocka_unit_test(test_client_opts_table),
+	    cmocka_unit_test(test_max_record_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
