@@ -423,7 +423,8 @@ RPCRDMA_EXTERN size_t rpcrdma_nfs4_compound_max_reply(const struct rpcrdma_nfs4_
  * RPCRDMA_ERR_BAD_VALUE (RFC 8881 16.2.3): after a successful decode, each
  * of the nres first operations has its result, and nres is nops when the
  * status is NFS4_OK.  The encoder sends what it is given, so that tests
- * can play a server that breaks the rule.
+ * can play a server that breaks the rule.  A @c whose nops is above
+ * RPCRDMA_NFS4_MAX_OPS is RPCRDMA_ERR_TOO_LONG to all four.
  */
 RPCRDMA_EXTERN int rpcrdma_nfs4_compound_args_enc(struct rpcrdma_xdr_stream *x, void *c);
 RPCRDMA_EXTERN int rpcrdma_nfs4_compound_args_dec(struct rpcrdma_xdr_stream *x, void *c);

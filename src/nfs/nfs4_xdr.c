@@ -199,6 +199,10 @@ static int x_res(struct nx *n, struct rpcrdma_nfs4_compound *c)
 {
 	uint32_t count = c->nres;
 
+	/* nops is the caller's: above what ops[] holds, both directions
+	 * would walk past it (x_args refuses it too). */
+	if (c->nops > RPCRDMA_NFS4_MAX_OPS)
+		return RPCRDMA_ERR_TOO_LONG;
 	TRY(x_u32(n, &c->status));
 	TRY(x_tag(n, c));
 	if (n->enc) {

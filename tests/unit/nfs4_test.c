@@ -168,6 +168,40 @@ static void test_results_stop_at_failure(void **state)
 	assert_int_equal(d.ops[1].status, 2);
 }
 
+/*
+ * A COMPOUND whose nops was set past RPCRDMA_NFS4_MAX_OPS by hand: its
+ * results are refused both ways (as its arguments are), rather than
+ * encoded from, or decoded into, operations beyond ops[].  The struct is
+ * on the heap, alone, so that ASan sees any access past it.
+ */
+static void test_results_nops_over_max(void **state)
+{
+	const uint32_t n = RPCRDMA_NFS4_MAX_OPS + 1;
+	struct rpcrdma_nfs4_compound *c = calloc(1, sizeof(*c));
+	struct rpcrdma_xdr_stream x;
+	uint32_t *wire = calloc(3 + 2 * n, 4);
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(wire);
+	rpcrdma_nfs4_compound_init(c);
+	for (uint32_t i = 0; i < RPCRDMA_NFS4_MAX_OPS; i++)
+		assert_non_null(rpcrdma_nfs4_putrootfh(c));
+	c->nops = n;
+	c->nres = n;
+	rpcrdma_xdr_init(&x, wire, (3 + 2 * n) * 4);
+	assert_int_equal(rpcrdma_nfs4_compound_res_enc(&x, c), RPCRDMA_ERR_TOO_LONG);
+	/* NFS4_OK, no tag, n results of PUTROOTFH, each NFS4_OK. */
+	wire[2] = htonl(n);
+	for (uint32_t i = 0; i < n; i++)
+		wire[3 + 2 * i] = htonl(RPCRDMA_NFS4_OP_PUTROOTFH);
+	c->nres = 0;
+	rpcrdma_xdr_init_const(&x, wire, (3 + 2 * n) * 4);
+	assert_int_equal(rpcrdma_nfs4_compound_res_dec(&x, c), RPCRDMA_ERR_TOO_LONG);
+	free(wire);
+	free(c);
+}
+
 /* Results a server must not send: each is refused, never trusted. */
 static void test_results_hostile(void **state)
 {
@@ -319,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_results_round_trip),
 		cmocka_unit_test(test_results_stop_at_failure),
 		cmocka_unit_test(test_results_hostile),
+		cmocka_unit_test(test_results_nops_over_max),
 		cmocka_unit_test(test_fattr_walk),
 		cmocka_unit_test(test_max_reply),
 	};
