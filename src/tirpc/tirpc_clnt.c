@@ -310,7 +310,10 @@ static enum clnt_stat tc_call(CLIENT *cl, rpcproc_t proc, xdrproc_t xargs, void 
 		}
 		call.ddp_buf = t->land;
 		call.ddp_len = b->res_max;
-		call.max_reply += b->res_max;
+		/* Saturating: SIZE_MAX wrapped to res_max - 1, which the core
+		 * takes for a reply without its DDP item. */
+		if (__builtin_add_overflow(call.max_reply, b->res_max, &call.max_reply))
+			call.max_reply = SIZE_MAX;
 	}
 	rc = rpcrdma_client_call(t->c, &call);
 	t->xid = call.xid;

@@ -661,6 +661,56 @@ static void test_timeout_huge(void **state)
 }
 
 /*
+ * opts.max_reply = SIZE_MAX ("no limit of mine") with a binding that
+ * offers a Write chunk: the chunk's room was added to it and wrapped to
+ * res_max - 1, which the core took for the reply without its DDP item, so
+ * no Reply chunk was offered for a reply whose inline part is 200 KB (the
+ * default max_reply gets one).  Over RDMA (ofi).
+ */
+static void test_max_reply_huge_with_binding(void **state)
+{
+	static const struct rpcrdma_tirpc_proc procs[] = {{P_ECHO, 0, 1u << 1, 1024, false}};
+	static const struct rpcrdma_tirpc_binding binding = {procs, 1};
+	struct rpcrdma_tirpc_opts o = {0};
+	struct rpcrdma_server_opts so;
+	struct timeval tv = {10, 0};
+	struct server s;
+	char a[1024];
+	size_t blen = 200 * 1000;
+	char *b = malloc(blen);
+	struct msg m = {"k", sizeof(a), a, 1, (u_int)blen, b}, out;
+	CLIENT *cl;
+	(void)state;
+
+	assert_non_null(b);
+	memset(a, 'a', sizeof(a));
+	memset(b, 'b', blen);
+	assert_int_equal(rpcrdma_loop_create(&s.loop), 0);
+	rpcrdma_server_opts_default(&so);
+	assert_int_equal(rpcrdma_server_create(s.loop, "127.0.0.1", "0", &so, &s.srv), 0);
+	assert_int_equal(rpcrdma_tirpc_svc_reg(s.srv, PROG, 1, dispatch, &binding), 0);
+	snprintf(s.port, sizeof(s.port), "%d", rpcrdma_server_port(s.srv));
+	assert_int_equal(pthread_create(&s.th, NULL, serve, &s), 0);
+
+	o.transport = RPCRDMA_TRANSPORT_RDMA;
+	o.service = s.port;
+	o.binding = &binding;
+	o.max_reply = SIZE_MAX;
+	cl = rpcrdma_tirpc_clnt_create("127.0.0.1", PROG, 1, &o);
+	assert_non_null(cl);
+	memset(&out, 0, sizeof(out));
+	if (clnt_call(cl, P_ECHO, (xdrproc_t)xdr_msg, (caddr_t)&m, (xdrproc_t)xdr_msg,
+		      (caddr_t)&out, tv) != RPC_SUCCESS)
+		fail_msg("max_reply SIZE_MAX: %s", rpcrdma_tirpc_clnt_strerror(cl));
+	assert_int_equal(out.n, 2);
+	assert_int_equal(out.blen, blen);
+	clnt_freeres(cl, (xdrproc_t)xdr_msg, (caddr_t)&out);
+	clnt_destroy(cl);
+	server_stop(&s);
+	free(b);
+}
+
+/*
  * A client of the other transport at a server's port: clnt_sperror() says
  * the protocol is wrong, not "Failed (unspecified error)".
  */
@@ -1150,6 +1200,7 @@ int main(void)
 	    cmocka_unit_test(test_decode_failure_frees),
 	    cmocka_unit_test(test_timeout),
 	    cmocka_unit_test(test_timeout_huge),
+	    cmocka_unit_test(test_max_reply_huge_with_binding),
 	    cmocka_unit_test(test_create_errors),
 	    cmocka_unit_test(test_create_port_out_of_range),
 	    cmocka_unit_test(test_wrong_transport_said),
