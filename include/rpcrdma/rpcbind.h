@@ -107,6 +107,8 @@ struct rpcrdma_rpcbind_opts {
  *   -EPROTONOSUPPORT  rpcbind serves neither version 4 nor 3 (PROG_UNAVAIL,
  *                  or PROG_MISMATCH for both);
  *   -EHOSTUNREACH  the host in @opts does not resolve;
+ *   RPCRDMA_ERR_NO_SERVICE  the service in @opts is neither a port (1 to
+ *                  65535) nor a name this machine knows;
  *   RPCRDMA_ERR_RPC_REJECTED  any other rejection (MSG_DENIED,
  *                  PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR);
  *   RPCRDMA_ERR_BAD_RPC  the reply is malformed: its header, or a result

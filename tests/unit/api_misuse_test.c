@@ -19,6 +19,7 @@
 
 #include "rpcrdma/nfs4.h"
 #include "rpcrdma/rpc.h"
+#include "rpcrdma/rpcbind.h"
 
 #define TEST_PROG 400123u
 
@@ -60,6 +61,17 @@ static void test_service_out_of_range(void **state)
 			fail_msg("server service \"%s\": %d (port %d), not "
 				 "RPCRDMA_ERR_NO_SERVICE",
 				 bad_ports[i], rc, rc ? -1 : rpcrdma_server_port(s));
+		/* rpcbind's port too: nothing is sent to a wrapped one. */
+		{
+			struct rpcrdma_rpcbind_opts ro = {"127.0.0.1", bad_ports[i], 0};
+			char uaddr[RPCRDMA_RPCBIND_STRING_MAX + 1];
+
+			rc = rpcrdma_rpcbind_getaddr(loop, TEST_PROG, 1, "tcp", uaddr,
+						     sizeof(uaddr), &ro);
+			if (rc != RPCRDMA_ERR_NO_SERVICE)
+				fail_msg("rpcbind service \"%s\": %d, not RPCRDMA_ERR_NO_SERVICE",
+					 bad_ports[i], rc);
+		}
 	}
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
