@@ -5,8 +5,9 @@
  * accept and disconnect (with the reason), calls sent, retransmitted and
  * timed out, chunks, credit stalls and grants, each RDMA_ERROR sent or
  * received with its cause, version negotiation and fallback, memory grants
- * and their revocation (with how long the fence took), and the decode
- * failure that made a message invalid.  Each event carries the id of its
+ * and their revocation (with how long the fence took), the decode failure
+ * that made a message invalid, and the option or argument an API call
+ * refused (which field, which bound: a bare -EINVAL cannot say).  Each event carries the id of its
  * connection (small, process-wide unique, a new one per connection) and
  * the XID of the call it concerns (0 when none).
  *
@@ -62,6 +63,10 @@ enum rpcrdma_trace_kind {
 	RPCRDMA_TEV_VERS_PROBE,    /* VERS: a Version Two probe sent */
 	RPCRDMA_TEV_VERS_SETTLED,  /* VERS: the connection's version settled; a = version */
 	RPCRDMA_TEV_VERS_FALLBACK, /* VERS: moved to Version One; a = 1 for ERR_VERS, 0 probe lost */
+	/* ERROR: a call of the API refused an argument or option (conn and
+	 * xid 0); a = the error it returned; msg names the field, its value
+	 * and the bound it broke */
+	RPCRDMA_TEV_BAD_ARG,
 };
 
 /** One event.  Valid for the duration of the callback only. */

@@ -74,6 +74,7 @@ static const char *const kind_names[] = {
     [RPCRDMA_TEV_VERS_PROBE] = "vers_probe",
     [RPCRDMA_TEV_VERS_SETTLED] = "vers_settled",
     [RPCRDMA_TEV_VERS_FALLBACK] = "vers_fallback",
+    [RPCRDMA_TEV_BAD_ARG] = "bad_arg",
 };
 
 static const char *category_name(uint32_t bit)

@@ -29,6 +29,11 @@ extern _Atomic uint32_t rpcrdma__trace_mask;
 					    (int64_t)(b), __VA_ARGS__);                    \
 	} while (0)
 
+/* An API call refused an argument: name it, its value and its bound, as
+ * its return code alone cannot; @rc is what the call returns. */
+#define RPCRDMA__TRACE_BAD_ARG(rc, ...)                                                    \
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_ARG, 0, 0, (rc), 0, __VA_ARGS__)
+
 void rpcrdma__trace_emit(uint32_t cat, enum rpcrdma_trace_kind kind, uint32_t conn_id,
 			 uint32_t xid, int64_t a, int64_t b, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));

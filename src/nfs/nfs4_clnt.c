@@ -12,6 +12,7 @@
 
 #include "rpcrdma/nfs4.h"
 
+#include "common/trace.h"
 #include "nfs4_codec.h"
 
 /* xid, msg type, reply stat, verifier (flavor, length, 400 bytes), accept stat */
@@ -190,10 +191,21 @@ int rpcrdma__nfs4_compound_prepare(struct rpcrdma_nfs4_compound *c, struct rpcrd
 		const struct rpcrdma_nfs4_op *op = &c->ops[i];
 
 		if (op->op == RPCRDMA_NFS4_OP_READ &&
-		    !read_fits(op->arg.read.count, op->buf, op->room))
+		    !read_fits(op->arg.read.count, op->buf, op->room)) {
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+					       "COMPOUND ops[%u]: READ of %u bytes, with a room "
+					       "of %u at %s (at most the room, and %u)",
+					       i, op->arg.read.count, op->room,
+					       op->buf ? "buf" : "a NULL buf", RPCRDMA_NFS4_MAXREAD);
 			return -EINVAL;
-		if (op->op == RPCRDMA_NFS4_OP_READLINK && op->room && !op->buf)
+		}
+		if (op->op == RPCRDMA_NFS4_OP_READLINK && op->room && !op->buf) {
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+					       "COMPOUND ops[%u]: READLINK with a room of %u and "
+					       "a NULL buf",
+					       i, op->room);
 			return -EINVAL;
+		}
 	}
 	/*
 	 * The Write list: one chunk per READ and READLINK, in order.

@@ -388,16 +388,28 @@ static in_port_t sockaddr_port(const struct sockaddr_storage *ss)
 
 /* Takes @opts (NULL: the defaults) with its zeros replaced by defaults;
  * -EINVAL for values no transport accepts. */
-static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_client_opts *o)
+static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_client_opts *o,
+		     const char *what)
 {
 	if (opts)
 		*o = *opts;
 	else
 		rpcrdma_client_opts_default(o);
-	if ((o->cred && o->cred->len > RPCRDMA_AUTH_BODY_MAX) || o->timeout_ms < -1)
+	if (o->cred && o->cred->len > RPCRDMA_AUTH_BODY_MAX) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "%s.cred: a body of %u bytes, above %u", what,
+				       o->cred->len, RPCRDMA_AUTH_BODY_MAX);
 		return -EINVAL;
-	if (o->nconnect > RPCRDMA_NCONNECT_MAX)
+	}
+	if (o->timeout_ms < -1) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "%s.timeout_ms = %d: below -1 (-1: none, 0: %d)",
+				       what, o->timeout_ms, DEFAULT_TIMEOUT_MS);
+		return -EINVAL;
+	}
+	if (o->nconnect > RPCRDMA_NCONNECT_MAX) {
+		RPCRDMA__TRACE_BAD_ARG(RPCRDMA_ERR_NCONNECT, "%s.nconnect = %u: above %u", what,
+				       o->nconnect, RPCRDMA_NCONNECT_MAX);
 		return RPCRDMA_ERR_NCONNECT;
+	}
 	if (o->timeout_ms == 0)
 		o->timeout_ms = DEFAULT_TIMEOUT_MS;
 	if (o->retries == 0)
@@ -446,10 +458,13 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 
 	if (!loop || !host || !out)
 		return -EINVAL;
-	rc = opts_take(opts, &o);
+	rc = opts_take(opts, &o, "rpcrdma_client_opts");
 	if (rc)
 		return rc;
 	rc = rpcrdma__clnt_ops_for(o.transport, &ops);
+	if (rc == -EINVAL)
+		RPCRDMA__TRACE_BAD_ARG(rc, "rpcrdma_client_opts.transport = %d: not a transport",
+				       (int)o.transport);
 	if (rc)
 		return rc;
 	rc = rpcrdma__resolve(host, service ? service : "0", false, &ss, &sslen);
@@ -457,8 +472,12 @@ int rpcrdma_client_create(struct rpcrdma_loop *loop, const char *host, const cha
 		rc = rpcrdma__rpcbind_port(loop, prog, vers, o.transport, &ss);
 	/* No server listens there: each call would only fail with
 	 * ECONNREFUSED, after its retries. */
-	if (!rc && service && sockaddr_port(&ss) == 0)
+	if (!rc && service && sockaddr_port(&ss) == 0) {
+		RPCRDMA__TRACE_BAD_ARG(RPCRDMA_ERR_NO_SERVICE,
+				       "client service \"%s\": port 0, where no server listens",
+				       service);
 		rc = RPCRDMA_ERR_NO_SERVICE;
+	}
 	if (rc)
 		return rc;
 	c = client_alloc(loop, ops, prog, vers, &o);
@@ -678,7 +697,7 @@ int rpcrdma__client_create_on(struct rpcrdma_loop *loop, uint32_t prog, uint32_t
 
 	if (!loop || !ops || !make || !out)
 		return -EINVAL;
-	rc = opts_take(opts, &o);
+	rc = opts_take(opts, &o, "rpcrdma_backchannel_opts");
 	if (rc)
 		return rc;
 	c = client_alloc(loop, ops, prog, vers, &o);

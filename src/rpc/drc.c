@@ -59,7 +59,7 @@ int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__
 		return -EINVAL;
 	if (entries == 0)
 		entries = RPCRDMA__DRC_DEFAULT_ENTRIES;
-	if (entries > (1u << 24))
+	if (entries > RPCRDMA__DRC_MAX_ENTRIES)
 		return -EINVAL;
 	drc = calloc(1, sizeof(*drc));
 	if (!drc)

@@ -21,6 +21,7 @@
 #include "rpcrdma/xdr.h"
 
 #define RPCRDMA__DRC_DEFAULT_ENTRIES 512u
+#define RPCRDMA__DRC_MAX_ENTRIES (1u << 24) /* rpc.h, drc_entries */
 #define RPCRDMA__DRC_DEFAULT_BYTES (32u << 20)
 
 struct rpcrdma__drc;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/svc_internal.h"
 
 void rpcrdma_server_opts_default(struct rpcrdma_server_opts *opts)
@@ -724,8 +725,16 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 
 	if (!loop || !service || !out)
 		return -EINVAL;
-	if (opts && opts->workers > RPCRDMA__SVC_WORKERS_MAX)
+	if (opts && opts->workers > RPCRDMA__SVC_WORKERS_MAX) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_server_opts.workers = %u: above %u",
+				       opts->workers, RPCRDMA__SVC_WORKERS_MAX);
 		return -EINVAL;
+	}
+	if (opts && opts->drc_entries > RPCRDMA__DRC_MAX_ENTRIES) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_server_opts.drc_entries = %u: above %u",
+				       opts->drc_entries, RPCRDMA__DRC_MAX_ENTRIES);
+		return -EINVAL;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -736,6 +745,9 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 		rpcrdma_server_opts_default(&s->opts);
 	s->root = s;
 	rc = rpcrdma__svc_ops_for(s->opts.transport, &ops);
+	if (rc == -EINVAL)
+		RPCRDMA__TRACE_BAD_ARG(rc, "rpcrdma_server_opts.transport = %d: not a transport",
+				       (int)s->opts.transport);
 	if (!rc)
 		rc = rpcrdma__resolve(host, service, true, &ss, &sslen);
 	if (!rc)

@@ -8,6 +8,7 @@
 #include <netdb.h>
 #include <string.h>
 
+#include "common/trace.h"
 #include "rpc/core.h"
 #include "rpc/service_port.h"
 
@@ -73,14 +74,21 @@ int rpcrdma__resolve(const char *host, const char *service, bool passive,
 	struct addrinfo hints, *res = NULL;
 	int rc;
 
-	if (service && rpcrdma__service_out_of_range(service))
+	if (service && rpcrdma__service_out_of_range(service)) {
+		RPCRDMA__TRACE_BAD_ARG(RPCRDMA_ERR_NO_SERVICE,
+				       "service \"%s\": a number above 65535, or empty", service);
 		return RPCRDMA_ERR_NO_SERVICE;
+	}
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_protocol = IPPROTO_TCP;
 	hints.ai_flags = passive ? AI_PASSIVE : 0;
 	rc = getaddrinfo(host, service, &hints, &res);
+	if (rc == EAI_SERVICE)
+		RPCRDMA__TRACE_BAD_ARG(RPCRDMA_ERR_NO_SERVICE,
+				       "service \"%s\": neither a port nor a name in /etc/services",
+				       service ? service : "");
 	if (rc != 0 || !res)
 		return resolve_error(rc);
 	if (res->ai_addrlen > sizeof(*ss)) {

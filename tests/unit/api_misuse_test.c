@@ -20,6 +20,7 @@
 #include "rpcrdma/nfs4.h"
 #include "rpcrdma/rpc.h"
 #include "rpcrdma/rpcbind.h"
+#include "rpcrdma/trace.h"
 
 #define TEST_PROG 400123u
 
@@ -412,6 +413,112 @@ static void test_max_record_named(void **state)
 }
 
 /*
+ * A refused option names itself: the return stays the documented code,
+ * and a bad_arg trace event (category error, RPCRDMA_TRACE=error) says
+ * which field, with what value, broke which bound.
+ */
+static char bad_arg_msg[512];
+static unsigned int bad_arg_events;
+
+static void bad_arg_fn(const struct rpcrdma_trace_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->kind != RPCRDMA_TEV_BAD_ARG)
+		return;
+	bad_arg_events++;
+	snprintf(bad_arg_msg, sizeof(bad_arg_msg), "%s", ev->msg ? ev->msg : "");
+}
+
+static void expect_named(const char *what, int rc, int want, const char *needle)
+{
+	if (rc != want)
+		fail_msg("%s: %d, want %d", what, rc, want);
+	if (!bad_arg_events || !strstr(bad_arg_msg, needle))
+		fail_msg("%s: no bad_arg event naming \"%s\" (%u events, last \"%s\")", what,
+			 needle, bad_arg_events, bad_arg_msg);
+	bad_arg_events = 0;
+	bad_arg_msg[0] = '\0';
+}
+
+static void test_refusals_named(void **state)
+{
+	static struct rpcrdma_opaque_auth cred;
+	struct rpcrdma_loop *loop = new_loop();
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_server *srv = NULL;
+	struct rpcrdma_client *c = NULL;
+	struct rpcrdma_nfs4_compound cpd;
+	struct rpcrdma_nfs4_op *op;
+	uint8_t room[16];
+
+	(void)state;
+	assert_int_equal(rpcrdma_trace_set(RPCRDMA_TRACE_ERROR, bad_arg_fn, NULL), 0);
+
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	so.workers = 300;
+	expect_named("workers 300", rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv),
+		     -EINVAL, "workers");
+	so.workers = 0;
+	so.drc_entries = UINT32_MAX;
+	expect_named("drc_entries", rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv),
+		     -EINVAL, "drc_entries");
+	rpcrdma_server_opts_default(&so);
+	so.transport = (enum rpcrdma_transport)7;
+	expect_named("server transport 7",
+		     rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), -EINVAL,
+		     "transport");
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	expect_named("server service 99999",
+		     rpcrdma_server_create(loop, "127.0.0.1", "99999", &so, &srv),
+		     RPCRDMA_ERR_NO_SERVICE, "99999");
+
+	rpcrdma_client_opts_default(&co);
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	co.timeout_ms = -2;
+	expect_named("timeout_ms -2",
+		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c), -EINVAL,
+		     "timeout_ms");
+	co.timeout_ms = 0;
+	co.nconnect = 17;
+	expect_named("nconnect 17",
+		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c),
+		     RPCRDMA_ERR_NCONNECT, "nconnect");
+	co.nconnect = 0;
+	rpcrdma_auth_none(&cred);
+	cred.len = RPCRDMA_AUTH_BODY_MAX + 1;
+	co.cred = &cred;
+	expect_named("cred 401 bytes",
+		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c), -EINVAL,
+		     "cred");
+	co.cred = NULL;
+	co.transport = (enum rpcrdma_transport)7;
+	expect_named("client transport 7",
+		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c), -EINVAL,
+		     "transport");
+	co.transport = RPCRDMA_TRANSPORT_TCP;
+	expect_named("client service 0",
+		     rpcrdma_client_create(loop, "127.0.0.1", "0", TEST_PROG, 1, &co, &c),
+		     RPCRDMA_ERR_NO_SERVICE, "port 0");
+
+	/* A READ whose count was raised past its room (nothing is sent). */
+	assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", "1", RPCRDMA_NFS_PROGRAM,
+					       RPCRDMA_NFS_V4, &co, &c),
+			 0);
+	rpcrdma_nfs4_compound_init(&cpd);
+	assert_non_null(rpcrdma_nfs4_putrootfh(&cpd));
+	op = rpcrdma_nfs4_read(&cpd, NULL, 0, sizeof(room), room, sizeof(room));
+	assert_non_null(op);
+	op->arg.read.count = 4096;
+	expect_named("READ over room", rpcrdma_nfs4_compound_call(c, &cpd), -EINVAL, "room");
+	rpcrdma_client_destroy(c);
+
+	assert_int_equal(rpcrdma_trace_set(0, NULL, NULL), 0);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * Every RPCRDMA_ERR_* code any public header declares, read from the
  * headers themselves so that a code added later without a text fails
  * here: rpcrdma_strerror() names each, none with the fallback, no two
@@ -497,6 +604,7 @@ int main(void)
 	    cmocka_unit_test(test_server_opts_table),
 	    cmocka_unit_test(test_client_opts_table),
 	    cmocka_unit_test(test_max_record_named),
+	    cmocka_unit_test(test_refusals_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
