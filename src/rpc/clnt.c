@@ -551,13 +551,35 @@ static bool ddp_list_valid(const struct rpcrdma_call *call)
 {
 	if (!call->ddp_count)
 		return true;
-	if (call->ddp_buf || !call->ddp_list || call->ddp_count > RPCRDMA_CALL_MAX_WRITE_CHUNKS)
+	if (call->ddp_buf || !call->ddp_list || call->ddp_count > RPCRDMA_CALL_MAX_WRITE_CHUNKS) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+				       "rpcrdma_call.ddp_count = %u: needs ddp_list, no ddp_buf, "
+				       "and at most %u",
+				       call->ddp_count, RPCRDMA_CALL_MAX_WRITE_CHUNKS);
 		return false;
+	}
 	for (unsigned int i = 0; i < call->ddp_count; i++) {
-		if (call->ddp_list[i].len && !call->ddp_list[i].buf)
+		if (call->ddp_list[i].len && !call->ddp_list[i].buf) {
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+					       "rpcrdma_call.ddp_list[%u]: %zu bytes at a NULL buf", i,
+					       call->ddp_list[i].len);
 			return false;
+		}
 	}
 	return true;
+}
+
+/* Why rpcrdma_client_call_async() refuses @call, for the trace. */
+static void call_refused(const struct rpcrdma_call *call)
+{
+	if (!call->done)
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_call.done: NULL");
+	else if (call->timeout_ms < -1)
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_call.timeout_ms = %d: below -1",
+				       call->timeout_ms);
+	else if (call->ddp_len && !call->ddp_buf)
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_call.ddp_len = %zu with a NULL ddp_buf",
+				       call->ddp_len);
 }
 
 int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *call)
@@ -565,9 +587,13 @@ int rpcrdma_client_call_async(struct rpcrdma_client *c, struct rpcrdma_call *cal
 	struct client_call *cc;
 	int timeout;
 
-	if (!c || !call || !call->done || call->timeout_ms < -1 ||
-	    (call->ddp_len && !call->ddp_buf) || !ddp_list_valid(call))
+	if (!c || !call)
 		return -EINVAL;
+	if (!call->done || call->timeout_ms < -1 || (call->ddp_len && !call->ddp_buf) ||
+	    !ddp_list_valid(call)) {
+		call_refused(call);
+		return -EINVAL;
+	}
 	if (c->destroying)
 		return -ESHUTDOWN;
 	if (c->refusal)

@@ -502,6 +502,34 @@ static void test_refusals_named(void **state)
 		     rpcrdma_client_create(loop, "127.0.0.1", "0", TEST_PROG, 1, &co, &c),
 		     RPCRDMA_ERR_NO_SERVICE, "port 0");
 
+	/* A call's own fields. */
+	{
+		struct rpcrdma_ddp_buf list[5] = {{NULL, 0}};
+		struct rpcrdma_call call;
+
+		assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co,
+						       &c),
+				 0);
+		memset(&call, 0, sizeof(call));
+		call.timeout_ms = -5;
+		expect_named("call timeout_ms -5", rpcrdma_client_call(c, &call), -EINVAL,
+			     "timeout_ms");
+		memset(&call, 0, sizeof(call));
+		call.ddp_len = 100;
+		expect_named("call ddp_len without buf", rpcrdma_client_call(c, &call), -EINVAL,
+			     "ddp_buf");
+		memset(&call, 0, sizeof(call));
+		call.ddp_list = list;
+		call.ddp_count = 5;
+		expect_named("call ddp_count 5", rpcrdma_client_call(c, &call), -EINVAL,
+			     "ddp_count");
+		call.ddp_count = 2;
+		list[1].len = 8;
+		expect_named("call ddp_list[1] NULL", rpcrdma_client_call(c, &call), -EINVAL,
+			     "ddp_list[1]");
+		rpcrdma_client_destroy(c);
+	}
+
 	/* A READ whose count was raised past its room (nothing is sent). */
 	assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", "1", RPCRDMA_NFS_PROGRAM,
 					       RPCRDMA_NFS_V4, &co, &c),
