@@ -196,7 +196,8 @@ RPCRDMA_EXTERN int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, 
 RPCRDMA_EXTERN int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr,
 					  struct rpcrdma_xdr_stream *xdr);
 
-/* Builders, for senders and tests.  Each returns 0 or -EINVAL / -ENOSPC. */
+/* Builders, for senders and tests.  Each returns 0 or -EINVAL / -ENOSPC
+ * (-EINVAL also for a @hdr whose counts are past its arrays' capacity). */
 
 /** Clear @hdr (its fields and counts; the array entries past the counts
  *  are left as they were) and set the four fixed words. */

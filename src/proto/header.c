@@ -445,9 +445,11 @@ out_ok:
 
 /* Encoding. */
 
+/* nsegs is checked too: a struct filled by hand may count past segs[]. */
 static bool chunk_valid(const struct rpcrdma_hdr *hdr, const struct rpcrdma_chunk *c)
 {
-	return c->first <= hdr->nsegs && c->nsegs <= hdr->nsegs - c->first;
+	return hdr->nsegs <= RPCRDMA_HDR_MAX_SEGS && c->first <= hdr->nsegs &&
+	       c->nsegs <= hdr->nsegs - c->first;
 }
 
 static bool lists_valid(const struct rpcrdma_hdr *hdr)
@@ -663,7 +665,7 @@ int rpcrdma_hdr_add_read(struct rpcrdma_hdr *hdr, uint32_t position,
 static int append_segs(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment *segs, uint32_t n,
 		       struct rpcrdma_chunk *chunk)
 {
-	if (n && !segs)
+	if ((n && !segs) || hdr->nsegs > RPCRDMA_HDR_MAX_SEGS)
 		return -EINVAL;
 	if (n > RPCRDMA_HDR_MAX_SEGS - hdr->nsegs)
 		return -ENOSPC;

@@ -473,6 +473,30 @@ static void test_version_two(void **state)
 	assert_int_equal(hdr.hdr_len, 16);
 }
 
+/*
+ * A struct rpcrdma_hdr whose segment count was set past segs[] by hand
+ * (the decoder never does): rpcrdma_hdr_chunk_seg() finds nothing there,
+ * and the builders refuse to append, rather than reach or write past the
+ * array.  On the heap, alone, for ASan and UBSan.
+ */
+static void test_counts_past_capacity(void **state)
+{
+	struct rpcrdma_hdr *h = calloc(1, sizeof(*h));
+	struct rpcrdma_chunk c = {RPCRDMA_HDR_MAX_SEGS + 10, 1};
+	struct rpcrdma_segment seg = {1, 2, 3};
+
+	(void)state;
+	assert_non_null(h);
+	rpcrdma_hdr_init(h, XID, 1, 1, RPCRDMA_PROC_MSG);
+	h->nsegs = RPCRDMA_HDR_MAX_SEGS + 100;
+	assert_null(rpcrdma_hdr_chunk_seg(h, &c, 0));
+	assert_int_equal(rpcrdma_hdr_add_write(h, &seg, 1), -EINVAL);
+	assert_int_equal(rpcrdma_hdr_set_reply(h, &seg, 1), -EINVAL);
+	assert_int_equal(h->nwrites, 0);
+	assert_false(h->has_reply);
+	free(h);
+}
+
 static void test_encode_errors(void **state)
 {
 	uint8_t buf[256], before[256];
@@ -719,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_legacy_forms),
 		cmocka_unit_test(test_version_two),
 		cmocka_unit_test(test_encode_errors),
+		cmocka_unit_test(test_counts_past_capacity),
 		cmocka_unit_test(test_encode_scatter),
 		cmocka_unit_test(test_round_trip_random),
 		cmocka_unit_test(test_failed_decode_leaves_no_stale_chunks),
