@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/trace.h"
 #include "provider/provider.h"
 #include "provider/regcache.h"
 #include "rpcrdma/mem.h"
@@ -743,8 +744,14 @@ int rpcrdma_mem_register(void *addr, size_t len, struct rpcrdma_mem_region **out
 	uintptr_t a = (uintptr_t)addr, b = a + len;
 	struct rpcrdma_mem_region *r, *it;
 
-	if (!addr || !len || b < a || !out)
+	if (!addr || !len || b < a || !out) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_mem_register(%p, %zu): %s", addr, len,
+				       !addr  ? "a NULL addr"
+				       : !len ? "len 0"
+				       : !out ? "a NULL out"
+					      : "the range wraps past the end of memory");
 		return -EINVAL;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;

@@ -802,8 +802,17 @@ int rpcrdma_server_register2(struct rpcrdma_server *s, uint32_t prog, uint32_t v
 	struct rpcrdma__svc_prog *p;
 	int rc = 0;
 
-	if (!s || (nprocs && !procs) || s->destroying)
+	if (!s)
 		return -EINVAL;
+	if ((nprocs && !procs) || s->destroying) {
+		if (s->destroying)
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_server_register(%u, %u): the "
+					       "server is being destroyed", prog, vers);
+		else
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_server_register(%u, %u): %u "
+					       "procedures and a NULL procs", prog, vers, nprocs);
+		return -EINVAL;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

@@ -19,6 +19,7 @@
 
 #include "rpcrdma/nfs4.h"
 #include "rpcrdma/rpc.h"
+#include "rpcrdma/mem.h"
 #include "rpcrdma/rpcbind.h"
 #include "rpcrdma/trace.h"
 
@@ -418,6 +419,7 @@ static void test_max_record_named(void **state)
  * which field, with what value, broke which bound.
  */
 static char bad_arg_msg[512];
+static uint8_t room_of_test[64];
 static unsigned int bad_arg_events;
 
 static void bad_arg_fn(const struct rpcrdma_trace_event *ev, void *arg)
@@ -473,6 +475,20 @@ static void test_refusals_named(void **state)
 	expect_named("server service 99999",
 		     rpcrdma_server_create(loop, "127.0.0.1", "99999", &so, &srv),
 		     RPCRDMA_ERR_NO_SERVICE, "99999");
+	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+	expect_named("register without procs", rpcrdma_server_register(srv, TEST_PROG, 1, NULL, 3),
+		     -EINVAL, "NULL procs");
+	rpcrdma_server_destroy(srv);
+	{
+		struct rpcrdma_mem_region *region;
+
+		expect_named("mem_register len 0", rpcrdma_mem_register(room_of_test, 0, &region),
+			     -EINVAL, "len 0");
+		expect_named("mem_register wraps",
+			     rpcrdma_mem_register((void *)(uintptr_t)(UINTPTR_MAX - 8), 64,
+						  &region),
+			     -EINVAL, "wraps");
+	}
 
 	rpcrdma_client_opts_default(&co);
 	co.transport = RPCRDMA_TRANSPORT_TCP;
