@@ -748,6 +748,18 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 	if (rc == -EINVAL)
 		RPCRDMA__TRACE_BAD_ARG(rc, "rpcrdma_server_opts.transport = %d: not a transport",
 				       (int)s->opts.transport);
+	if (!rc && s->opts.transport == RPCRDMA_TRANSPORT_RDMA) {
+		/* The RDMA transport refuses the range itself (-EPROTONOSUPPORT):
+		 * say here which one, as rpc.h's defaults read it. */
+		uint32_t lo = s->opts.min_vers ? s->opts.min_vers : 1;
+		uint32_t hi = s->opts.max_vers ? s->opts.max_vers : 2;
+
+		if (lo > hi || hi > 2)
+			RPCRDMA__TRACE_BAD_ARG(-EPROTONOSUPPORT,
+					       "rpcrdma_server_opts.min_vers..max_vers = %u..%u: "
+					       "versions 1 and 2 only, min_vers at most max_vers",
+					       lo, hi);
+	}
 	if (!rc)
 		rc = rpcrdma__resolve(host, service, true, &ss, &sslen);
 	if (!rc)

@@ -475,6 +475,18 @@ static void test_refusals_named(void **state)
 	expect_named("server service 99999",
 		     rpcrdma_server_create(loop, "127.0.0.1", "99999", &so, &srv),
 		     RPCRDMA_ERR_NO_SERVICE, "99999");
+	so.transport = RPCRDMA_TRANSPORT_RDMA;
+	so.min_vers = 2;
+	so.max_vers = 1;
+	expect_named("RDMA versions 2..1",
+		     rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), -EPROTONOSUPPORT,
+		     "2..1");
+	so.min_vers = 0;
+	so.max_vers = 3;
+	expect_named("RDMA max_vers 3", rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv),
+		     -EPROTONOSUPPORT, "1..3");
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
 	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
 	expect_named("register without procs", rpcrdma_server_register(srv, TEST_PROG, 1, NULL, 3),
 		     -EINVAL, "NULL procs");
