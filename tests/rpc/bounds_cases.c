@@ -1583,6 +1583,31 @@ void case_bound_held_calls(void)
 	free(out);
 }
 
+/* @n FILLs of @len bytes at once on @c, without a Write chunk (their
+ * replies come in Reply chunks over RDMA), each checked. */
+static void fill_burst(struct rpcrdma_loop *loop, struct rpcrdma_client *c, struct fill_call *f,
+		       int n, uint32_t len)
+{
+	for (int i = 0; i < n; i++) {
+		f[i].n = len;
+		f[i].out = malloc(sizeof(*f[i].out));
+		CHECK(f[i].out);
+		f[i].done = false;
+		call_init(&f[i].call, P_FILL, xdr_u32_enc, &f[i].n, xdr_echo_dec, f[i].out);
+		f[i].call.max_reply = 4096 + len;
+		f[i].call.done = fill_done;
+		f[i].call.ctx = &f[i];
+		CHECK_EQ(rpcrdma_client_call_async(c, &f[i].call), 0);
+	}
+	for (int i = 0; i < n; i++) {
+		pump_until(loop, &f[i].done);
+		CHECK_EQ(f[i].status, 0);
+		CHECK_EQ(f[i].out->len, len);
+		CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
+		free(f[i].out);
+	}
+}
+
 /*
  * The buffers answered requests keep for the next calls are the
  * server's, shared by its loop and workers: 64 calls at once with
@@ -1616,24 +1641,7 @@ void case_bound_kept_replies(void)
 	c = client_for(loop, port, TEST_PROG, 1, NULL);
 	open_credits(c, N);
 	for (int round = 0; round < 2; round++) {
-		for (int i = 0; i < N; i++) {
-			f[i].n = len;
-			f[i].out = malloc(sizeof(*f[i].out));
-			CHECK(f[i].out);
-			f[i].done = false;
-			call_init(&f[i].call, P_FILL, xdr_u32_enc, &f[i].n, xdr_echo_dec, f[i].out);
-			f[i].call.max_reply = 4096 + len;
-			f[i].call.done = fill_done;
-			f[i].call.ctx = &f[i];
-			CHECK_EQ(rpcrdma_client_call_async(c, &f[i].call), 0);
-		}
-		for (int i = 0; i < N; i++) {
-			pump_until(loop, &f[i].done);
-			CHECK_EQ(f[i].status, 0);
-			CHECK_EQ(f[i].out->len, len);
-			CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
-			free(f[i].out);
-		}
+		fill_burst(loop, c, f, N, len);
 		pump_ms(loop, 50); /* the last requests' Sends complete */
 		kept = STAT(srv, reply_bytes_kept);
 		fprintf(stderr, "kept_replies: round %d: %llu bytes kept (share %llu)\n", round,
@@ -2420,24 +2428,7 @@ void case_bound_pool_idle(void)
 	c = client_for(loop, port, TEST_PROG, 1, NULL);
 	open_credits(c, N);
 	for (int round = 0; round < 2; round++) {
-		for (int i = 0; i < N; i++) {
-			f[i].n = len;
-			f[i].out = malloc(sizeof(*f[i].out));
-			CHECK(f[i].out);
-			f[i].done = false;
-			call_init(&f[i].call, P_FILL, xdr_u32_enc, &f[i].n, xdr_echo_dec, f[i].out);
-			f[i].call.max_reply = 4096 + len;
-			f[i].call.done = fill_done;
-			f[i].call.ctx = &f[i];
-			CHECK_EQ(rpcrdma_client_call_async(c, &f[i].call), 0);
-		}
-		for (int i = 0; i < N; i++) {
-			pump_until(loop, &f[i].done);
-			CHECK_EQ(f[i].status, 0);
-			CHECK_EQ(f[i].out->len, len);
-			CHECK(f[i].out->data[len - 1] == fill_byte(len - 1));
-			free(f[i].out);
-		}
+		fill_burst(loop, c, f, N, len);
 		srv_pool = STAT(srv, pool_bytes_now);
 		cl_pool = client_pool_bytes(c);
 		fprintf(stderr, "pool_idle: round %d: pools after the burst: server %llu KiB, client %llu KiB\n",

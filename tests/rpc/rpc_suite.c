@@ -1357,12 +1357,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
-			i++;
-			if (strcmp(argv[i], "tcp") == 0) {
-				transport = RPCRDMA_TRANSPORT_TCP;
-			} else if (strcmp(argv[i], "rdma") == 0) {
-				transport = RPCRDMA_TRANSPORT_RDMA;
-			} else {
+			if (!transport_from_arg(argv[++i])) {
 				fprintf(stderr, "unknown transport %s\n", argv[i]);
 				return 2;
 			}

@@ -8,6 +8,17 @@
 #include "suite.h"
 
 enum rpcrdma_transport transport = RPCRDMA_TRANSPORT_TCP;
+
+bool transport_from_arg(const char *name)
+{
+	if (strcmp(name, "tcp") == 0)
+		transport = RPCRDMA_TRANSPORT_TCP;
+	else if (strcmp(name, "rdma") == 0)
+		transport = RPCRDMA_TRANSPORT_RDMA;
+	else
+		return false;
+	return true;
+}
 _Atomic int checks;
 struct svc_state svc;
 

@@ -54,6 +54,8 @@ enum {
 };
 
 extern enum rpcrdma_transport transport;
+/* --transport's argument ("tcp" or "rdma") into transport; false if neither. */
+bool transport_from_arg(const char *name);
 extern _Atomic int checks; /* CHECK runs in server threads too */
 
 #define CHECK(cond)                                                                                \
