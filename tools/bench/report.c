@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "rpcrdma/common.h"
 
 const char *bench_stack_name(enum bench_stack s)
 {
@@ -63,7 +64,10 @@ void bench_print_result(const struct bench_result *r)
 	printf("%-6s %-9s %8u %5u %5u ", bench_stack_name(p->stack), bench_workload_name(p->wl),
 	       p->size, p->depth, p->conns);
 	if (r->error || r->note) {
-		printf("%s\n", r->note ? r->note : "FAILED");
+		if (r->note)
+			printf("%s\n", r->note);
+		else
+			printf("FAILED (%s)\n", rpcrdma_strerror(r->error));
 		fflush(stdout);
 		return;
 	}
@@ -146,7 +150,7 @@ int bench_json_result(const char *path, const struct bench_config *cfg,
 		bench_workload_name(p->wl), p->size, p->depth, p->conns, p->threads);
 	if (r->error || r->note) {
 		fprintf(f, "\"error\":%d,\"note\":\"%s\"}\n", r->error,
-			r->note ? r->note : "failed");
+			r->note ? r->note : rpcrdma_strerror(r->error));
 		fclose(f);
 		return 0;
 	}
