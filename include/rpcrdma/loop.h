@@ -31,6 +31,14 @@ RPCRDMA_EXTERN int rpcrdma_loop_create(struct rpcrdma_loop **out);
  *
  * Every client and server on the loop must have been destroyed first;
  * returns -EBUSY (and frees nothing) otherwise.
+ *
+ * In a process forked after the loop was made, the destroys of
+ * rpcrdma_loop_destroy(), rpcrdma_server_destroy(), rpcrdma_client_destroy()
+ * and rpcrdma_nfs41_session_destroy() do nothing and return -EPERM (the
+ * client's returns nothing): the sockets, QPs and registrations they would
+ * close are the parent's too, and shutting them down from the child would
+ * end them there.  Such a child (one that runs atexit handlers, say) just
+ * exits; what it inherited is not its to use.
  */
 RPCRDMA_EXTERN int rpcrdma_loop_destroy(struct rpcrdma_loop *loop);
 

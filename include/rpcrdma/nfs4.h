@@ -640,7 +640,8 @@ RPCRDMA_EXTERN int rpcrdma_nfs41_session_create(struct rpcrdma_client *clnt,
  * rpcrdma_nfs41_session_destroy - DESTROY_SESSION and DESTROY_CLIENTID,
  * then free (the client stays; its callback program answers
  * NFS4ERR_BADSESSION from then on).  Returns 0, or the first error of the
- * two operations (the session is freed anyway).
+ * two operations (the session is freed anyway); -EPERM, doing nothing, in
+ * a process forked after its loop was made (rpcrdma_loop_destroy()).
  */
 RPCRDMA_EXTERN int rpcrdma_nfs41_session_destroy(struct rpcrdma_nfs41_session *s);
 

@@ -171,7 +171,8 @@ RPCRDMA_EXTERN int rpcrdma_client_connect(struct rpcrdma_client *clnt);
  * given up on, with Read or Write chunks or a Reply chunk granted)
  * completes only once that access is revoked: after this returns, at the
  * latest at that next iteration.  Keep such calls' struct rpcrdma_call
- * and buffers until their done has run.
+ * and buffers until their done has run.  In a process forked after its
+ * loop was made it does nothing (rpcrdma_loop_destroy() says why).
  */
 RPCRDMA_EXTERN void rpcrdma_client_destroy(struct rpcrdma_client *clnt);
 
@@ -770,7 +771,8 @@ RPCRDMA_EXTERN int rpcrdma_server_stats(struct rpcrdma_server *srv, struct rpcrd
  * out) and then the loop, with rpcrdma_loop_destroy().
  *
  * Returns 0; -EINVAL for a NULL @srv; -EBUSY when the server is gone but
- * a worker's loop was left to the application so.  A destruction queued
+ * a worker's loop was left to the application so; -EPERM, doing nothing,
+ * in a process forked after its loop was made (rpcrdma_loop_destroy()).  A destruction queued
  * or finished later (from inside a callback, on a worker's thread)
  * returns 0 and tells nothing: loops are left all the same.
  */

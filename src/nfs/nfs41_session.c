@@ -49,6 +49,7 @@
 #include "rpcrdma/nfs4.h"
 
 #include "nfs41_session.h"
+#include "rpc/loop_internal.h"
 #include "nfs4_codec.h"
 
 #define REGISTRY_MAX 64u
@@ -829,6 +830,9 @@ int rpcrdma_nfs41_session_destroy(struct rpcrdma_nfs41_session *s)
 
 	if (!s)
 		return -EINVAL;
+	/* Its DESTROY_SESSION would go on the parent's connection. */
+	if (rpcrdma__loop_inherited(s->loop, "rpcrdma_nfs41_session_destroy"))
+		return -EPERM;
 	/* Our own calls first (delegation returns, a bind): they point here. */
 	until = rpcrdma_loop_now(s->loop) + DESTROY_DRAIN_MS;
 	while ((s->in_flight || s->wake_pending) && rpcrdma_loop_now(s->loop) < until) {

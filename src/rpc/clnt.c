@@ -512,7 +512,7 @@ void rpcrdma_client_destroy(struct rpcrdma_client *c)
 	struct rpcrdma__list doomed;
 	struct client_call *cc;
 
-	if (!c || c->destroying)
+	if (!c || c->destroying || rpcrdma__loop_inherited(c->loop, "rpcrdma_client_destroy"))
 		return;
 	rpcrdma__list_init(&doomed);
 	c->destroying = true;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/loop_internal.h"
 
 #define EVENT_BATCH 64
@@ -61,6 +62,7 @@ struct rpcrdma_loop {
 	bool external;    /* rpcrdma_loop_fd() was asked for */
 	uint64_t tfd_due; /* what the timerfd is armed at; 0: disarmed */
 	int refs;
+	pid_t owner; /* the process that made it (rpcrdma__loop_inherited) */
 
 	pthread_mutex_t wake_lock;
 	struct wake_item *wake_head, *wake_tail; /* wake_lock */
@@ -408,6 +410,7 @@ int rpcrdma_loop_create(struct rpcrdma_loop **out)
 	if (!loop)
 		return -ENOMEM;
 	loop->evfd = loop->tfd = -1;
+	loop->owner = getpid();
 	rpcrdma__list_init(&loop->timers);
 	loop->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (loop->epfd < 0)
@@ -447,12 +450,25 @@ out_close:
 	return rc;
 }
 
+bool rpcrdma__loop_inherited(struct rpcrdma_loop *loop, const char *what)
+{
+	pid_t me = getpid();
+
+	if (!loop || loop->owner == me)
+		return false;
+	RPCRDMA__TRACE_BAD_ARG(-EPERM, "%s: made by process %ld, not this one (%ld, forked from it)",
+			       what, (long)loop->owner, (long)me);
+	return true;
+}
+
 int rpcrdma_loop_destroy(struct rpcrdma_loop *loop)
 {
 	struct wake_item *it;
 
 	if (!loop)
 		return -EINVAL;
+	if (rpcrdma__loop_inherited(loop, "rpcrdma_loop_destroy"))
+		return -EPERM;
 	if (loop->refs > 0 || loop->depth > 0)
 		return -EBUSY;
 	/* Queued wake callbacks never run: their owners are gone with the loop. */

@@ -87,6 +87,17 @@ void rpcrdma__hook_stop(struct rpcrdma__hook *h);
  */
 uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop);
 
+/**
+ * rpcrdma__loop_inherited - whether @loop was made by another process
+ * (this one is a child forked after it)
+ *
+ * The descriptors and provider objects hung on the loop are the parent's
+ * too: a socket shut down or a QP destroyed through the shared verbs file
+ * would end in the parent.  The public destroys refuse such objects (and
+ * emit a bad_arg trace event naming @what); the child leaves them to exit.
+ */
+bool rpcrdma__loop_inherited(struct rpcrdma_loop *loop, const char *what);
+
 /** Count of clients/servers alive on the loop, for rpcrdma_loop_destroy(). */
 void rpcrdma__loop_ref(struct rpcrdma_loop *loop);
 void rpcrdma__loop_unref(struct rpcrdma_loop *loop);

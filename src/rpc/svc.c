@@ -897,6 +897,8 @@ int rpcrdma_server_destroy(struct rpcrdma_server *s)
 {
 	if (!s)
 		return -EINVAL;
+	if (rpcrdma__loop_inherited(s->loop, "rpcrdma_server_destroy"))
+		return -EPERM;
 	if (s->root == s && rpcrdma__svc_worker_of_thread(s)) {
 		/*
 		 * Joining the workers must not happen on one of them.  Queued

@@ -1325,6 +1325,7 @@ static const struct test_case cases[] = {
     {"teardown_destroy_in_free_res", case_teardown_destroy_in_free_res, false},
     {"teardown_workers_connect_storm", case_teardown_workers_connect_storm, false},
     {"teardown_worker_loop_kept", case_teardown_worker_loop_kept, false},
+    {"teardown_forked_child", case_teardown_forked_child, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

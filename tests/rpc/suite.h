@@ -306,5 +306,6 @@ void case_teardown_send_failed_in_done(void);
 void case_teardown_destroy_in_free_res(void);
 void case_teardown_workers_connect_storm(void);
 void case_teardown_worker_loop_kept(void);
+void case_teardown_forked_child(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

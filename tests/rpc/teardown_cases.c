@@ -17,6 +17,7 @@
  *   creates a client on the procedure's loop   6 DROP: destroys it
  */
 #include <stdatomic.h>
+#include <sys/wait.h>
 
 #include "rpcrdma/debug.h"
 #include "suite.h"
@@ -1032,5 +1033,52 @@ void case_teardown_worker_loop_kept(void)
 	}
 	CHECK_EQ(rpcrdma_loop_destroy(sloop), 0);
 	CHECK_EQ(rpcrdma_loop_destroy(cloop), 0);
+	td_fds_check(__func__);
+}
+
+/*
+ * A child forked while a server and a client are up (one that exits
+ * through its atexit handlers, say) destroys what it inherited.  The
+ * descriptors and provider objects it sees are its parent's too: shutting
+ * down a socket, or destroying a QP through the shared verbs file, would
+ * end them in the parent.  The child's destroys do nothing but say so; the
+ * parent's server still accepts and its client still calls.
+ */
+void case_teardown_forked_child(void)
+{
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_client *c, *c2;
+	int status = -1;
+	pid_t pid;
+
+	td_fds_before = td_fds();
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	td.srv = td_server(loop, 0, td.port);
+	c = client_for(loop, td.port, TEARDOWN_PROG, 1, NULL);
+	td_call_both(c, T_NULL, loop, loop);
+	fflush(NULL);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int rc_srv, rc_loop;
+
+		rpcrdma_client_destroy(c);
+		rc_srv = rpcrdma_server_destroy(td.srv);
+		rc_loop = rpcrdma_loop_destroy(loop);
+		_exit(rc_srv == -EPERM && rc_loop == -EPERM ? 0 : 1);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	/* A moment for anything the child did to reach us. */
+	pump_ms(loop, 50);
+	td_call_both(c, T_NULL, loop, loop);
+	c2 = client_for(loop, td.port, TEARDOWN_PROG, 1, NULL);
+	td_call_both(c2, T_NULL, loop, loop);
+	rpcrdma_client_destroy(c2);
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_server_destroy(td.srv), 0);
+	td.srv = NULL;
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 	td_fds_check(__func__);
 }
