@@ -66,9 +66,11 @@ def load(path):
     return results
 
 
-def find(results, stack, workload, size=None, depth=None):
+def find(results, stack, workload, size=None, depth=None, busy_poll=0):
     for r in results:
         if r["stack"] != stack or r["workload"] != workload or r.get("error"):
+            continue
+        if r.get("busy_poll_us", 0) != busy_poll:
             continue
         if r.get("note"):  # not applicable, or failed
             continue
@@ -138,11 +140,27 @@ def lat_table(results, md):
         lat = r["lat_us"]
         md.append(f"| {stack} | {lat['min']:.1f} | {lat['p50']:.1f} | {lat['p99']:.1f} | "
                   f"{lat['p999']:.1f} | {lat['max']:.1f} | {fmt(cpu_call(r))} |")
+    busy = sorted({r["busy_poll_us"] for r in results
+                   if r["workload"] == "lat" and r.get("busy_poll_us")})
+    for us in busy:
+        r = find(results, "ours", "lat", busy_poll=us)
+        if r:
+            lat = r["lat_us"]
+            md.append(f"| ours, busy poll {us} µs | {lat['min']:.1f} | {lat['p50']:.1f} | "
+                      f"{lat['p99']:.1f} | {lat['p999']:.1f} | {lat['max']:.1f} | "
+                      f"{fmt(cpu_call(r))} |")
     ours, raw, tirpc = (find(results, s, "lat") for s in ("ours", "raw", "tirpc"))
     if ours and raw and tirpc:
         md.append("")
         md.append(f"Median ratios: ours/raw {fmt(paired(ours, raw, lat_p50))}, "
                   f"ours/tirpc {fmt(paired(ours, tirpc, lat_p50))}.")
+    for us in busy:
+        r = find(results, "ours", "lat", busy_poll=us)
+        if r and ours:
+            md.append(f"With busy polling ({us} µs, rpcrdma_loop_set_busy_poll() on both "
+                      f"sides; measured after the rows above, not in turns with them): "
+                      f"median {fmt(ratio(lat_p50(r), lat_p50(ours)))} of ours without, "
+                      f"{fmt(ratio(lat_p50(r), lat_p50(raw)) if raw else None)} of raw.")
     md.append("")
 
 

@@ -76,6 +76,29 @@ RPCRDMA_EXTERN void rpcrdma_loop_stop(struct rpcrdma_loop *loop);
 RPCRDMA_EXTERN int rpcrdma_loop_wake(struct rpcrdma_loop *loop, void (*cb)(void *arg),
 				     void *arg);
 
+/** The longest busy poll rpcrdma_loop_set_busy_poll() takes, in µs. */
+#define RPCRDMA_LOOP_BUSY_POLL_MAX_US 100000u
+
+/**
+ * rpcrdma_loop_set_busy_poll - look for events for @usec before sleeping
+ *
+ * An iteration that would wait first asks the kernel, without sleeping,
+ * whether anything is ready, again and again for up to @usec (and never
+ * past the wait it was given or the next timer), and sleeps only if
+ * nothing came by then.  A reply that arrives within the window is then
+ * handled without the thread going to sleep and being woken: on RDMA
+ * hardware, where a round trip takes microseconds, the wake-up can cost
+ * more than the round trip.  The price is a core spinning in the window.
+ * 0 (the default) turns it off.  The worker loops of a server take the
+ * setting of the loop the server is made on, as it is at
+ * rpcrdma_server_create().  Call it on the loop's own thread, or before
+ * the loop runs.
+ *
+ * Returns 0, or -EINVAL for a NULL @loop or @usec above
+ * RPCRDMA_LOOP_BUSY_POLL_MAX_US.
+ */
+RPCRDMA_EXTERN int rpcrdma_loop_set_busy_poll(struct rpcrdma_loop *loop, unsigned int usec);
+
 /** Monotonic time in milliseconds, as the loop sees it. */
 RPCRDMA_EXTERN uint64_t rpcrdma_loop_now(struct rpcrdma_loop *loop);
 

@@ -63,6 +63,8 @@ struct rpcrdma_loop {
 	uint64_t tfd_due; /* what the timerfd is armed at; 0: disarmed */
 	int refs;
 	pid_t owner; /* the process that made it (rpcrdma__loop_inherited) */
+	unsigned int busy_poll_us; /* rpcrdma_loop_set_busy_poll() */
+	uint64_t busy_found, busy_slept; /* rpcrdma__loop_busy_poll_stats() */
 
 	pthread_mutex_t wake_lock;
 	struct wake_item *wake_head, *wake_tail; /* wake_lock */
@@ -524,6 +526,75 @@ static int wait_time(struct rpcrdma_loop *loop, int timeout_ms)
 	return timeout_ms;
 }
 
+int rpcrdma_loop_set_busy_poll(struct rpcrdma_loop *loop, unsigned int usec)
+{
+	if (!loop || usec > RPCRDMA_LOOP_BUSY_POLL_MAX_US) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL, "rpcrdma_loop_set_busy_poll: %s",
+				       !loop ? "a NULL loop" : "usec above RPCRDMA_LOOP_BUSY_POLL_MAX_US");
+		return -EINVAL;
+	}
+	loop->busy_poll_us = usec;
+	return 0;
+}
+
+unsigned int rpcrdma__loop_busy_poll(const struct rpcrdma_loop *loop)
+{
+	return loop->busy_poll_us;
+}
+
+void rpcrdma__loop_busy_poll_stats(const struct rpcrdma_loop *loop, uint64_t *found,
+				   uint64_t *slept)
+{
+	*found = loop->busy_found;
+	*slept = loop->busy_slept;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/*
+ * epoll_wait() for at most @wait_ms, asking without sleeping first for as
+ * long as the loop's busy poll says (but not past @wait_ms).  A stop or a
+ * wake from another thread kicks the eventfd, which is in the set, so
+ * the spin sees them as any other event.
+ */
+static int wait_events(struct rpcrdma_loop *loop, struct epoll_event *ev, int wait_ms)
+{
+	uint64_t start, spin_us, spent_us;
+	int n;
+
+	if (wait_ms == 0 || !loop->busy_poll_us)
+		return epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
+	spin_us = loop->busy_poll_us;
+	if (wait_ms > 0 && (uint64_t)wait_ms * 1000u < spin_us)
+		spin_us = (uint64_t)wait_ms * 1000u;
+	start = now_us();
+	do {
+		n = epoll_wait(loop->epfd, ev, EVENT_BATCH, 0);
+		spent_us = now_us() - start;
+	} while (n == 0 && spent_us < spin_us);
+	if (n > 0)
+		loop->busy_found++;
+	if (n != 0)
+		return n;
+	if (wait_ms > 0) {
+		/* What is left of the wait, whole milliseconds rounded down
+		 * (a timer then runs by the loop's clock, never early). */
+		uint64_t left_ms = (uint64_t)wait_ms - spent_us / 1000u;
+
+		if (spent_us / 1000u >= (uint64_t)wait_ms)
+			return 0;
+		wait_ms = (int)left_ms;
+	}
+	loop->busy_slept++;
+	return epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
+}
+
 static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 {
 	struct epoll_event ev[EVENT_BATCH];
@@ -549,7 +620,7 @@ static int iterate(struct rpcrdma_loop *loop, int timeout_ms)
 		timeout_ms = 0;
 
 	wait_ms = wait_time(loop, timeout_ms);
-	n = epoll_wait(loop->epfd, ev, EVENT_BATCH, wait_ms);
+	n = wait_events(loop, ev, wait_ms);
 	if (wait_ms != 0)
 		loop->recent_ms = now_ms(); /* the wait may have been long */
 	if (n < 0) {

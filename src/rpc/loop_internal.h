@@ -98,6 +98,12 @@ uint64_t rpcrdma__loop_recent_ms(struct rpcrdma_loop *loop);
  */
 bool rpcrdma__loop_inherited(struct rpcrdma_loop *loop, const char *what);
 
+/** rpcrdma_loop_set_busy_poll()'s setting of @loop. */
+unsigned int rpcrdma__loop_busy_poll(const struct rpcrdma_loop *loop);
+/** Busy polls that found an event, and those that ended in a sleep. */
+void rpcrdma__loop_busy_poll_stats(const struct rpcrdma_loop *loop, uint64_t *found,
+				   uint64_t *slept);
+
 /** Count of clients/servers alive on the loop, for rpcrdma_loop_destroy(). */
 void rpcrdma__loop_ref(struct rpcrdma_loop *loop);
 void rpcrdma__loop_unref(struct rpcrdma_loop *loop);

@@ -96,6 +96,7 @@ int rpcrdma__svc_worker_start(struct rpcrdma_server *root, struct rpcrdma__svc_w
 
 	if (rc)
 		return rc;
+	(void)rpcrdma_loop_set_busy_poll(w->loop, rpcrdma__loop_busy_poll(root->loop));
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

@@ -1326,6 +1326,7 @@ static const struct test_case cases[] = {
     {"teardown_workers_connect_storm", case_teardown_workers_connect_storm, false},
     {"teardown_worker_loop_kept", case_teardown_worker_loop_kept, false},
     {"teardown_forked_child", case_teardown_forked_child, false},
+    {"workers_busy_poll", case_workers_busy_poll, false},
 };
 
 #define NCASES (sizeof(cases) / sizeof(cases[0]))

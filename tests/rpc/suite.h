@@ -307,5 +307,6 @@ void case_teardown_destroy_in_free_res(void);
 void case_teardown_workers_connect_storm(void);
 void case_teardown_worker_loop_kept(void);
 void case_teardown_forked_child(void);
+void case_workers_busy_poll(void);
 
 #endif /* RPCRDMA_TESTS_RPC_SUITE_H */

@@ -12,6 +12,7 @@
  */
 #include <stdatomic.h>
 
+#include "rpc/svc_internal.h"
 #include "rpcrdma/debug.h"
 #include "suite.h"
 
@@ -402,5 +403,43 @@ void case_workers_inflight(void)
 	printf("workers_inflight: %d calls, %d listed while running\n", done, listed);
 	rpcrdma_client_destroy(c);
 	rpcrdma_server_destroy(wk.srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
+ * Busy polling on both sides (rpcrdma_loop_set_busy_poll): the worker
+ * loops take the server loop's setting, and calls go as without it.
+ */
+void case_workers_busy_poll(void)
+{
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_client *c;
+	struct rpcrdma_loop *loop;
+	uint64_t found = 0, slept = 0;
+	char port[16];
+
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	CHECK_EQ(rpcrdma_loop_set_busy_poll(loop, 200), 0);
+	rpcrdma_server_opts_default(&so);
+	so.transport = transport;
+	so.workers = 2;
+	CHECK_EQ(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &wk.srv), 0);
+	CHECK_EQ(rpcrdma_server_register(wk.srv, WORKER_PROG, 1, wprocs, W_NPROCS), 0);
+	CHECK_EQ(wk.srv->nworkers, 2);
+	for (unsigned int i = 0; i < wk.srv->nworkers; i++)
+		CHECK_EQ(rpcrdma__loop_busy_poll(wk.srv->workers[i].loop), 200);
+	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(wk.srv));
+	c = client_for(loop, port, WORKER_PROG, 1, NULL);
+	for (int i = 0; i < 50; i++) {
+		struct rpcrdma_call call;
+
+		call_init(&call, W_NULL, NULL, NULL, NULL, NULL);
+		CHECK_EQ(rpcrdma_client_call(c, &call), 0);
+	}
+	rpcrdma__loop_busy_poll_stats(loop, &found, &slept);
+	CHECK(found + slept > 0); /* the client's waits went through the spin */
+	rpcrdma_client_destroy(c);
+	CHECK_EQ(rpcrdma_server_destroy(wk.srv), 0);
+	wk.srv = NULL;
 	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
 }

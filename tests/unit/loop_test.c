@@ -637,6 +637,101 @@ static void test_external_epoll(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* Busy polling (rpcrdma_loop_set_busy_poll). */
+
+static void test_busy_poll_args(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+
+	(void)state;
+	assert_int_equal(rpcrdma_loop_set_busy_poll(NULL, 10), -EINVAL);
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, RPCRDMA_LOOP_BUSY_POLL_MAX_US + 1),
+			 -EINVAL);
+	assert_int_equal(rpcrdma__loop_busy_poll(loop), 0);
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, RPCRDMA_LOOP_BUSY_POLL_MAX_US), 0);
+	assert_int_equal(rpcrdma__loop_busy_poll(loop), RPCRDMA_LOOP_BUSY_POLL_MAX_US);
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, 0), 0);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/* Nothing comes: the spin ends, the rest of the wait is slept, and the
+ * wait is never cut short. */
+static void test_busy_poll_then_sleep(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	uint64_t t0, found, slept;
+
+	(void)state;
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, 2000), 0);
+	t0 = rpcrdma_loop_now(loop);
+	assert_int_equal(rpcrdma_loop_run_once(loop, 50), 0);
+	assert_true(rpcrdma_loop_now(loop) - t0 >= 45);
+	rpcrdma__loop_busy_poll_stats(loop, &found, &slept);
+	assert_int_equal(found, 0);
+	assert_int_equal(slept, 1);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/* A wait shorter than the spin is spun whole: no sleep, no early end. */
+static void test_busy_poll_short_wait(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	uint64_t t0, found, slept;
+
+	(void)state;
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, RPCRDMA_LOOP_BUSY_POLL_MAX_US), 0);
+	t0 = rpcrdma_loop_now(loop);
+	assert_int_equal(rpcrdma_loop_run_once(loop, 5), 0);
+	assert_true(rpcrdma_loop_now(loop) - t0 >= 4);
+	rpcrdma__loop_busy_poll_stats(loop, &found, &slept);
+	assert_int_equal(found + slept, 0);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+static void *write_soon(void *arg)
+{
+	usleep(1000);
+	assert_int_equal(write(*(int *)arg, "x", 1), 1);
+	return NULL;
+}
+
+/* An event that comes within the spin is handled without a sleep. */
+static void test_busy_poll_finds_event(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	struct pipe_watch p;
+	uint64_t found, slept;
+	pthread_t th;
+
+	(void)state;
+	pipe_open(&p);
+	assert_int_equal(rpcrdma__watch_start(loop, &p.w, p.fds[0], EPOLLIN, on_pipe, &p), 0);
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, RPCRDMA_LOOP_BUSY_POLL_MAX_US), 0);
+	assert_int_equal(pthread_create(&th, NULL, write_soon, &p.fds[1]), 0);
+	assert_int_equal(rpcrdma_loop_run_once(loop, 10000), 1);
+	pthread_join(th, NULL);
+	assert_int_equal(p.calls, 1);
+	rpcrdma__loop_busy_poll_stats(loop, &found, &slept);
+	assert_int_equal(found, 1);
+	assert_int_equal(slept, 0);
+	pipe_close(&p);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
+/* A stop from another thread ends a run that spins. */
+static void test_busy_poll_stop_from_thread(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(rpcrdma_loop_set_busy_poll(loop, RPCRDMA_LOOP_BUSY_POLL_MAX_US), 0);
+	assert_int_equal(pthread_create(&th, NULL, stop_thread, loop), 0);
+	run_with_watchdog(loop);
+	pthread_join(th, NULL);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +754,11 @@ int main(void)
 	    cmocka_unit_test(test_stop_from_thread),
 	    cmocka_unit_test(test_stop_from_signal_handler),
 	    cmocka_unit_test(test_external_epoll),
+	    cmocka_unit_test(test_busy_poll_args),
+	    cmocka_unit_test(test_busy_poll_then_sleep),
+	    cmocka_unit_test(test_busy_poll_short_wait),
+	    cmocka_unit_test(test_busy_poll_finds_event),
+	    cmocka_unit_test(test_busy_poll_stop_from_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

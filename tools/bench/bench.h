@@ -80,6 +80,7 @@ struct bench_config {
 	bool same_process;     /* servers are threads of this process */
 	uint32_t credits;      /* server credits (ours) */
 	uint32_t inline_size;  /* ours: both sides' inline sizes; 0: the default */
+	unsigned int busy_poll_us; /* ours: both sides' rpcrdma_loop_set_busy_poll() */
 };
 
 /*

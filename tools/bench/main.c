@@ -75,6 +75,8 @@ static void usage(FILE *f)
 		"      --credits N              server credits (default 128)\n"
 		"      --inline N               ours: inline send and receive size of\n"
 		"                               both sides (default: the library's)\n"
+		"      --busy-poll US           ours: both sides' loops look for events\n"
+		"                               for US µs before sleeping (default 0)\n"
 		"      --server-time SEC        server mode: exit after SEC (default 600)\n"
 		"      --stop-server            client mode: stop the server at the end\n");
 }
@@ -158,6 +160,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{"json", required_argument, NULL, 'J'},
 		{"credits", required_argument, NULL, 'C'},
 		{"inline", required_argument, NULL, 'I'},
+		{"busy-poll", required_argument, NULL, 'B'},
 		{"server-time", required_argument, NULL, 'S'},
 		{"stop-server", no_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
@@ -268,6 +271,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 			if (parse_size(optarg, &o->cfg.inline_size))
 				return -EINVAL;
 			break;
+		case 'B': {
+			char *end;
+			unsigned long us = strtoul(optarg, &end, 10);
+
+			if (end == optarg || *end || us > RPCRDMA_LOOP_BUSY_POLL_MAX_US) {
+				fprintf(stderr, "rpcrdma-bench: --busy-poll %s: 0..%u µs\n", optarg,
+					RPCRDMA_LOOP_BUSY_POLL_MAX_US);
+				return -EINVAL;
+			}
+			o->cfg.busy_poll_us = (unsigned int)us;
+			break;
+		}
 		case 'S':
 			o->server_time = atof(optarg);
 			break;

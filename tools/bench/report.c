@@ -148,6 +148,8 @@ int bench_json_result(const char *path, const struct bench_config *cfg,
 		bench_stack_name(p->stack), p->stack == STACK_TIRPC ? "none" : cfg->provider,
 		p->stack == STACK_TIRPC || cfg->transport == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma",
 		bench_workload_name(p->wl), p->size, p->depth, p->conns, p->threads);
+	if (p->stack == STACK_OURS && cfg->busy_poll_us)
+		fprintf(f, "\"busy_poll_us\":%u,", cfg->busy_poll_us);
 	if (r->error || r->note) {
 		fprintf(f, "\"error\":%d,\"note\":\"%s\"}\n", r->error,
 			r->note ? r->note : rpcrdma_strerror(r->error));

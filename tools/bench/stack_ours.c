@@ -301,6 +301,8 @@ static void *server_thread(void *arg)
 	so.max_record = BENCH_MAX_SIZE + 65536;
 	rc = rpcrdma_loop_create(&osrv.loop);
 	if (!rc)
+		rc = rpcrdma_loop_set_busy_poll(osrv.loop, st->cfg->busy_poll_us);
+	if (!rc)
 		rc = rpcrdma_server_create(osrv.loop, st->cfg->host, st->port, &so, &osrv.srv);
 	if (!rc)
 		rc = rpcrdma_server_register(osrv.srv, BENCH_PROG, BENCH_VERS, ours_procs,
@@ -518,6 +520,8 @@ static int ours_setup(struct bench_thread *t)
 	t->stack = ot;
 	ot->t = t;
 	rc = rpcrdma_loop_create(&ot->loop);
+	if (!rc)
+		rc = rpcrdma_loop_set_busy_poll(ot->loop, t->cfg->busy_poll_us);
 	if (rc)
 		return rc;
 	rpcrdma_client_opts_default(&co);
