@@ -42,8 +42,8 @@ struct rpcrdma_cm_private {
  *
  * Sizes are rounded down to a multiple of 1 KiB (a peer must never be told
  * it may send more than we can take).  Returns RPCRDMA_CM_PRIVATE_SIZE, or
- * -EINVAL when a size is below 1 KiB or above RPCRDMA_CM_MAX_INLINE or @cap
- * is too small.
+ * -EINVAL when a size is below 1 KiB or above RPCRDMA_CM_MAX_INLINE, @cap
+ * is too small, or @pd or @buf is NULL.
  */
 RPCRDMA_EXTERN int rpcrdma_cm_private_encode(const struct rpcrdma_cm_private *pd, void *buf,
 					     size_t cap);
@@ -54,7 +54,8 @@ RPCRDMA_EXTERN int rpcrdma_cm_private_encode(const struct rpcrdma_cm_private *pd
  * Never fails.  Data that is absent, too short, with another magic or an
  * unknown version sets @pd->present to false and the 1 KiB defaults; extra
  * bytes after the eight (CM transports pad private data) are ignored, and so
- * are flag bits this version does not define.
+ * are flag bits this version does not define.  A NULL @buf is absent data;
+ * a NULL @pd does nothing.
  */
 RPCRDMA_EXTERN void rpcrdma_cm_private_decode(const void *buf, size_t len,
 					      struct rpcrdma_cm_private *pd);

@@ -134,7 +134,7 @@ struct rpcrdma_hdr_limits {
  *
  * Versions 1..2, the full capacities of struct rpcrdma_hdr, 16 segments per
  * chunk, 1024 bytes of optinfo and 4096 bytes of header (the largest inline
- * threshold either version defaults to).
+ * threshold either version defaults to).  Does nothing when @lim is NULL.
  */
 RPCRDMA_EXTERN void rpcrdma_hdr_limits_default(struct rpcrdma_hdr_limits *lim);
 
@@ -167,6 +167,8 @@ struct rpcrdma_hdr_fault {
  * of RPCRDMA_ERR_VERSION (answer ERR_VERS), RPCRDMA_ERR_BAD_HEADER (answer
  * ERR_CHUNK), RPCRDMA_ERR_DROP (say nothing); @fault says the same with a
  * reason.  An error reply must carry @hdr->xid and, for ERR_CHUNK, @hdr->vers.
+ * A NULL @buf reads as @len 0 (a header too short: RPCRDMA_ERR_DROP); a NULL
+ * @hdr or @fault is -EINVAL, and then neither is written.
  */
 RPCRDMA_EXTERN int rpcrdma_hdr_decode(const void *buf, size_t len,
 				      const struct rpcrdma_hdr_limits *lim, struct rpcrdma_hdr *hdr,
@@ -175,7 +177,7 @@ RPCRDMA_EXTERN int rpcrdma_hdr_decode(const void *buf, size_t len,
 /**
  * rpcrdma_hdr_encoded_size - exact bytes rpcrdma_hdr_encode() will write
  *
- * Returns 0 when @hdr cannot be encoded (see rpcrdma_hdr_encode()).
+ * Returns 0 when @hdr is NULL or cannot be encoded (see rpcrdma_hdr_encode()).
  */
 RPCRDMA_EXTERN size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr);
 
@@ -183,8 +185,8 @@ RPCRDMA_EXTERN size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr);
  * rpcrdma_hdr_encode - write a transport header
  *
  * Encodes the fields @hdr->proc calls for (payload_len and hdr_len are
- * ignored).  Returns the number of bytes written, -EINVAL when @hdr is
- * inconsistent (counts above capacity, a chunk outside segs[], an unknown
+ * ignored).  Returns the number of bytes written, -EINVAL when @hdr is NULL,
+ * @buf is NULL with a non-zero @cap, or @hdr is inconsistent (counts above capacity, a chunk outside segs[], an unknown
  * proc or error code, optinfo missing), or RPCRDMA_ERR_NOSPACE when @cap is
  * below rpcrdma_hdr_encoded_size() (nothing is written then).
  */
@@ -192,15 +194,17 @@ RPCRDMA_EXTERN int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, 
 
 /** The same, appending to an XDR stream (e.g. a scatter list).  Where the
  *  room spans two elements the header is staged in a heap buffer first,
- *  which can also fail with -ENOMEM. */
+ *  which can also fail with -ENOMEM.  -EINVAL for a NULL @xdr, too. */
 RPCRDMA_EXTERN int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr,
 					  struct rpcrdma_xdr_stream *xdr);
 
 /* Builders, for senders and tests.  Each returns 0 or -EINVAL / -ENOSPC
- * (-EINVAL also for a @hdr whose counts are past its arrays' capacity). */
+ * (-EINVAL also for a @hdr whose counts are past its arrays' capacity, a
+ * NULL @hdr, a NULL @seg, or NULL @segs with a non-zero @n). */
 
 /** Clear @hdr (its fields and counts; the array entries past the counts
- *  are left as they were) and set the four fixed words. */
+ *  are left as they were) and set the four fixed words.  Does nothing
+ *  when @hdr is NULL. */
 RPCRDMA_EXTERN void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers,
 				     uint32_t credit, uint32_t proc);
 /** Append one Read list entry. */
@@ -213,7 +217,8 @@ RPCRDMA_EXTERN int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr,
 RPCRDMA_EXTERN int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr,
 					 const struct rpcrdma_segment *segs, uint32_t n);
 
-/** Segment @i (0-based) of @chunk; NULL when out of range. */
+/** Segment @i (0-based) of @chunk; NULL when out of range or when @hdr or
+ *  @chunk is NULL. */
 RPCRDMA_EXTERN const struct rpcrdma_segment *
 rpcrdma_hdr_chunk_seg(const struct rpcrdma_hdr *hdr, const struct rpcrdma_chunk *chunk,
 		      uint32_t i);
@@ -225,7 +230,7 @@ rpcrdma_hdr_chunk_seg(const struct rpcrdma_hdr *hdr, const struct rpcrdma_chunk 
  * @vers_low, @vers_high: our supported range, for ERR_VERS
  * @credit: the credit value to advertise
  *
- * Returns 0, or -EINVAL when @action is not a reply.
+ * Returns 0, or -EINVAL when @action is not a reply or @hdr or @bad is NULL.
  */
 RPCRDMA_EXTERN int rpcrdma_hdr_init_error(struct rpcrdma_hdr *hdr, const struct rpcrdma_hdr *bad,
 					  enum rpcrdma_hdr_action action, uint32_t vers_low,

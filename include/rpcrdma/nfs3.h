@@ -445,7 +445,9 @@ RPCRDMA_EXTERN rpcrdma_xdr_fn rpcrdma_nfs3_decode_res(uint32_t proc);
 RPCRDMA_EXTERN size_t rpcrdma_nfs3_args_size(uint32_t proc);
 RPCRDMA_EXTERN size_t rpcrdma_nfs3_res_size(uint32_t proc);
 
-/* MOUNT v3: MNT and UMNT take a path; MNT answers a mnt_res, EXPORT an export_res. */
+/* MOUNT v3: MNT and UMNT take a path; MNT answers a mnt_res, EXPORT an export_res.
+ * Each returns -EINVAL for a NULL stream or a NULL object (the empty list
+ * has none to need). */
 RPCRDMA_EXTERN int rpcrdma_mount3_xdr_path_enc(struct rpcrdma_xdr_stream *x, void *path);
 RPCRDMA_EXTERN int rpcrdma_mount3_xdr_path_dec(struct rpcrdma_xdr_stream *x, void *path);
 RPCRDMA_EXTERN int rpcrdma_mount3_xdr_mnt_res_enc(struct rpcrdma_xdr_stream *x, void *res);

@@ -16,7 +16,16 @@
  *   RPCRDMA_ERR_TOO_LONG   a length or count is above the caller's bound;
  *   RPCRDMA_ERR_BAD_VALUE  a boolean that is neither 0 nor 1, a string
  *                          holding a NUL byte;
- *   RPCRDMA_ERR_NOSPACE    (encoders) the item does not fit.
+ *   RPCRDMA_ERR_NOSPACE    (encoders) the item does not fit;
+ *   -EINVAL                a required pointer is NULL: the stream, a
+ *                          decoder's result (@v, @lenp, @countp, @datap),
+ *                          the destination of a decoder that may copy
+ *                          bytes (@dst, @buf; NULL is allowed only with
+ *                          a @max or @len of 0), or the source of an
+ *                          encoder with a non-zero @len.  Nothing is read
+ *                          or written then.  Functions that return no
+ *                          error do nothing on a NULL stream; those that
+ *                          return a size or a pointer return 0 or NULL.
  */
 #ifndef RPCRDMA_XDR_H
 #define RPCRDMA_XDR_H
@@ -110,8 +119,8 @@ RPCRDMA_EXTERN void rpcrdma_xdr_init_const(struct rpcrdma_xdr_stream *xdr, const
  * rpcrdma_xdr_init_iov - start a stream over a scatter list
  *
  * The list itself is not copied and must outlive the stream.  Elements of
- * length zero are allowed.  Returns 0, -EINVAL when @iov is NULL with a
- * non-zero @iovcnt, or RPCRDMA_ERR_OVERFLOW when the lengths add up past
+ * length zero are allowed.  Returns 0, -EINVAL when @xdr is NULL or @iov is
+ * NULL with a non-zero @iovcnt, or RPCRDMA_ERR_OVERFLOW when the lengths add up past
  * SIZE_MAX.
  */
 RPCRDMA_EXTERN int rpcrdma_xdr_init_iov(struct rpcrdma_xdr_stream *xdr, const struct iovec *iov,
@@ -120,12 +129,16 @@ RPCRDMA_EXTERN int rpcrdma_xdr_init_iov(struct rpcrdma_xdr_stream *xdr, const st
 /** XDR position: bytes decoded or encoded since the stream started. */
 static inline size_t rpcrdma_xdr_pos(const struct rpcrdma_xdr_stream *xdr)
 {
+	if (!xdr)
+		return 0;
 	return xdr->pos;
 }
 
 /** Bytes left between the position and the end of the stream. */
 static inline size_t rpcrdma_xdr_remaining(const struct rpcrdma_xdr_stream *xdr)
 {
+	if (!xdr)
+		return 0;
 	return xdr->len - xdr->pos;
 }
 
@@ -191,6 +204,7 @@ RPCRDMA_EXTERN int rpcrdma_xdr_decode_opaque_ref(struct rpcrdma_xdr_stream *xdr,
 /**
  * rpcrdma_xdr_decode_string - XDR string into a NUL-terminated C string
  * @dst: room for @dstsize bytes; the longest string accepted is @dstsize - 1
+ *	(-EINVAL for a NULL @dst, a @dstsize of 0 or a NULL @lenp)
  *
  * A string holding a NUL byte is RPCRDMA_ERR_BAD_VALUE: it cannot be
  * represented as a C string without silently losing its tail.
@@ -233,7 +247,8 @@ RPCRDMA_EXTERN int rpcrdma_xdr_encode_array_len(struct rpcrdma_xdr_stream *xdr, 
 /** Attach a transport's DDP context (NULL detaches). */
 static inline void rpcrdma_xdr_set_ddp(struct rpcrdma_xdr_stream *xdr, struct rpcrdma_xdr_ddp *ddp)
 {
-	xdr->ddp = ddp;
+	if (xdr)
+		xdr->ddp = ddp;
 }
 
 /**

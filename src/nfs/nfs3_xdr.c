@@ -761,6 +761,8 @@ int rpcrdma_mount3_xdr_path_enc(struct rpcrdma_xdr_stream *x, void *path)
 {
 	struct nx n = {x, true};
 
+	if (!x || !path)
+		return -EINVAL;
 	return x_path(&n, path);
 }
 
@@ -768,6 +770,8 @@ int rpcrdma_mount3_xdr_path_dec(struct rpcrdma_xdr_stream *x, void *path)
 {
 	struct nx n = {x, false};
 
+	if (!x || !path)
+		return -EINVAL;
 	return x_path(&n, path);
 }
 
@@ -805,6 +809,8 @@ int rpcrdma_mount3_xdr_mnt_res_enc(struct rpcrdma_xdr_stream *x, void *res)
 {
 	struct nx n = {x, true};
 
+	if (!x || !res)
+		return -EINVAL;
 	return mnt_res(&n, res);
 }
 
@@ -812,6 +818,8 @@ int rpcrdma_mount3_xdr_mnt_res_dec(struct rpcrdma_xdr_stream *x, void *res)
 {
 	struct nx n = {x, false};
 
+	if (!x || !res)
+		return -EINVAL;
 	return mnt_res(&n, res);
 }
 
@@ -821,6 +829,8 @@ int rpcrdma_mount3_xdr_export_res_enc(struct rpcrdma_xdr_stream *x, void *res)
 	struct rpcrdma_mount3_export_res *r = res;
 	struct nx n = {x, true};
 
+	if (!x || !r)
+		return -EINVAL;
 	for (uint32_t i = 0; i < r->n && i < 1; i++) {
 		TRY(rpcrdma_xdr_encode_bool(x, true));
 		TRY(x_path(&n, &r->dir));

@@ -34,6 +34,8 @@ void rpcrdma_cm_private_decode(const void *buf, size_t len, struct rpcrdma_cm_pr
 	const uint8_t *p = buf;
 	uint32_t magic;
 
+	if (!pd)
+		return;
 	pd->present = false;
 	pd->version = 0;
 	pd->flags = 0;

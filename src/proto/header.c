@@ -26,6 +26,8 @@
 
 void rpcrdma_hdr_limits_default(struct rpcrdma_hdr_limits *lim)
 {
+	if (!lim)
+		return;
 	lim->vers_low = RPCRDMA_VERSION_ONE;
 	lim->vers_high = RPCRDMA_VERSION_TWO;
 	lim->max_reads = RPCRDMA_HDR_MAX_READS;
@@ -388,6 +390,10 @@ int rpcrdma_hdr_decode(const void *buf, size_t len, const struct rpcrdma_hdr_lim
 	size_t bound;
 	int rc;
 
+	/* Nowhere to say what was decoded or why it was refused: no answer
+	 * the caller could act on, so not a protocol verdict either. */
+	if (!hdr || !fault)
+		return -EINVAL;
 	/* No buffer reads as no bytes (and never as a null cursor). */
 	if (!buf) {
 		buf = nothing;
@@ -481,6 +487,8 @@ size_t rpcrdma_hdr_encoded_size(const struct rpcrdma_hdr *hdr)
 {
 	size_t n = RPCRDMA_HDR_PREFIX_SIZE;
 
+	if (!hdr)
+		return 0;
 	switch (hdr->proc) {
 	case RPCRDMA_PROC_MSG:
 	case RPCRDMA_PROC_NOMSG:
@@ -605,7 +613,7 @@ int rpcrdma_hdr_encode_xdr(const struct rpcrdma_hdr *hdr, struct rpcrdma_xdr_str
 	uint8_t *p, *scratch;
 	int rc;
 
-	if (size == 0)
+	if (size == 0 || !xdr)
 		return -EINVAL;
 	if (size > INT32_MAX)
 		return -EINVAL;
@@ -642,6 +650,8 @@ int rpcrdma_hdr_encode(const struct rpcrdma_hdr *hdr, void *buf, size_t cap)
 void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers, uint32_t credit,
 		      uint32_t proc)
 {
+	if (!hdr)
+		return;
 	clear_scalars(hdr);
 	hdr->xid = xid;
 	hdr->vers = vers;
@@ -652,7 +662,7 @@ void rpcrdma_hdr_init(struct rpcrdma_hdr *hdr, uint32_t xid, uint32_t vers, uint
 int rpcrdma_hdr_add_read(struct rpcrdma_hdr *hdr, uint32_t position,
 			 const struct rpcrdma_segment *seg)
 {
-	if (!seg)
+	if (!hdr || !seg)
 		return -EINVAL;
 	if (hdr->nreads >= RPCRDMA_HDR_MAX_READS)
 		return -ENOSPC;
@@ -681,6 +691,8 @@ int rpcrdma_hdr_add_write(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment 
 {
 	int rc;
 
+	if (!hdr)
+		return -EINVAL;
 	if (hdr->nwrites >= RPCRDMA_HDR_MAX_WRITE_CHUNKS)
 		return -ENOSPC;
 	rc = append_segs(hdr, segs, n, &hdr->writes[hdr->nwrites]);
@@ -693,7 +705,7 @@ int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment 
 {
 	int rc;
 
-	if (hdr->has_reply)
+	if (!hdr || hdr->has_reply)
 		return -EINVAL;
 	rc = append_segs(hdr, segs, n, &hdr->reply);
 	if (rc == 0)
@@ -704,7 +716,7 @@ int rpcrdma_hdr_set_reply(struct rpcrdma_hdr *hdr, const struct rpcrdma_segment 
 const struct rpcrdma_segment *rpcrdma_hdr_chunk_seg(const struct rpcrdma_hdr *hdr,
 						    const struct rpcrdma_chunk *chunk, uint32_t i)
 {
-	if (!chunk_valid(hdr, chunk) || i >= chunk->nsegs)
+	if (!hdr || !chunk || !chunk_valid(hdr, chunk) || i >= chunk->nsegs)
 		return NULL;
 	return &hdr->segs[chunk->first + i];
 }
@@ -715,6 +727,8 @@ int rpcrdma_hdr_init_error(struct rpcrdma_hdr *hdr, const struct rpcrdma_hdr *ba
 {
 	uint32_t err;
 
+	if (!hdr || !bad)
+		return -EINVAL;
 	switch (action) {
 	case RPCRDMA_HDR_REPLY_ERR_VERS:
 		err = RPCRDMA_ERR_VERS;

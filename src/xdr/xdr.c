@@ -29,6 +29,8 @@ static void settle(struct rpcrdma_xdr_stream *xdr)
 
 void rpcrdma_xdr_init(struct rpcrdma_xdr_stream *xdr, void *buf, size_t len)
 {
+	if (!xdr)
+		return;
 	xdr->single.iov_base = buf;
 	xdr->single.iov_len = buf ? len : 0;
 	xdr->iov = &xdr->single;
@@ -52,7 +54,7 @@ int rpcrdma_xdr_init_iov(struct rpcrdma_xdr_stream *xdr, const struct iovec *iov
 {
 	size_t total = 0;
 
-	if (!iov && iovcnt)
+	if (!xdr || (!iov && iovcnt))
 		return -EINVAL;
 	for (unsigned int i = 0; i < iovcnt; i++) {
 		if (__builtin_add_overflow(total, iov[i].iov_len, &total))
@@ -151,7 +153,7 @@ void *rpcrdma_xdr_inline(struct rpcrdma_xdr_stream *xdr, size_t n)
 {
 	void *p;
 
-	if (n > rpcrdma_xdr_remaining(xdr))
+	if (!xdr || n > rpcrdma_xdr_remaining(xdr))
 		return NULL;
 	if (n == 0)
 		return xdr->seg < xdr->iovcnt
@@ -178,6 +180,8 @@ int rpcrdma__xdr_hold_back(struct rpcrdma_xdr_stream *xdr, size_t n)
 
 int rpcrdma_xdr_skip(struct rpcrdma_xdr_stream *xdr, size_t n)
 {
+	if (!xdr)
+		return -EINVAL;
 	if (n > rpcrdma_xdr_remaining(xdr))
 		return RPCRDMA_ERR_TRUNCATED;
 	copy_out(xdr, NULL, n);
@@ -188,6 +192,8 @@ int rpcrdma_xdr_decode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t *v)
 {
 	uint32_t be;
 
+	if (!xdr || !v)
+		return -EINVAL;
 	if (rpcrdma_xdr_remaining(xdr) < 4)
 		return RPCRDMA_ERR_TRUNCATED;
 	copy_out(xdr, &be, 4);
@@ -198,8 +204,11 @@ int rpcrdma_xdr_decode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t *v)
 int rpcrdma_xdr_decode_i32(struct rpcrdma_xdr_stream *xdr, int32_t *v)
 {
 	uint32_t u;
-	int rc = rpcrdma__xdr_get_u32(xdr, &u);
+	int rc;
 
+	if (!xdr || !v)
+		return -EINVAL;
+	rc = rpcrdma__xdr_get_u32(xdr, &u);
 	if (rc == 0)
 		*v = (int32_t)u;
 	return rc;
@@ -209,6 +218,8 @@ int rpcrdma_xdr_decode_u64(struct rpcrdma_xdr_stream *xdr, uint64_t *v)
 {
 	uint64_t be;
 
+	if (!xdr || !v)
+		return -EINVAL;
 	if (rpcrdma_xdr_remaining(xdr) < 8)
 		return RPCRDMA_ERR_TRUNCATED;
 	copy_out(xdr, &be, 8);
@@ -219,7 +230,11 @@ int rpcrdma_xdr_decode_u64(struct rpcrdma_xdr_stream *xdr, uint64_t *v)
 int rpcrdma_xdr_decode_i64(struct rpcrdma_xdr_stream *xdr, int64_t *v)
 {
 	uint64_t u;
-	int rc = rpcrdma_xdr_decode_u64(xdr, &u);
+	int rc;
+
+	if (!v)
+		return -EINVAL;
+	rc = rpcrdma_xdr_decode_u64(xdr, &u);
 
 	if (rc == 0)
 		*v = (int64_t)u;
@@ -228,10 +243,14 @@ int rpcrdma_xdr_decode_i64(struct rpcrdma_xdr_stream *xdr, int64_t *v)
 
 int rpcrdma_xdr_decode_bool(struct rpcrdma_xdr_stream *xdr, bool *v)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t u;
-	int rc = rpcrdma__xdr_get_u32(xdr, &u);
+	int rc;
 
+	if (!xdr || !v)
+		return -EINVAL;
+	save = *xdr;
+	rc = rpcrdma__xdr_get_u32(xdr, &u);
 	if (rc)
 		return rc;
 	if (u > 1) {
@@ -256,6 +275,8 @@ int rpcrdma_xdr_decode_fixed_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, s
 {
 	size_t padded;
 
+	if (!xdr || (len && !dst))
+		return -EINVAL;
 	if (len > SIZE_MAX - RPCRDMA_XDR_UNIT)
 		return RPCRDMA_ERR_TOO_LONG;
 	padded = rpcrdma_xdr_align(len);
@@ -269,10 +290,14 @@ int rpcrdma_xdr_decode_fixed_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, s
 
 int rpcrdma_xdr_decode_opaque_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, uint32_t *lenp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t len;
-	int rc = rpcrdma__xdr_get_u32(xdr, &len);
+	int rc;
 
+	if (!xdr || !lenp)
+		return -EINVAL;
+	save = *xdr;
+	rc = rpcrdma__xdr_get_u32(xdr, &len);
 	if (rc)
 		return rc;
 	if (len > max) {
@@ -295,9 +320,16 @@ out_restore:
 int rpcrdma_xdr_decode_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, uint32_t max,
 			      uint32_t *lenp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t len;
-	int rc = rpcrdma_xdr_decode_opaque_len(xdr, max, &len);
+	int rc;
+
+	/* Refused before anything is read, even an empty body: whether
+	 * @dst is needed must not depend on what the peer sent. */
+	if (!xdr || (max && !dst) || !lenp)
+		return -EINVAL;
+	save = *xdr;
+	rc = rpcrdma_xdr_decode_opaque_len(xdr, max, &len);
 
 	if (rc)
 		return rc;
@@ -316,10 +348,15 @@ int rpcrdma_xdr_decode_opaque(struct rpcrdma_xdr_stream *xdr, void *dst, uint32_
 int rpcrdma_xdr_decode_opaque_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, const void **datap,
 				  uint32_t *lenp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t len;
 	const void *p;
-	int rc = rpcrdma_xdr_decode_opaque_len(xdr, max, &len);
+	int rc;
+
+	if (!xdr || !datap || !lenp)
+		return -EINVAL;
+	save = *xdr;
+	rc = rpcrdma_xdr_decode_opaque_len(xdr, max, &len);
 
 	if (rc)
 		return rc;
@@ -337,12 +374,13 @@ int rpcrdma_xdr_decode_opaque_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, 
 int rpcrdma_xdr_decode_string(struct rpcrdma_xdr_stream *xdr, char *dst, size_t dstsize,
 			      uint32_t *lenp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t max, len;
 	int rc;
 
-	if (dstsize == 0)
+	if (!xdr || !dst || dstsize == 0 || !lenp)
 		return -EINVAL;
+	save = *xdr;
 	max = dstsize - 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(dstsize - 1);
 	rc = rpcrdma_xdr_decode_opaque(xdr, dst, max, &len);
 	if (rc)
@@ -359,11 +397,15 @@ int rpcrdma_xdr_decode_string(struct rpcrdma_xdr_stream *xdr, char *dst, size_t 
 int rpcrdma_xdr_decode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t max, size_t min_elem_size,
 				 uint32_t *countp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t count;
 	size_t need;
-	int rc = rpcrdma__xdr_get_u32(xdr, &count);
+	int rc;
 
+	if (!xdr || !countp)
+		return -EINVAL;
+	save = *xdr;
+	rc = rpcrdma__xdr_get_u32(xdr, &count);
 	if (rc)
 		return rc;
 	if (count > max) {
@@ -387,6 +429,8 @@ int rpcrdma_xdr_encode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t v)
 {
 	uint32_t be = htobe32(v);
 
+	if (!xdr)
+		return -EINVAL;
 	if (rpcrdma_xdr_remaining(xdr) < 4)
 		return RPCRDMA_ERR_NOSPACE;
 	copy_in(xdr, &be, 4);
@@ -395,6 +439,8 @@ int rpcrdma_xdr_encode_u32(struct rpcrdma_xdr_stream *xdr, uint32_t v)
 
 int rpcrdma_xdr_encode_i32(struct rpcrdma_xdr_stream *xdr, int32_t v)
 {
+	if (!xdr)
+		return -EINVAL;
 	return rpcrdma__xdr_put_u32(xdr, (uint32_t)v);
 }
 
@@ -402,6 +448,8 @@ int rpcrdma_xdr_encode_u64(struct rpcrdma_xdr_stream *xdr, uint64_t v)
 {
 	uint64_t be = htobe64(v);
 
+	if (!xdr)
+		return -EINVAL;
 	if (rpcrdma_xdr_remaining(xdr) < 8)
 		return RPCRDMA_ERR_NOSPACE;
 	copy_in(xdr, &be, 8);
@@ -415,6 +463,8 @@ int rpcrdma_xdr_encode_i64(struct rpcrdma_xdr_stream *xdr, int64_t v)
 
 int rpcrdma_xdr_encode_bool(struct rpcrdma_xdr_stream *xdr, bool v)
 {
+	if (!xdr)
+		return -EINVAL;
 	return rpcrdma__xdr_put_u32(xdr, v ? 1 : 0);
 }
 
@@ -432,6 +482,8 @@ int rpcrdma_xdr_encode_fixed_opaque(struct rpcrdma_xdr_stream *xdr, const void *
 {
 	size_t padded;
 
+	if (!xdr)
+		return -EINVAL;
 	if (len > SIZE_MAX - RPCRDMA_XDR_UNIT)
 		return RPCRDMA_ERR_NOSPACE;
 	padded = rpcrdma_xdr_align(len);
@@ -446,8 +498,11 @@ int rpcrdma_xdr_encode_fixed_opaque(struct rpcrdma_xdr_stream *xdr, const void *
 
 int rpcrdma_xdr_encode_opaque(struct rpcrdma_xdr_stream *xdr, const void *src, uint32_t len)
 {
-	size_t room = rpcrdma_xdr_remaining(xdr);
+	size_t room;
 
+	if (!xdr)
+		return -EINVAL;
+	room = rpcrdma_xdr_remaining(xdr);
 	/* Checked whole before the length word goes out, so that a failure
 	 * leaves the stream as it was (4 + aligned len wraps: xdr_len.h). */
 	if (room < 4 || !rpcrdma__xdr_fits_padded(len, room - 4))
@@ -465,14 +520,19 @@ int rpcrdma_xdr_encode_string(struct rpcrdma_xdr_stream *xdr, const char *s, uin
 
 int rpcrdma_xdr_encode_array_len(struct rpcrdma_xdr_stream *xdr, uint32_t count)
 {
+	if (!xdr)
+		return -EINVAL;
 	return rpcrdma__xdr_put_u32(xdr, count);
 }
 
 int rpcrdma_xdr_encode_ddp(struct rpcrdma_xdr_stream *xdr, const void *data, uint32_t len)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	int rc;
 
+	if (!xdr)
+		return -EINVAL;
+	save = *xdr;
 	if (!xdr->ddp)
 		return rpcrdma_xdr_encode_opaque(xdr, data, len);
 	if (len && !data)
@@ -495,6 +555,8 @@ int rpcrdma_xdr_decode_ddp_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, con
 {
 	/* A transport hook may place the bytes somewhere else, or need to
 	 * skip padding before them: only a plain stream can lend them. */
+	if (!xdr)
+		return -EINVAL;
 	if (xdr->ddp)
 		return -ERANGE;
 	return rpcrdma_xdr_decode_opaque_ref(xdr, max, datap, lenp);
@@ -502,10 +564,13 @@ int rpcrdma_xdr_decode_ddp_ref(struct rpcrdma_xdr_stream *xdr, uint32_t max, con
 
 int rpcrdma_xdr_decode_ddp(struct rpcrdma_xdr_stream *xdr, void *buf, uint32_t max, uint32_t *lenp)
 {
-	struct rpcrdma_xdr_stream save = *xdr;
+	struct rpcrdma_xdr_stream save;
 	uint32_t len;
 	int rc;
 
+	if (!xdr || (max && !buf) || !lenp)
+		return -EINVAL;
+	save = *xdr;
 	if (!xdr->ddp)
 		return rpcrdma_xdr_decode_opaque(xdr, buf, max, lenp);
 	rc = rpcrdma__xdr_get_u32(xdr, &len);
