@@ -107,7 +107,10 @@ struct rpcrdma_client_opts {
 	int timeout_ms;
 	unsigned int retries;          /* retransmissions after reconnect; 0: 3 */
 	const struct rpcrdma_opaque_auth *cred; /* NULL: AUTH_NONE */
-	uint32_t max_record;           /* TCP: largest reply record; 0: 1 MiB + 64 KiB */
+	/* TCP: largest reply record; 0: 1 MiB + 64 KiB.  Below
+	 * RPCRDMA_CLIENT_MAX_RECORD_MIN no reply fits: refused (-EINVAL),
+	 * over RDMA too, which ignores it otherwise. */
+	uint32_t max_record;
 	/*
 	 * Connections to the server (as NFS's nconnect): 0 or 1 is one;
 	 * up to RPCRDMA_NCONNECT_MAX, more is refused with
@@ -124,6 +127,14 @@ struct rpcrdma_client_opts {
 };
 
 #define RPCRDMA_NCONNECT_MAX 16u
+
+/* The smallest reply record: a NULL reply (accepted, AUTH_NONE verifier,
+ * no results), 6 XDR words; the record mark is not counted. */
+#define RPCRDMA_CLIENT_MAX_RECORD_MIN 24u
+/* The smallest call: a NULL call with AUTH_NONE credential and verifier,
+ * 10 XDR words; neither the record mark nor the RPC-over-RDMA header is
+ * counted. */
+#define RPCRDMA_SERVER_MAX_RECORD_MIN 40u
 
 /** Fill @opts with the defaults documented above. */
 RPCRDMA_EXTERN void rpcrdma_client_opts_default(struct rpcrdma_client_opts *opts);
@@ -542,7 +553,9 @@ struct rpcrdma_server_opts {
 				    * most 1 << 24 (-EINVAL above); allocated at
 				    * creation, some 160 bytes each */
 	uint32_t max_record;       /* largest call (TCP record, RDMA call rebuilt
-				    * from its chunks); 0: 1 MiB + 64 KiB */
+				    * from its chunks); 0: 1 MiB + 64 KiB; below
+				    * RPCRDMA_SERVER_MAX_RECORD_MIN no call fits:
+				    * -EINVAL */
 	/*
 	 * Worker loops; 0: none, every call runs on the server's loop.  N (at
 	 * most 256): N threads, each running a loop of its own.  The server's

@@ -405,6 +405,14 @@ static int opts_take(const struct rpcrdma_client_opts *opts, struct rpcrdma_clie
 				       what, o->timeout_ms, DEFAULT_TIMEOUT_MS);
 		return -EINVAL;
 	}
+	/* Every reply would close the connection, until the retries ran out. */
+	if (o->max_record && o->max_record < RPCRDMA_CLIENT_MAX_RECORD_MIN) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+				       "%s.max_record = %u: below %u (the smallest reply; 0: "
+				       "the default)",
+				       what, o->max_record, RPCRDMA_CLIENT_MAX_RECORD_MIN);
+		return -EINVAL;
+	}
 	if (o->nconnect > RPCRDMA_NCONNECT_MAX) {
 		RPCRDMA__TRACE_BAD_ARG(RPCRDMA_ERR_NCONNECT, "%s.nconnect = %u: above %u", what,
 				       o->nconnect, RPCRDMA_NCONNECT_MAX);

@@ -735,6 +735,14 @@ int rpcrdma_server_create(struct rpcrdma_loop *loop, const char *host, const cha
 				       opts->drc_entries, RPCRDMA__DRC_MAX_ENTRIES);
 		return -EINVAL;
 	}
+	/* Every call would be refused as too large, after the connection. */
+	if (opts && opts->max_record && opts->max_record < RPCRDMA_SERVER_MAX_RECORD_MIN) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+				       "rpcrdma_server_opts.max_record = %u: below %u (the "
+				       "smallest call; 0: the default)",
+				       opts->max_record, RPCRDMA_SERVER_MAX_RECORD_MIN);
+		return -EINVAL;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;

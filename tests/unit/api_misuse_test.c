@@ -179,6 +179,10 @@ static const struct srow srows[] = {
     {"drc_entries UINT_MAX", S_DRC_ENTRIES, UINT32_MAX, -EINVAL, -EINVAL},
     {"drc_entries 1", S_DRC_ENTRIES, 1, 0, 0},
     {"max_record UINT32_MAX", S_MAX_RECORD, UINT32_MAX, 0, 0},
+    {"max_record 1", S_MAX_RECORD, 1, -EINVAL, -EINVAL},
+    {"max_record 16", S_MAX_RECORD, 16, -EINVAL, -EINVAL},
+    {"max_record 39", S_MAX_RECORD, RPCRDMA_SERVER_MAX_RECORD_MIN - 1, -EINVAL, -EINVAL},
+    {"max_record 40", S_MAX_RECORD, RPCRDMA_SERVER_MAX_RECORD_MIN, 0, 0},
     {"workers 257", S_WORKERS, 257, -EINVAL, -EINVAL},
     {"workers UINT_MAX", S_WORKERS, UINT32_MAX, -EINVAL, -EINVAL},
     {"workers 2", S_WORKERS, 2, 0, 0},
@@ -319,6 +323,10 @@ static const struct crow crows[] = {
     {"cred body 401 bytes", C_CRED_LEN, RPCRDMA_AUTH_BODY_MAX + 1, -EINVAL, -EINVAL},
     {"cred body UINT32_MAX bytes", C_CRED_LEN, UINT32_MAX, -EINVAL, -EINVAL},
     {"max_record UINT32_MAX", C_MAX_RECORD, UINT32_MAX, 0, 0},
+    {"max_record 1", C_MAX_RECORD, 1, -EINVAL, -EINVAL},
+    {"max_record 16", C_MAX_RECORD, 16, -EINVAL, -EINVAL},
+    {"max_record 23", C_MAX_RECORD, RPCRDMA_CLIENT_MAX_RECORD_MIN - 1, -EINVAL, -EINVAL},
+    {"max_record 24", C_MAX_RECORD, RPCRDMA_CLIENT_MAX_RECORD_MIN, 0, 0},
     {"nconnect 16", C_NCONNECT, RPCRDMA_NCONNECT_MAX, 0, 0},
     {"nconnect 17", C_NCONNECT, RPCRDMA_NCONNECT_MAX + 1, RPCRDMA_ERR_NCONNECT,
      RPCRDMA_ERR_NCONNECT},
@@ -376,13 +384,37 @@ static void test_client_opts_table(void **state)
 	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
 }
 
+/* Procedure 0 answers one word of results: a 28-byte reply. */
+static int word_proc(struct rpcrdma_svc_req *req, void *args, void *res)
+{
+	(void)req;
+	(void)args;
+	*(uint32_t *)res = 7;
+	return 0;
+}
+
+static int word_enc(struct rpcrdma_xdr_stream *x, void *obj)
+{
+	return rpcrdma_xdr_encode_u32(x, *(uint32_t *)obj);
+}
+
+static int word_dec(struct rpcrdma_xdr_stream *x, void *obj)
+{
+	return rpcrdma_xdr_decode_u32(x, obj);
+}
+
+static const struct rpcrdma_svc_proc word_procs[] = {
+    {word_proc, NULL, 0, word_enc, sizeof(uint32_t), NULL}};
+
 /*
  * A TCP client whose max_record is below its replies loses its connection
  * at each reply (-EMSGSIZE) until its retries run out: the text names the
- * limit, not only "Message too long".
+ * limit, not only "Message too long".  (A limit below every reply is
+ * refused at creation: the table above.)
  */
 static void test_max_record_named(void **state)
 {
+	uint32_t word = 0;
 	struct rpcrdma_loop *loop = new_loop();
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_client_opts co;
@@ -396,14 +428,16 @@ static void test_max_record_named(void **state)
 	rpcrdma_server_opts_default(&so);
 	so.transport = RPCRDMA_TRANSPORT_TCP;
 	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
-	assert_int_equal(rpcrdma_server_register(srv, TEST_PROG, 1, null_procs, 1), 0);
+	assert_int_equal(rpcrdma_server_register(srv, TEST_PROG, 1, word_procs, 1), 0);
 	snprintf(port, sizeof(port), "%d", rpcrdma_server_port(srv));
 	rpcrdma_client_opts_default(&co);
 	co.transport = RPCRDMA_TRANSPORT_TCP;
-	co.max_record = 16; /* a NULL reply is 24 bytes */
+	co.max_record = RPCRDMA_CLIENT_MAX_RECORD_MIN; /* the reply is 28 bytes */
 	co.retries = 1;
 	assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", port, TEST_PROG, 1, &co, &c), 0);
 	memset(&call, 0, sizeof(call));
+	call.decode_res = word_dec;
+	call.res = &word;
 	assert_int_equal(rpcrdma_client_call(c, &call), -EMSGSIZE);
 	why = rpcrdma_call_strerror(&call);
 	if (!strstr(why, "opts.max_record"))
@@ -466,6 +500,12 @@ static void test_refusals_named(void **state)
 	so.drc_entries = UINT32_MAX;
 	expect_named("drc_entries", rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv),
 		     -EINVAL, "drc_entries");
+	so.drc_entries = 0;
+	so.max_record = 16;
+	expect_named("server max_record 16",
+		     rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), -EINVAL,
+		     "max_record = 16: below 40");
+	so.max_record = 0;
 	rpcrdma_server_opts_default(&so);
 	so.transport = (enum rpcrdma_transport)7;
 	expect_named("server transport 7",
@@ -509,6 +549,11 @@ static void test_refusals_named(void **state)
 		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c), -EINVAL,
 		     "timeout_ms");
 	co.timeout_ms = 0;
+	co.max_record = 16;
+	expect_named("client max_record 16",
+		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c), -EINVAL,
+		     "max_record = 16: below 24");
+	co.max_record = 0;
 	co.nconnect = 17;
 	expect_named("nconnect 17",
 		     rpcrdma_client_create(loop, "127.0.0.1", "1", TEST_PROG, 1, &co, &c),
