@@ -675,6 +675,10 @@ struct rpcrdma_server_opts {
 	 * connections' reservations and one connection's worth (buffers
 	 * that connections gone left behind, until they drain) counts in
 	 * the budget too.  0: 1 GiB; recv_bytes_now, recv_pool_bytes_now.
+	 * A budget below what one connection's fewest credits hold,
+	 * (2 x min(credits, 4) + 4) x inline_recv (835584 bytes with ofi's
+	 * defaults), would refuse every connection: rpcrdma_server_create()
+	 * refuses it (-EINVAL) over RDMA; TCP ignores max_recv_total.
 	 * On ofi, where a buffer is 68 KiB, the default keeps full credits
 	 * for the first 55 or so connections and 4 for the rest up to 1024.
 	 */

@@ -509,6 +509,24 @@ static int svc_open(struct rpcrdma_loop *loop, const struct sockaddr *addr, sock
 	else if (v->dev.prov->caps.max_recv_depth > 4 &&
 		 v->credits > v->dev.prov->caps.max_recv_depth - 4)
 		v->credits = v->dev.prov->caps.max_recv_depth - 4;
+	/* A budget below one connection's fewest receives refuses every
+	 * connection at the connection manager: nothing could be served. */
+	if (opts->max_recv_total) {
+		uint32_t fewest = v->credits < XSVC_CREDITS_MIN ? v->credits : XSVC_CREDITS_MIN;
+		size_t floor = (size_t)XSVC_RECVS_FOR(fewest) * v->inline_recv;
+
+		if (opts->max_recv_total < floor) {
+			RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+					       "rpcrdma_server_opts.max_recv_total = %zu: below %zu "
+					       "(the fewest credits, %u, hold %u receive buffers "
+					       "of inline_recv, %u bytes)",
+					       opts->max_recv_total, floor, fewest,
+					       XSVC_RECVS_FOR(fewest), v->inline_recv);
+			rpcrdma__xdev_close(&v->dev);
+			free(v);
+			return -EINVAL;
+		}
+	}
 	rpcrdma_hdr_limits_default(&v->lim);
 	v->lim.vers_low = v->vers_low;
 	v->lim.vers_high = v->vers_high;

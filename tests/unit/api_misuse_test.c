@@ -199,6 +199,10 @@ static const struct srow srows[] = {
     {"max_queued_total 1", S_MAX_QUEUED_TOTAL, 1, 0, 0},
     {"max_queued_total SIZE_MAX", S_MAX_QUEUED_TOTAL, SIZE_MAX, 0, 0},
     {"max_recv_total SIZE_MAX", S_MAX_RECV_TOTAL, SIZE_MAX, 0, 0},
+    /* ofi's defaults: 12 receives (4 credits) of 69632 bytes. */
+    {"max_recv_total 1", S_MAX_RECV_TOTAL, 1, -EINVAL, 0},
+    {"max_recv_total 12 x 69632 - 1", S_MAX_RECV_TOTAL, 12 * 69632 - 1, -EINVAL, 0},
+    {"max_recv_total 12 x 69632", S_MAX_RECV_TOTAL, 12 * 69632, 0, 0},
 };
 
 static void srow_apply(const struct srow *r, struct rpcrdma_server_opts *o)
@@ -525,6 +529,12 @@ static void test_refusals_named(void **state)
 	so.max_vers = 3;
 	expect_named("RDMA max_vers 3", rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv),
 		     -EPROTONOSUPPORT, "1..3");
+	so.max_vers = 0;
+	so.max_recv_total = 4096;
+	expect_named("RDMA max_recv_total 4096",
+		     rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), -EINVAL,
+		     "max_recv_total = 4096: below 835584");
+	so.max_recv_total = 0;
 	rpcrdma_server_opts_default(&so);
 	so.transport = RPCRDMA_TRANSPORT_TCP;
 	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
