@@ -48,6 +48,7 @@
 
 #include "rpcrdma/nfs4.h"
 
+#include "common/trace.h"
 #include "nfs41_session.h"
 #include "rpc/loop_internal.h"
 #include "nfs4_codec.h"
@@ -783,12 +784,23 @@ int rpcrdma_nfs41_session_create(struct rpcrdma_client *clnt, struct rpcrdma_loo
 	if (!s->opts.back_slots)
 		s->opts.back_slots = 1;
 	owner_len = s->opts.owner ? strlen(s->opts.owner) : 0;
-	if (s->opts.fore_slots > RPCRDMA_NFS41_MAX_SLOTS ||
-	    s->opts.back_slots > RPCRDMA_NFS41_MAX_CB_SLOTS || owner_len > RPCRDMA_NFS41_OWNER_MAX ||
-	    (s->opts.owner && !owner_len)) {
+	rc = 0;
+	if (s->opts.fore_slots > RPCRDMA_NFS41_MAX_SLOTS) {
 		rc = -EINVAL;
-		goto out_free;
+		RPCRDMA__TRACE_BAD_ARG(rc, "rpcrdma_nfs41_session_opts.fore_slots = %u: above %u",
+				       s->opts.fore_slots, RPCRDMA_NFS41_MAX_SLOTS);
+	} else if (s->opts.back_slots > RPCRDMA_NFS41_MAX_CB_SLOTS) {
+		rc = -EINVAL;
+		RPCRDMA__TRACE_BAD_ARG(rc, "rpcrdma_nfs41_session_opts.back_slots = %u: above %u",
+				       s->opts.back_slots, RPCRDMA_NFS41_MAX_CB_SLOTS);
+	} else if (owner_len > RPCRDMA_NFS41_OWNER_MAX || (s->opts.owner && !owner_len)) {
+		rc = -EINVAL;
+		RPCRDMA__TRACE_BAD_ARG(rc,
+				       "rpcrdma_nfs41_session_opts.owner: %zu bytes, not 1 to %u",
+				       owner_len, RPCRDMA_NFS41_OWNER_MAX);
 	}
+	if (rc)
+		goto out_free;
 	if (owner_len) {
 		memcpy(s->owner, s->opts.owner, owner_len);
 		s->owner_len = (uint32_t)owner_len;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/trace.h"
 #include "rpc/core.h"
 #include "rpcrdma/rpcbind.h"
 
@@ -235,8 +236,13 @@ static int rpcb_request(struct rpcrdma_loop *loop, uint32_t proc, struct rpcb_ar
 	bool mismatch;
 	int rc;
 
-	if (timeout_ms < 0)
+	if (timeout_ms < 0) {
+		RPCRDMA__TRACE_BAD_ARG(-EINVAL,
+				       "rpcrdma_rpcbind_opts.timeout_ms = %d: below 0 (0: %d; there "
+				       "is no \"none\")",
+				       timeout_ms, RPCRDMA_RPCBIND_TIMEOUT_MS);
 		return -EINVAL;
+	}
 	start = rpcrdma_loop_now(loop);
 	rc = rpcb_call_vers(loop, RPCRDMA_RPCBIND_VERS4, proc, args, host, service, timeout_ms,
 			    decode, result, &mismatch);

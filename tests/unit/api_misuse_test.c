@@ -613,6 +613,43 @@ static void test_refusals_named(void **state)
 		rpcrdma_client_destroy(c);
 	}
 
+	/* rpcbind's time-out has no "none" (nothing is sent). */
+	{
+		struct rpcrdma_rpcbind_opts ro = {"127.0.0.1", "1", -1};
+		char uaddr[RPCRDMA_RPCBIND_STRING_MAX + 1];
+
+		expect_named("rpcbind timeout_ms -1",
+			     rpcrdma_rpcbind_getaddr(loop, TEST_PROG, 1, "tcp", uaddr,
+						     sizeof(uaddr), &ro),
+			     -EINVAL, "timeout_ms = -1");
+	}
+
+	/* NFSv4.1 session slots past what it keeps (nothing is sent). */
+	{
+		struct rpcrdma_client_opts rco;
+		struct rpcrdma_nfs41_session_opts sop;
+		struct rpcrdma_nfs41_session *sess = NULL;
+
+		rpcrdma_client_opts_default(&rco);
+		rco.transport = RPCRDMA_TRANSPORT_RDMA;
+		assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", "1", RPCRDMA_NFS_PROGRAM,
+						       RPCRDMA_NFS_V4, &rco, &c),
+				 0);
+		rpcrdma_nfs41_session_opts_default(&sop);
+		sop.fore_slots = RPCRDMA_NFS41_MAX_SLOTS + 1;
+		expect_named("fore_slots 65", rpcrdma_nfs41_session_create(c, loop, &sop, &sess),
+			     -EINVAL, "fore_slots = 65: above 64");
+		rpcrdma_nfs41_session_opts_default(&sop);
+		sop.back_slots = RPCRDMA_NFS41_MAX_CB_SLOTS + 1;
+		expect_named("back_slots 17", rpcrdma_nfs41_session_create(c, loop, &sop, &sess),
+			     -EINVAL, "back_slots = 17: above 16");
+		rpcrdma_nfs41_session_opts_default(&sop);
+		sop.owner = "";
+		expect_named("owner empty", rpcrdma_nfs41_session_create(c, loop, &sop, &sess),
+			     -EINVAL, "owner: 0 bytes");
+		rpcrdma_client_destroy(c);
+	}
+
 	/* A READ whose count was raised past its room (nothing is sent). */
 	assert_int_equal(rpcrdma_client_create(loop, "127.0.0.1", "1", RPCRDMA_NFS_PROGRAM,
 					       RPCRDMA_NFS_V4, &co, &c),
