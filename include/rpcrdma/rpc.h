@@ -550,8 +550,11 @@ struct rpcrdma_server_opts {
 	bool accept_msgp;          /* honour RFC 5666 RDMA_MSGP padding */
 	unsigned int drc_entries;  /* duplicate request cache size; 0: 512 (and 32 MiB
 				    * of replies: drc_evictions, drc_bytes_now); at
-				    * most 1 << 24 (-EINVAL above); allocated at
-				    * creation, some 160 bytes each */
+				    * most 1 << 24 (-EINVAL above); allocated as
+				    * calls arrive, 256 entries at a time, some 152
+				    * bytes each plus at most 16 of hash table (some
+				    * 2.5 GiB at 1 << 24, reached only after that
+				    * many distinct calls), beside the replies */
 	uint32_t max_record;       /* largest call (TCP record, RDMA call rebuilt
 				    * from its chunks); 0: 1 MiB + 64 KiB; below
 				    * RPCRDMA_SERVER_MAX_RECORD_MIN no call fits:

@@ -1,7 +1,16 @@
 /*
- * The duplicate request cache (drc.h): a fixed pool of entries, a hash
- * table over their keys, and a least-recently-used list of answered
- * entries with a byte budget for their replies.
+ * The duplicate request cache (drc.h): a pool of entries, a hash table
+ * over their keys, and a least-recently-used list of answered entries
+ * with a byte budget for their replies.
+ *
+ * The pool and the table grow with use, up to the configured entries: a
+ * server configured for millions of entries (rpc.h allows 1 << 24, some
+ * 2.5 GiB at 152 bytes each) pays for the calls it has seen, not for the
+ * bound.  Entries come in slabs that never move, since the server keeps
+ * pointers to entries in progress; the table doubles while it has fewer
+ * buckets than entries.  Either allocation failing only means fewer
+ * entries (the oldest answered one is reused, or the call goes uncached)
+ * or longer chains, as a smaller cache would have.
  *
  * Entries move free -> in progress -> done -> free.  Only done entries are
  * on the LRU list, so eviction can never take a call that is executing:
@@ -40,11 +49,24 @@ struct rpcrdma__drc_entry {
 	void *owner;
 };
 
+/* Entries are allocated this many at a time (some 40 KiB). */
+#define SLAB_ENTRIES 256u
+/* The table's first size, and where it would stop doubling. */
+#define BUCKETS_MIN 16u
+
+struct drc_slab {
+	struct drc_slab *next;
+	unsigned int n;
+	struct rpcrdma__drc_entry e[];
+};
+
 struct rpcrdma__drc {
-	struct rpcrdma__drc_entry *pool;
-	unsigned int nentries;
+	struct drc_slab *slabs;
+	unsigned int nentries;  /* the bound */
+	unsigned int allocated; /* entries in the slabs */
 	struct rpcrdma__drc_entry **buckets;
 	unsigned int nbuckets; /* a power of two */
+	unsigned int max_buckets;
 	struct rpcrdma__list free_list;
 	struct rpcrdma__list lru; /* oldest first */
 	size_t max_bytes;
@@ -66,31 +88,32 @@ int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__
 		return -ENOMEM;
 	drc->nentries = entries;
 	drc->max_bytes = max_bytes ? max_bytes : RPCRDMA__DRC_DEFAULT_BYTES;
-	for (drc->nbuckets = 16; drc->nbuckets < entries; drc->nbuckets <<= 1)
+	for (drc->max_buckets = BUCKETS_MIN; drc->max_buckets < entries; drc->max_buckets <<= 1)
 		;
-	drc->pool = calloc(entries, sizeof(*drc->pool));
+	drc->nbuckets = BUCKETS_MIN;
 	drc->buckets = calloc(drc->nbuckets, sizeof(*drc->buckets));
-	if (!drc->pool || !drc->buckets) {
-		free(drc->pool);
-		free(drc->buckets);
+	if (!drc->buckets) {
 		free(drc);
 		return -ENOMEM;
 	}
 	rpcrdma__list_init(&drc->free_list);
 	rpcrdma__list_init(&drc->lru);
-	for (unsigned int i = 0; i < entries; i++)
-		rpcrdma__list_add_tail(&drc->free_list, &drc->pool[i].lnode);
 	*out = drc;
 	return 0;
 }
 
 void rpcrdma__drc_destroy(struct rpcrdma__drc *drc)
 {
+	struct drc_slab *sl, *next;
+
 	if (!drc)
 		return;
-	for (unsigned int i = 0; i < drc->nentries; i++)
-		free(drc->pool[i].mem);
-	free(drc->pool);
+	for (sl = drc->slabs; sl; sl = next) {
+		next = sl->next;
+		for (unsigned int i = 0; i < sl->n; i++)
+			free(sl->e[i].mem);
+		free(sl);
+	}
 	free(drc->buckets);
 	free(drc);
 }
@@ -216,6 +239,59 @@ static struct rpcrdma__drc_entry *entry_of(struct rpcrdma__list *n)
 	return n ? rpcrdma__container_of(n, struct rpcrdma__drc_entry, lnode) : NULL;
 }
 
+/* Twice the buckets, every chained entry moved; false leaves the table
+ * as it was. */
+static bool grow_table(struct rpcrdma__drc *drc)
+{
+	unsigned int old_n = drc->nbuckets;
+	struct rpcrdma__drc_entry **old = drc->buckets, **nb;
+
+	nb = calloc((size_t)old_n * 2, sizeof(*nb));
+	if (!nb)
+		return false;
+	drc->buckets = nb;
+	drc->nbuckets = old_n * 2;
+	for (unsigned int i = 0; i < old_n; i++) {
+		struct rpcrdma__drc_entry *e = old[i], *next;
+
+		for (; e; e = next) {
+			unsigned int b = bucket_of(drc, &e->key);
+
+			next = e->hnext;
+			e->hnext = nb[b];
+			nb[b] = e;
+		}
+	}
+	free(old);
+	return true;
+}
+
+/* More free entries, while the bound allows; false when none came. */
+static bool grow_pool(struct rpcrdma__drc *drc)
+{
+	unsigned int n = drc->nentries - drc->allocated;
+	struct drc_slab *sl;
+
+	if (n == 0)
+		return false;
+	if (n > SLAB_ENTRIES)
+		n = SLAB_ENTRIES;
+	sl = calloc(1, sizeof(*sl) + (size_t)n * sizeof(sl->e[0]));
+	if (!sl)
+		return false;
+	sl->n = n;
+	sl->next = drc->slabs;
+	drc->slabs = sl;
+	drc->allocated += n;
+	for (unsigned int i = 0; i < n; i++)
+		rpcrdma__list_add_tail(&drc->free_list, &sl->e[i].lnode);
+	/* Chains stay about one entry long; a failure keeps them longer. */
+	while (drc->nbuckets < drc->max_buckets && drc->nbuckets < drc->allocated &&
+	       grow_table(drc))
+		;
+	return true;
+}
+
 /* Back to the free list, whatever the state. */
 static void release(struct rpcrdma__drc *drc, struct rpcrdma__drc_entry *e)
 {
@@ -267,6 +343,8 @@ enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
 		rpcrdma__list_add_tail(&drc->lru, &e->lnode);
 		return RPCRDMA__DRC_DONE;
 	}
+	if (rpcrdma__list_empty(&drc->free_list))
+		(void)grow_pool(drc);
 	if (rpcrdma__list_empty(&drc->free_list) && !rpcrdma__list_empty(&drc->lru)) {
 		drc->n.evictions++;
 		release(drc, entry_of(rpcrdma__list_first(&drc->lru)));
@@ -280,6 +358,7 @@ enum rpcrdma__drc_verdict rpcrdma__drc_lookup(struct rpcrdma__drc *drc,
 	rpcrdma__list_del(&e->lnode);
 	e->key = *key;
 	e->state = E_IN_PROGRESS;
+	b = bucket_of(drc, key); /* grow_pool() may have doubled the table */
 	e->hnext = drc->buckets[b];
 	drc->buckets[b] = e;
 	drc->n.in_progress++;
@@ -386,4 +465,6 @@ void **rpcrdma__drc_owner(struct rpcrdma__drc_entry *e)
 void rpcrdma__drc_counts(const struct rpcrdma__drc *drc, struct rpcrdma__drc_counts *out)
 {
 	*out = drc->n;
+	out->allocated = drc->allocated;
+	out->buckets = drc->nbuckets;
 }

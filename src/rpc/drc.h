@@ -57,6 +57,8 @@ enum rpcrdma__drc_verdict {
 /**
  * rpcrdma__drc_create - a cache of @entries calls holding at most
  * @max_bytes of replies (0: the defaults above)
+ *
+ * Entries and the table over them are allocated as calls arrive, not here.
  */
 int rpcrdma__drc_create(unsigned int entries, size_t max_bytes, struct rpcrdma__drc **out);
 /** Free the cache.  Whatever the entries' owner slots point to is the caller's. */
@@ -145,6 +147,8 @@ struct rpcrdma__drc_counts {
 	unsigned int in_progress, done;
 	size_t bytes;
 	uint64_t hits_in_progress, hits_done, evictions, uncached;
+	unsigned int allocated; /* entries allocated so far (at most the bound) */
+	unsigned int buckets;   /* the hash table's size now */
 };
 void rpcrdma__drc_counts(const struct rpcrdma__drc *drc, struct rpcrdma__drc_counts *out);
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -178,6 +179,7 @@ static const struct srow srows[] = {
     {"drc_entries 1 << 24 + 1", S_DRC_ENTRIES, (1u << 24) + 1, -EINVAL, -EINVAL},
     {"drc_entries UINT_MAX", S_DRC_ENTRIES, UINT32_MAX, -EINVAL, -EINVAL},
     {"drc_entries 1", S_DRC_ENTRIES, 1, 0, 0},
+    {"drc_entries 1 << 24", S_DRC_ENTRIES, 1u << 24, 0, 0},
     {"max_record UINT32_MAX", S_MAX_RECORD, UINT32_MAX, 0, 0},
     {"max_record 1", S_MAX_RECORD, 1, -EINVAL, -EINVAL},
     {"max_record 16", S_MAX_RECORD, 16, -EINVAL, -EINVAL},
@@ -409,6 +411,43 @@ static int word_dec(struct rpcrdma_xdr_stream *x, void *obj)
 
 static const struct rpcrdma_svc_proc word_procs[] = {
     {word_proc, NULL, 0, word_enc, sizeof(uint32_t), NULL}};
+
+/* Resident bytes of this process now (not its peak: earlier tests'). */
+static long resident_kib(void)
+{
+	long size, res;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &size, &res), 2);
+	fclose(f);
+	return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/*
+ * The largest duplicate request cache is not allocated at creation (it
+ * was: 2.5 GiB of entries, every one touched): a server with it grows the
+ * process by less than 64 MiB.
+ */
+static void test_drc_max_lazy(void **state)
+{
+	struct rpcrdma_loop *loop = new_loop();
+	struct rpcrdma_server *srv = NULL;
+	struct rpcrdma_server_opts so;
+	long before, grown;
+
+	(void)state;
+	rpcrdma_server_opts_default(&so);
+	so.transport = RPCRDMA_TRANSPORT_TCP;
+	so.drc_entries = 1u << 24;
+	before = resident_kib();
+	assert_int_equal(rpcrdma_server_create(loop, "127.0.0.1", "0", &so, &srv), 0);
+	grown = resident_kib() - before;
+	rpcrdma_server_destroy(srv);
+	if (grown >= 64 * 1024)
+		fail_msg("a server of drc_entries 1 << 24 took %ld KiB", grown);
+	assert_int_equal(rpcrdma_loop_destroy(loop), 0);
+}
 
 /*
  * A TCP client whose max_record is below its replies loses its connection
@@ -752,6 +791,7 @@ int main(void)
 	    cmocka_unit_test(test_server_opts_table),
 	    cmocka_unit_test(test_client_opts_table),
 	    cmocka_unit_test(test_max_record_named),
+	    cmocka_unit_test(test_drc_max_lazy),
 	    cmocka_unit_test(test_refusals_named),
 	};
 

@@ -402,6 +402,96 @@ static void test_create_args(void **state)
 	rpcrdma__drc_destroy(drc);
 }
 
+/*
+ * The largest cache costs nothing until calls come: entries and buckets
+ * grow with them, every key stays findable across each doubling of the
+ * table, and nothing is evicted while the bound is not reached.
+ */
+static void test_grows_on_demand(void **state)
+{
+	enum { CALLS = 5000 };
+	struct sockaddr_in peer = v4("10.0.0.1", 1000);
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+	const void *reply;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(RPCRDMA__DRC_MAX_ENTRIES, 0, &drc), 0);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.allocated, 0);
+	assert_true(n.buckets <= 16);
+	for (uint32_t xid = 0; xid < CALLS; xid++) {
+		make_key(&k, xid, 1, &peer, &xid, sizeof(xid));
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+		assert_non_null(e);
+		assert_int_equal(rpcrdma__drc_complete(drc, e, &xid, sizeof(xid)), 0);
+	}
+	rpcrdma__drc_counts(drc, &n);
+	assert_true(n.allocated >= CALLS && n.allocated < CALLS + 256);
+	assert_true(n.buckets >= n.allocated / 2);
+	assert_int_equal(n.done, CALLS);
+	assert_int_equal(n.evictions, 0);
+	assert_int_equal(n.uncached, 0);
+	for (uint32_t xid = 0; xid < CALLS; xid++) {
+		make_key(&k, xid, 1, &peer, &xid, sizeof(xid));
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+		rpcrdma__drc_reply(drc, e, &reply, &len);
+		assert_int_equal(len, sizeof(xid));
+		assert_memory_equal(reply, &xid, sizeof(xid));
+	}
+	rpcrdma__drc_destroy(drc);
+}
+
+/* A bound that is not a whole number of slabs is still exact. */
+static void test_grown_bound_exact(void **state)
+{
+	struct sockaddr_in peer = v4("10.0.0.2", 1000);
+	struct rpcrdma__drc_counts n;
+	struct rpcrdma__drc_entry *e;
+	struct rpcrdma__drc_key k;
+	struct rpcrdma__drc *drc;
+
+	(void)state;
+	assert_int_equal(rpcrdma__drc_create(300, 0, &drc), 0);
+	/* 300 in progress fill it; the next is uncached, not evicted. */
+	for (uint32_t xid = 0; xid < 300; xid++) {
+		make_key(&k, xid, 1, &peer, NULL, 0);
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+		assert_non_null(e);
+	}
+	make_key(&k, 300, 1, &peer, NULL, 0);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	assert_null(e);
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.allocated, 300);
+	assert_int_equal(n.in_progress, 300);
+	assert_int_equal(n.uncached, 1);
+	for (uint32_t xid = 0; xid < 300; xid++) {
+		make_key(&k, xid, 1, &peer, NULL, 0);
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_IN_PROGRESS);
+		assert_int_equal(rpcrdma__drc_complete(drc, e, "r", 1), 0);
+	}
+	/* Answered, the oldest gives way to each newcomer. */
+	for (uint32_t xid = 1000; xid < 1100; xid++) {
+		make_key(&k, xid, 1, &peer, NULL, 0);
+		assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+		assert_non_null(e);
+		assert_int_equal(rpcrdma__drc_complete(drc, e, "r", 1), 0);
+	}
+	rpcrdma__drc_counts(drc, &n);
+	assert_int_equal(n.allocated, 300);
+	assert_int_equal(n.done, 300);
+	assert_int_equal(n.evictions, 100);
+	make_key(&k, 99, 1, &peer, NULL, 0);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_NEW);
+	make_key(&k, 1099, 1, &peer, NULL, 0);
+	assert_int_equal(rpcrdma__drc_lookup(drc, &k, &e), RPCRDMA__DRC_DONE);
+	rpcrdma__drc_destroy(drc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +504,8 @@ int main(void)
 	    cmocka_unit_test(test_byte_budget),
 	    cmocka_unit_test(test_ddp_items),
 	    cmocka_unit_test(test_create_args),
+	    cmocka_unit_test(test_grows_on_demand),
+	    cmocka_unit_test(test_grown_bound_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
