@@ -435,7 +435,9 @@ struct rpcrdma_mount3_export_res {
 
 /*
  * The XDR functions.  proc is an enum rpcrdma_nfs3_proc; args and res
- * point at the structures above (the one each procedure uses).
+ * point at the structures above (the one each procedure uses).  Each
+ * returns -EINVAL for a NULL stream, or a NULL object (NULL's void ones
+ * take any).
  */
 RPCRDMA_EXTERN rpcrdma_xdr_fn rpcrdma_nfs3_encode_args(uint32_t proc);
 RPCRDMA_EXTERN rpcrdma_xdr_fn rpcrdma_nfs3_decode_args(uint32_t proc);

@@ -129,13 +129,6 @@ static int x_diropargs(struct nx *n, struct rpcrdma_nfs3_diropargs *d)
 
 /* Arguments. */
 
-static int a_void(struct nx *n, void *o)
-{
-	(void)n;
-	(void)o;
-	return 0;
-}
-
 static int a_fh(struct nx *n, void *o)
 {
 	return x_fh(n, o);
@@ -550,19 +543,37 @@ static int r_commit(struct nx *n, void *o)
 
 /* The wrappers, one pair per codec. */
 
+/* Public through rpcrdma_nfs3_encode_args() and the rest: a NULL stream
+ * or object is the caller's mistake, refused before a field is touched. */
 #define CODEC(fn)                                                                                  \
 	static int fn##_enc(struct rpcrdma_xdr_stream *x, void *o)                                 \
 	{                                                                                          \
 		struct nx n = {x, true};                                                           \
+		if (!x || !o)                                                                      \
+			return -EINVAL;                                                            \
 		return fn(&n, o);                                                                  \
 	}                                                                                          \
 	static int fn##_dec(struct rpcrdma_xdr_stream *x, void *o)                                 \
 	{                                                                                          \
 		struct nx n = {x, false};                                                          \
+		if (!x || !o)                                                                      \
+			return -EINVAL;                                                            \
 		return fn(&n, o);                                                                  \
 	}
 
-CODEC(a_void)
+/* NULL's arguments and results are void: no object to need. */
+static int a_void_enc(struct rpcrdma_xdr_stream *x, void *o)
+{
+	(void)o;
+	return x ? 0 : -EINVAL;
+}
+
+static int a_void_dec(struct rpcrdma_xdr_stream *x, void *o)
+{
+	(void)o;
+	return x ? 0 : -EINVAL;
+}
+
 CODEC(a_fh)
 CODEC(a_diropargs)
 CODEC(a_setattr)

@@ -379,6 +379,20 @@ static void test_nfs_h(void **state)
 	EINVAL_OF(rpcrdma_mount3_xdr_path_enc(&x, NULL));
 	EINVAL_OF(rpcrdma_mount3_xdr_mnt_res_enc(&x, NULL));
 
+	/* Every procedure's codecs, both ways; NULL's void ones need no object. */
+	for (uint32_t p = 0; p < RPCRDMA_NFS3_NPROCS; p++) {
+		rpcrdma_xdr_fn fns[4] = {rpcrdma_nfs3_encode_args(p), rpcrdma_nfs3_decode_args(p),
+					 rpcrdma_nfs3_encode_res(p), rpcrdma_nfs3_decode_res(p)};
+		static uint8_t obj[8192];
+
+		for (int i = 0; i < 4; i++) {
+			assert_non_null(fns[i]);
+			EINVAL_OF(fns[i](NULL, obj));
+			if (p != RPCRDMA_NFS3_NULL)
+				EINVAL_OF(fns[i](&x, NULL));
+		}
+	}
+
 	RETURNS(rpcrdma_nfs4_compound_init(NULL));
 	NULL_OF(rpcrdma_nfs4_putrootfh(NULL));
 	NULL_OF(rpcrdma_nfs4_putfh(NULL, NULL));
