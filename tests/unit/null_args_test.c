@@ -46,25 +46,25 @@ static void child_signals(void)
 }
 
 /* Run @expr in a child; it must not crash and must make @ok true. */
-#define CHECK(ok_expr, call)                                                                      \
-	do {                                                                                      \
-		pid_t pid_ = fork();                                                              \
-		int st_;                                                                          \
-		assert_true(pid_ >= 0);                                                           \
-		if (pid_ == 0) {                                                                  \
-			long rc_;                                                                 \
-			child_signals();                                                          \
-			rc_ = (long)(call);                                                       \
-			_exit((ok_expr) ? 0 : 1);                                                 \
-		}                                                                                 \
-		assert_int_equal(waitpid(pid_, &st_, 0), pid_);                                   \
-		if (WIFSIGNALED(st_)) {                                                           \
-			print_error("%s: killed by signal %d\n", #call, WTERMSIG(st_));           \
-			failures++;                                                               \
-		} else if (WEXITSTATUS(st_) != 0) {                                               \
-			print_error("%s: wrong result (want %s)\n", #call, #ok_expr);             \
-			failures++;                                                               \
-		}                                                                                 \
+#define CHECK(ok_expr, call)                                                                       \
+	do {                                                                                       \
+		pid_t pid_ = fork();                                                               \
+		int st_;                                                                           \
+		assert_true(pid_ >= 0);                                                            \
+		if (pid_ == 0) {                                                                   \
+			long rc_;                                                                  \
+			child_signals();                                                           \
+			rc_ = (long)(call);                                                        \
+			_exit((ok_expr) ? 0 : 1);                                                  \
+		}                                                                                  \
+		assert_int_equal(waitpid(pid_, &st_, 0), pid_);                                    \
+		if (WIFSIGNALED(st_)) {                                                            \
+			print_error("%s: killed by signal %d\n", #call, WTERMSIG(st_));            \
+			failures++;                                                                \
+		} else if (WEXITSTATUS(st_) != 0) {                                                \
+			print_error("%s: wrong result (want %s)\n", #call, #ok_expr);              \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 #define EINVAL_OF(call) CHECK(rc_ == -EINVAL, call)
@@ -344,10 +344,10 @@ static void test_rpcbind_trace_h(void **state)
 	EINVAL_OF(rpcrdma_rpcbind_uaddr_parse("127.0.0.1.0.1", NULL, &sl));
 	EINVAL_OF(rpcrdma_rpcbind_uaddr_parse("127.0.0.1.0.1", &ss, NULL));
 	EINVAL_OF(rpcrdma_rpcbind_uaddr(NULL, buf, sizeof(buf)));
-	EINVAL_OF(rpcrdma_server_rpcbind_register(NULL, NULL, 1, 1, RPCRDMA_TRANSPORT_TCP, 2,
-						  NULL));
-	EINVAL_OF(rpcrdma_server_rpcbind_unregister(NULL, NULL, 1, 1, RPCRDMA_TRANSPORT_TCP, 2,
-						    NULL));
+	EINVAL_OF(
+	    rpcrdma_server_rpcbind_register(NULL, NULL, 1, 1, RPCRDMA_TRANSPORT_TCP, 2, NULL));
+	EINVAL_OF(
+	    rpcrdma_server_rpcbind_unregister(NULL, NULL, 1, 1, RPCRDMA_TRANSPORT_TCP, 2, NULL));
 	EINVAL_OF(rpcrdma_trace_parse(NULL, &mask));
 	EINVAL_OF(rpcrdma_trace_parse("error", NULL));
 	EINVAL_OF(rpcrdma_trace_format(NULL, buf, sizeof(buf)));
@@ -463,11 +463,15 @@ static void test_nfs_h(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_header_h),    cmocka_unit_test(test_xdr_h),
+	    cmocka_unit_test(test_header_h),
+	    cmocka_unit_test(test_xdr_h),
 	    cmocka_unit_test(test_xdr_null_consumes_nothing),
-	    cmocka_unit_test(test_rpc_msg_h),   cmocka_unit_test(test_cm_private_h),
-	    cmocka_unit_test(test_loop_rpc_h),  cmocka_unit_test(test_backchannel_h),
-	    cmocka_unit_test(test_rpcbind_trace_h), cmocka_unit_test(test_nfs_h),
+	    cmocka_unit_test(test_rpc_msg_h),
+	    cmocka_unit_test(test_cm_private_h),
+	    cmocka_unit_test(test_loop_rpc_h),
+	    cmocka_unit_test(test_backchannel_h),
+	    cmocka_unit_test(test_rpcbind_trace_h),
+	    cmocka_unit_test(test_nfs_h),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
