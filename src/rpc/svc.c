@@ -482,8 +482,12 @@ static void on_call(void *ctx, struct rpcrdma__sreq *t, struct rpcrdma_xdr_strea
 	if (s->destroying)
 		goto out_drop;
 	r = rpcrdma__svc_req_new(s, t);
-	if (!r)
-		goto out_drop;
+	if (!r) {
+		/* A call, for all we know, owed an answer we have no memory
+		 * for: closing makes the client send it again at once. */
+		s->ops->reply_lost(t, -ENOMEM);
+		goto out;
+	}
 
 	rc = rpcrdma_rpc_decode_msg(msg, &r->msg);
 	if (rc) {
