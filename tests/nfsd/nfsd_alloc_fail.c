@@ -12,7 +12,8 @@
  *     every call succeeding: one failure does not break the server;
  *   - with the clients gone, the server holds as many descriptors as
  *     before the workload;
- *   - SIGTERM stops it with status 0.
+ *   - SIGTERM stops it with status 0, and by then it has given back every
+ *     block its own code allocated (the preload keeps count).
  *
  * Usage: nfsd_alloc_fail --transport tcp|rdma NFSD PRELOAD
  * NFSD_ALLOC_FAIL_ROUND=n runs round n only (with ALLOC_FAIL_TRACE set,
@@ -56,6 +57,8 @@ static char work[256];    /* this run's directory: exports, logs, reports */
 static uint8_t *pattern;  /* FILE_LEN bytes, what the file holds once written */
 static uint8_t *readback; /* room for a READ of BIG_LEN */
 static struct rpcrdma_nfs3_entry *entries;
+static long baseline_tracked;
+static bool show_log; /* one round only: its server's log, where it failed */
 
 /* ------------------------------------------------------------ the server */
 
@@ -65,6 +68,8 @@ struct server {
 	unsigned int port, mport; /* NFS on the transport under test; MOUNT */
 	bool exited;
 	int status; /* waitpid's, once exited */
+	/* What the server's code still held once it had exited. */
+	long live_blocks, live_bytes, tracked;
 };
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -272,7 +277,26 @@ static void server_stop(struct server *s, long round)
 		fail(s, round, "the server's status after SIGTERM is 0x%x%s%s, not exit 0",
 		     s->status, WIFSIGNALED(s->status) ? ", signal " : "",
 		     WIFSIGNALED(s->status) ? strsignal(WTERMSIG(s->status)) : "");
+	{
+		char path[320];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s.exit", s->report);
+		f = fopen(path, "r");
+		if (!f || fscanf(f, "exit live %ld bytes %ld of %ld", &s->live_blocks, &s->live_bytes,
+			   &s->tracked) != 3)
+			fail(s, round, "the preload did not report at exit (%s)", path);
+		fclose(f);
+		unlink(path);
+	}
 	nftw(s->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (show_log) {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "cat '%s' >&2", s->log);
+		if (system(cmd) != 0)
+			fprintf(stderr, "(no log)\n");
+	}
 	unlink(s->log);
 	unlink(s->report);
 }
@@ -628,6 +652,14 @@ static long round_run(long round, long fail_at, long *failed, int *errors)
 		     fds_before);
 	}
 	server_stop(&s, round);
+	/* Whatever happened, by the time it exits the server has given back
+	 * every block its own code allocated. */
+	if (s.live_blocks || s.live_bytes)
+		fail(NULL, round, "the server exited holding %ld blocks of its own (%ld bytes), of "
+				  "the %ld it allocated",
+		     s.live_blocks, s.live_bytes, s.tracked);
+	if (round == 0)
+		baseline_tracked = s.tracked;
 	return counted;
 }
 
@@ -681,9 +713,11 @@ int main(int argc, char **argv)
 	if (failed || errors)
 		fail(NULL, 0, "%ld allocations failed, %d calls failed, with no failure armed",
 		     failed, errors);
-	printf("# %s: the workload makes %ld allocations in rpcrdma-nfsd\n",
-	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", total);
+	printf("# %s: the workload makes %ld allocations in rpcrdma-nfsd, %ld from its start to "
+	       "its exit\n",
+	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", total, baseline_tracked);
 	fflush(stdout);
+	show_log = only != 0;
 	for (long n = only ? only : 1; n <= ROUNDS_MAX; n++) {
 		round_run(n, n, &failed, &errors);
 		rounds++;
