@@ -15,7 +15,8 @@
  *   - SIGTERM stops it with status 0, and by then it has given back every
  *     block its own code allocated (the preload keeps count).
  *
- * Usage: nfsd_alloc_fail --transport tcp|rdma NFSD PRELOAD
+ * Usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] NFSD PRELOAD
+ * (--workers: the server's, which then serves NFS on worker loops)
  * NFSD_ALLOC_FAIL_ROUND=n runs round n only (with ALLOC_FAIL_TRACE set,
  * the server prints where that allocation was made).  Exits 77 without
  * root: rpcrdma-nfsd needs it (open_by_handle_at).
@@ -51,6 +52,9 @@
 extern char **environ;
 
 static enum rpcrdma_transport tr;
+static const char *workers = "0"; /* --workers: the server's worker loops */
+static uint32_t max_vers;         /* --v2: the client offers RPC-over-RDMA Version Two */
+static unsigned int nconnect;     /* --nconnect N: the client's connections */
 static const char *nfsd_path, *preload_path;
 static struct rpcrdma_loop *loop;
 static char work[256];    /* this run's directory: exports, logs, reports */
@@ -80,10 +84,12 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
-static void fail(const struct server *s, long round, const char *fmt, ...)
+static bool server_alive(struct server *s);
+
+static void fail(struct server *s, long round, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
 
-static void fail(const struct server *s, long round, const char *fmt, ...)
+static void fail(struct server *s, long round, const char *fmt, ...)
 {
 	va_list ap;
 	char cmd[400];
@@ -93,6 +99,11 @@ static void fail(const struct server *s, long round, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	/* A server that died shows first as calls without an answer. */
+	if (s && !server_alive(s))
+		fprintf(stderr, "the server has ended: %s %d\n",
+			WIFSIGNALED(s->status) ? "killed by signal" : "exit status",
+			WIFSIGNALED(s->status) ? WTERMSIG(s->status) : WEXITSTATUS(s->status));
 	if (s) {
 		fprintf(stderr, "--- the server's log (%s), its end:\n", s->log);
 		snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", s->log);
@@ -193,7 +204,8 @@ static void server_start(struct server *s, long round, long fail_at)
 			char *argv[] = {(char *)nfsd_path, "--addr", HOST, "--port", port_s,
 					"--tcp-port", tcp_s, "--mount-port", mport_s,
 					"--no-rpcbind", "--insecure", "--fs-threads", "2",
-					"--verbose", s->dir, NULL};
+					"--workers", (char *)workers, "--verbose", s->dir,
+					NULL};
 
 			if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 				_exit(127);
@@ -322,6 +334,31 @@ static void name_set(struct rpcrdma_nfs3_name *n, const char *s)
 	memcpy(n->s, s, n->len + 1);
 }
 
+/* The answers other than success the failures brought, over the sweep. */
+static struct {
+	char what[112];
+	long n;
+} seen[48];
+
+static void tally(const char *proc, int rc, uint32_t status)
+{
+	char what[112];
+	size_t i;
+
+	if (rc)
+		snprintf(what, sizeof(what), "%s: %s", proc, rpcrdma_strerror(rc));
+	else
+		snprintf(what, sizeof(what), "%s: NFS status %u", proc, status);
+	for (i = 0; i < sizeof(seen) / sizeof(seen[0]) && seen[i].n; i++)
+		if (strcmp(seen[i].what, what) == 0)
+			break;
+	if (i == sizeof(seen) / sizeof(seen[0]))
+		return;
+	if (!seen[i].n)
+		memcpy(seen[i].what, what, sizeof(what));
+	seen[i].n++;
+}
+
 /* Whether the call may go on to check its results: 0 and NFS3_OK (or the
  * status @want). */
 static bool answered(struct run *r, const char *proc, int rc, uint32_t status, uint32_t want)
@@ -337,13 +374,14 @@ static bool answered(struct run *r, const char *proc, int rc, uint32_t status, u
 		fail(r->s, r->round, "%s %s: NFS status %u, want %u", r->what, proc, status,
 		     want);
 	}
+	tally(proc, rc, status);
 	r->errors++;
 	return false;
 }
 
 #define WRONG(r, ...) fail((r)->s, (r)->round, __VA_ARGS__)
 
-static int mnt(const struct server *s, const struct rpcrdma_opaque_auth *cred,
+static int mnt(struct server *s, const struct rpcrdma_opaque_auth *cred,
 	       struct rpcrdma_mount3_mnt_res *res)
 {
 	struct rpcrdma_client_opts co;
@@ -503,6 +541,8 @@ static void workload(struct run *r, const char *name)
 	co.provider = "ofi";
 	co.cred = &cred;
 	co.timeout_ms = CALL_TIMEOUT_MS;
+	co.max_vers = max_vers;
+	co.nconnect = nconnect;
 	rc = rpcrdma_client_create(loop, HOST, service, RPCRDMA_NFS_PROGRAM, RPCRDMA_NFS_V3, &co,
 				   &c);
 	if (rc)
@@ -559,6 +599,7 @@ static void workload(struct run *r, const char *name)
 		rc = rpcrdma_nfs3_call(c, RPCRDMA_NFS3_LOOKUP, &a, &lr);
 		/* A CREATE that failed may still have made the file. */
 		if (rc == 0 && lr.status == RPCRDMA_NFS3ERR_NOENT && !have_fh && !r->strict) {
+			tally("LOOKUP", rc, lr.status);
 			r->errors++;
 		} else if (answered(r, "LOOKUP", rc, lr.status, RPCRDMA_NFS3_OK)) {
 			if (have_fh && !fh_eq(&lr.obj, &fh))
@@ -669,23 +710,35 @@ int main(int argc, char **argv)
 	long only = only_s ? atol(only_s) : 0, total, rounds = 0, with_errors = 0, failed;
 	long started = now_ms();
 	int errors, argi = 1;
+	bool tr_given = false;
 
-	if (argc == 5 && strcmp(argv[1], "--transport") == 0) {
-		if (strcmp(argv[2], "tcp") == 0)
-			tr = RPCRDMA_TRANSPORT_TCP;
-		else if (strcmp(argv[2], "rdma") == 0)
-			tr = RPCRDMA_TRANSPORT_RDMA;
-		else
-			argi = 0;
-		nfsd_path = argv[3];
-		preload_path = argv[4];
-	} else {
-		argi = 0;
+	for (; argi < argc && strncmp(argv[argi], "--", 2) == 0; argi++) {
+		if (strcmp(argv[argi], "--transport") == 0 && argi + 1 < argc) {
+			argi++;
+			tr_given = true;
+			if (strcmp(argv[argi], "tcp") == 0)
+				tr = RPCRDMA_TRANSPORT_TCP;
+			else if (strcmp(argv[argi], "rdma") == 0)
+				tr = RPCRDMA_TRANSPORT_RDMA;
+			else
+				tr_given = false;
+		} else if (strcmp(argv[argi], "--workers") == 0 && argi + 1 < argc) {
+			workers = argv[++argi];
+		} else if (strcmp(argv[argi], "--nconnect") == 0 && argi + 1 < argc) {
+			nconnect = (unsigned int)atoi(argv[++argi]);
+		} else if (strcmp(argv[argi], "--v2") == 0) {
+			max_vers = 2;
+		} else {
+			break;
+		}
 	}
-	if (!argi) {
-		fprintf(stderr, "usage: nfsd_alloc_fail --transport tcp|rdma NFSD PRELOAD\n");
+	if (argc - argi != 2 || !tr_given) {
+		fprintf(stderr, "usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] NFSD "
+				"PRELOAD\n");
 		return 2;
 	}
+	nfsd_path = argv[argi];
+	preload_path = argv[argi + 1];
 	if (geteuid() != 0) {
 		printf("# skipped: rpcrdma-nfsd needs root (open_by_handle_at)\n");
 		return SKIP_EXIT;
@@ -722,17 +775,22 @@ int main(int argc, char **argv)
 		round_run(n, n, &failed, &errors);
 		rounds++;
 		with_errors += errors > 0;
-		if (!failed || only)
+		/* Which allocations a round makes varies a little with timing:
+		 * up to round 0's count, a round that did not reach its
+		 * allocation does not end the sweep. */
+		if ((!failed && n > total) || only)
 			break;
 		if (n % 50 == 0) {
 			printf("# round %ld, %ld s\n", n, (now_ms() - started) / 1000);
 			fflush(stdout);
 		}
 	}
-	printf("# %s: %ld rounds, each failing one more of rpcrdma-nfsd's allocations; %ld "
+	printf("# %s, %s worker(s): %ld rounds, each failing one more of rpcrdma-nfsd's allocations; %ld "
 	       "saw a call fail; %ld s\n",
-	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", rounds, with_errors,
+	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, rounds, with_errors,
 	       (now_ms() - started) / 1000);
+	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]) && seen[i].n; i++)
+		printf("#   %ld x %s\n", seen[i].n, seen[i].what);
 	if (!only && rounds < 10) {
 		fprintf(stderr, "FAIL: only %ld rounds: the sweep did not sweep\n", rounds);
 		return 1;
