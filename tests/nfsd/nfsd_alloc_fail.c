@@ -3,7 +3,8 @@
  * server with alloc_fail_preload.so, which fails the n-th allocation the
  * server's own code makes while a fixed NFSv3 workload runs against it
  * (MNT, FSINFO, GETATTR, CREATE, LOOKUP, WRITE small and 256 KiB, READ the
- * same, READDIR, READDIRPLUS, REMOVE), for n = 1, 2, ... until a round's
+ * same, READDIR, READDIRPLUS of a few entries and of 400, which takes the
+ * Reply chunk over RDMA, REMOVE), for n = 1, 2, ... until a round's
  * workload no longer reaches the n-th allocation.  Each round checks:
  *   - the server neither dies nor hangs: every call gets an answer (a
  *     reply, an error, or its connection closed) within its time-out, and
@@ -47,7 +48,11 @@
 #define SMALL_LEN 100u
 #define BIG_LEN (256u << 10)
 #define FILE_LEN (SMALL_LEN + BIG_LEN)
-#define DIR_ENTRIES 64u
+#define DIR_ENTRIES 1024u
+/* A directory whose READDIRPLUS reply (some 90 KB) is beyond every inline
+ * size: over RDMA it comes through the Reply chunk. */
+#define MANY 400
+#define MANY_NAME "entry-%04d-with-a-name-long-enough-to-add"
 
 extern char **environ;
 
@@ -171,6 +176,25 @@ static void server_start(struct server *s, long round, long fail_at)
 	snprintf(s->report, sizeof(s->report), "%s/report-%ld", work, round);
 	if (mkdir(s->dir, 0777) || chmod(s->dir, 0777))
 		fail(NULL, round, "mkdir %s: %s", s->dir, strerror(errno));
+	{
+		char path[400];
+		int dfd;
+
+		snprintf(path, sizeof(path), "%s/many", s->dir);
+		if (mkdir(path, 0755) || (dfd = open(path, O_DIRECTORY | O_RDONLY)) < 0)
+			fail(NULL, round, "mkdir %s: %s", path, strerror(errno));
+		for (int i = 0; i < MANY; i++) {
+			char name[64];
+			int fd;
+
+			snprintf(name, sizeof(name), MANY_NAME, i);
+			fd = openat(dfd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (fd < 0)
+				fail(NULL, round, "creating %s/%s: %s", path, name, strerror(errno));
+			close(fd);
+		}
+		close(dfd);
+	}
 	snprintf(n_env, sizeof(n_env), "ALLOC_FAIL_N=%ld", fail_at);
 	snprintf(report_env, sizeof(report_env), "ALLOC_FAIL_REPORT=%s", s->report);
 	snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", preload_path);
@@ -414,6 +438,11 @@ static int mnt(struct server *s, const struct rpcrdma_opaque_auth *cred,
 	return rc;
 }
 
+static bool is_dot_name(const char *s)
+{
+	return strcmp(s, ".") == 0 || strcmp(s, "..") == 0;
+}
+
 static bool fh_eq(const struct rpcrdma_nfs3_fh *a, const struct rpcrdma_nfs3_fh *b)
 {
 	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
@@ -458,6 +487,58 @@ static void list_dir(struct run *r, struct rpcrdma_client *c, const struct rpcrd
 		WRONG(r, "%s %s: NFS3_OK without \".\"", r->what, proc);
 	if (fh && !found)
 		WRONG(r, "%s %s: NFS3_OK without %s, which CREATE made", r->what, proc, name);
+}
+
+/* READDIRPLUS of "many", whole in one reply (through the Reply chunk over
+ * RDMA): every entry, each with its attributes and handle. */
+static void list_many(struct run *r, struct rpcrdma_client *c, const struct rpcrdma_nfs3_fh *root)
+{
+	static bool seen_entry[MANY];
+	struct rpcrdma_nfs3_diropargs la;
+	struct rpcrdma_nfs3_lookup_res lr;
+	struct rpcrdma_nfs3_readdir_args a;
+	struct rpcrdma_nfs3_readdir_res res;
+	int rc, found = 0;
+
+	memset(&lr, 0, sizeof(lr));
+	la.dir = *root;
+	name_set(&la.name, "many");
+	rc = rpcrdma_nfs3_call(c, RPCRDMA_NFS3_LOOKUP, &la, &lr);
+	if (!answered(r, "LOOKUP", rc, lr.status, RPCRDMA_NFS3_OK))
+		return;
+	memset(&a, 0, sizeof(a));
+	memset(&res, 0, sizeof(res));
+	a.dir = lr.obj;
+	a.dircount = 65536;
+	a.count = 131072;
+	res.entries = entries;
+	res.max = DIR_ENTRIES;
+	rc = rpcrdma_nfs3_call(c, RPCRDMA_NFS3_READDIRPLUS, &a, &res);
+	if (!answered(r, "READDIRPLUS (large)", rc, res.status, RPCRDMA_NFS3_OK))
+		return;
+	memset(seen_entry, 0, sizeof(seen_entry));
+	for (uint32_t i = 0; i < res.n; i++) {
+		const struct rpcrdma_nfs3_entry *e = &entries[i];
+		char want[64];
+		int k;
+
+		if (is_dot_name(e->name.s))
+			continue;
+		if (sscanf(e->name.s, "entry-%04d-", &k) != 1 || k < 0 || k >= MANY ||
+		    (snprintf(want, sizeof(want), MANY_NAME, k), strcmp(want, e->name.s)) ||
+		    seen_entry[k])
+			WRONG(r, "%s READDIRPLUS (large): NFS3_OK with an entry \"%s\"", r->what,
+			      e->name.s);
+		if (!e->has_fh || !e->attr.present || e->attr.attr.type != RPCRDMA_NF3REG)
+			WRONG(r, "%s READDIRPLUS (large): NFS3_OK with %s lacking its handle or "
+				 "attributes",
+			      r->what, e->name.s);
+		seen_entry[k] = true;
+		found++;
+	}
+	if (!res.eof || found != MANY)
+		WRONG(r, "%s READDIRPLUS (large): NFS3_OK with %d of %d entries, eof %d", r->what,
+		      found, MANY, res.eof);
 }
 
 static void write_at(struct run *r, struct rpcrdma_client *c, const struct rpcrdma_nfs3_fh *fh,
@@ -627,6 +708,20 @@ static void workload(struct run *r, const char *name)
 	}
 	list_dir(r, c, &root, false, name, have_fh ? &fh : NULL);
 	list_dir(r, c, &root, true, name, have_fh ? &fh : NULL);
+	list_many(r, c, &root);
+	if (r->strict && tr == RPCRDMA_TRANSPORT_RDMA) {
+		/* The workload does take the chunks it is meant to: a Read
+		 * chunk for the large WRITE, a Write chunk for the large READ,
+		 * the Reply chunk for the large READDIRPLUS. */
+		struct rpcrdma_xprt_stats st;
+
+		if (rpcrdma_client_stats(c, &st) || !st.read_chunk_msgs || !st.write_chunk_msgs ||
+		    !st.reply_chunk_msgs)
+			WRONG(r, "%s: read-chunk %llu, write-chunk %llu, reply-chunk %llu calls",
+			      r->what, (unsigned long long)st.read_chunk_msgs,
+			      (unsigned long long)st.write_chunk_msgs,
+			      (unsigned long long)st.reply_chunk_msgs);
+	}
 	if (have_fh) {
 		struct rpcrdma_nfs3_diropargs a;
 		struct rpcrdma_nfs3_wcc_res wr;
