@@ -124,7 +124,9 @@ static void pending_done(struct rpcrdma_call *call, void *ctx)
 {
 	struct pending *p = ctx;
 
-	/* Either the right answer or an error: never a wrong result. */
+	/* Either the right answer or an error: never a wrong result, nor
+	 * silence until the time-out. */
+	CHECK(call->status != RPCRDMA_ERR_TIMEDOUT);
 	if (call->status == 0)
 		CHECK_EQ(p->sum, p->args.a + p->args.b);
 	CHECK(!p->done);
@@ -136,6 +138,7 @@ static void echo_done(struct rpcrdma_call *call, void *ctx)
 {
 	struct echo_call *e = ctx;
 
+	CHECK(call->status != RPCRDMA_ERR_TIMEDOUT);
 	if (call->status == 0) {
 		CHECK_EQ(e->res->len, e->args->len);
 		CHECK(memcmp(e->res->data, e->args->data, e->args->len) == 0);
@@ -258,6 +261,7 @@ static void bidir_done(struct rpcrdma_call *call, void *ctx)
 {
 	struct bidir_call *b = ctx;
 
+	CHECK(call->status != RPCRDMA_ERR_TIMEDOUT);
 	if (call->status == 0)
 		CHECK_EQ(b->y, (int32_t)b->x + 1);
 	CHECK(!b->done);
