@@ -11,10 +11,13 @@
  *                      unset: count only)
  *   ALLOC_FAIL_REPORT  a file: "armed" once armed, then "counted C failed F"
  *                      once disarmed; and its name with ".exit" appended:
- *                      "exit live B bytes N of T", the blocks (and their
- *                      bytes) the server's code had not given back when it
- *                      exited, of the T it allocated
+ *                      "exit live B bytes N of T counted C failed F", the
+ *                      blocks (and their bytes) the server's code had not
+ *                      given back when it exited, of the T it allocated,
+ *                      and the counts since it was last armed
  *   ALLOC_FAIL_TRACE   set: a backtrace on stderr for the allocation failed
+ *   ALLOC_FAIL_FROM_START  set: armed from the start, so that the server's
+ *                      own start-up is what fails
  *
  * SIGUSR2 arms (counting starts at 0) and, the next time, disarms and
  * reports, so the server's start and the sweep's check after the failure
@@ -348,6 +351,7 @@ __attribute__((constructor)) static void alloc_fail_init(void)
 	pthread_t t;
 
 	fail_at = n ? atol(n) : 0;
+	atomic_store(&armed, getenv("ALLOC_FAIL_FROM_START") != NULL);
 	report_path = getenv("ALLOC_FAIL_REPORT");
 	trace_failure = getenv("ALLOC_FAIL_TRACE") != NULL;
 	dl_iterate_phdr(find_text, NULL);
@@ -382,7 +386,8 @@ __attribute__((destructor)) static void alloc_fail_fini(void)
 {
 	char line[128];
 
-	snprintf(line, sizeof(line), "exit live %ld bytes %ld of %ld\n", atomic_load(&live_blocks),
-		 atomic_load(&live_bytes), atomic_load(&tracked));
+	snprintf(line, sizeof(line), "exit live %ld bytes %ld of %ld counted %ld failed %ld\n",
+		 atomic_load(&live_blocks), atomic_load(&live_bytes), atomic_load(&tracked),
+		 atomic_load(&counted), atomic_load(&failed));
 	report_to(".exit", line);
 }

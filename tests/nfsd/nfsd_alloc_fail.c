@@ -16,8 +16,15 @@
  *   - SIGTERM stops it with status 0, and by then it has given back every
  *     block its own code allocated (the preload keeps count).
  *
- * Usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] NFSD PRELOAD
- * (--workers: the server's, which then serves NFS on worker loops)
+ * With --startup the allocation failed is one of the server's start
+ * instead: it may refuse to start (status 1, its reason said), or start
+ * and then serve the whole workload as well as ever (it checks as above).
+ *
+ * Usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] [--nconnect N]
+ *        [--v2] [--startup] NFSD PRELOAD
+ * (--workers: the server's, which then serves NFS on worker loops;
+ * --nconnect, --v2: the client's connections, and RPC-over-RDMA Version
+ * Two offered)
  * NFSD_ALLOC_FAIL_ROUND=n runs round n only (with ALLOC_FAIL_TRACE set,
  * the server prints where that allocation was made).  Exits 77 without
  * root: rpcrdma-nfsd needs it (open_by_handle_at).
@@ -60,6 +67,10 @@ static enum rpcrdma_transport tr;
 static const char *workers = "0"; /* --workers: the server's worker loops */
 static uint32_t max_vers;         /* --v2: the client offers RPC-over-RDMA Version Two */
 static unsigned int nconnect;     /* --nconnect N: the client's connections */
+/* --startup: the allocation failed is of the server's own start, not of
+ * the workload (which then runs with memory back). */
+static bool startup;
+static long refused_starts;
 static const char *nfsd_path, *preload_path;
 static struct rpcrdma_loop *loop;
 static char work[256];    /* this run's directory: exports, logs, reports */
@@ -79,6 +90,7 @@ struct server {
 	int status; /* waitpid's, once exited */
 	/* What the server's code still held once it had exited. */
 	long live_blocks, live_bytes, tracked;
+	long exit_counted, exit_failed; /* since last armed, at exit */
 };
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -159,8 +171,10 @@ static bool file_has(const char *path, const char *what)
 	return strstr(buf, what) != NULL;
 }
 
-/* The server of round @round on a fresh export; @fail_at 0 only counts. */
-static void server_start(struct server *s, long round, long fail_at)
+/* The server of round @round on a fresh export; @fail_at 0 only counts.
+ * Whether it started: with --startup it may refuse to, with status 1 and
+ * the reason on stderr; else it must. */
+static bool server_start(struct server *s, long round, long fail_at)
 {
 	static unsigned int base;
 	char n_env[64], report_env[320], preload_env[320];
@@ -200,11 +214,13 @@ static void server_start(struct server *s, long round, long fail_at)
 	snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", preload_path);
 	for (char **e = environ; *e && ne < sizeof(envp) / sizeof(envp[0]) - 4; e++)
 		if (strncmp(*e, "ALLOC_FAIL_N=", 13) && strncmp(*e, "ALLOC_FAIL_REPORT=", 18) &&
-		    strncmp(*e, "LD_PRELOAD=", 11))
+		    strncmp(*e, "LD_PRELOAD=", 11) && strncmp(*e, "ALLOC_FAIL_FROM_START=", 22))
 			envp[ne++] = *e;
 	envp[ne++] = n_env;
 	envp[ne++] = report_env;
 	envp[ne++] = preload_env;
+	if (startup)
+		envp[ne++] = "ALLOC_FAIL_FROM_START=1";
 	envp[ne] = NULL;
 
 	for (int attempt = 0; attempt < 20; attempt++) {
@@ -241,12 +257,14 @@ static void server_start(struct server *s, long round, long fail_at)
 		       !file_has(s->log, "rpcrdma-nfsd: exporting"))
 			usleep(10000);
 		if (file_has(s->log, "rpcrdma-nfsd: exporting") && server_alive(s))
-			return;
-		if (server_alive(s)) {
+			return true;
+		if (server_alive(s))
 			fail(s, round, "the server did not start within 20 s");
-		}
-		if (!file_has(s->log, "Address already in use"))
-			fail(s, round, "the server did not start (status 0x%x)", s->status);
+		if (file_has(s->log, "Address already in use"))
+			continue;
+		if (startup && WIFEXITED(s->status) && WEXITSTATUS(s->status) == 1)
+			return false;
+		fail(s, round, "the server did not start (status 0x%x)", s->status);
 	}
 	fail(s, round, "no free ports for the server");
 }
@@ -295,6 +313,22 @@ static void preload_toggle(struct server *s, long round, long *counted, long *fa
 	}
 }
 
+/* What the preload wrote as the server exited. */
+static void read_exit_report(struct server *s, long round)
+{
+	char path[320];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.exit", s->report);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "exit live %ld bytes %ld of %ld counted %ld failed %ld",
+			 &s->live_blocks, &s->live_bytes, &s->tracked, &s->exit_counted,
+			 &s->exit_failed) != 5)
+		fail(s, round, "the preload did not report at exit (%s)", path);
+	fclose(f);
+	unlink(path);
+}
+
 /* SIGTERM: it must end within 20 s with status 0. */
 static void server_stop(struct server *s, long round)
 {
@@ -313,18 +347,7 @@ static void server_stop(struct server *s, long round)
 		fail(s, round, "the server's status after SIGTERM is 0x%x%s%s, not exit 0",
 		     s->status, WIFSIGNALED(s->status) ? ", signal " : "",
 		     WIFSIGNALED(s->status) ? strsignal(WTERMSIG(s->status)) : "");
-	{
-		char path[320];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s.exit", s->report);
-		f = fopen(path, "r");
-		if (!f || fscanf(f, "exit live %ld bytes %ld of %ld", &s->live_blocks, &s->live_bytes,
-			   &s->tracked) != 3)
-			fail(s, round, "the preload did not report at exit (%s)", path);
-		fclose(f);
-		unlink(path);
-	}
+	read_exit_report(s, round);
 	nftw(s->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	if (show_log) {
 		char cmd[400];
@@ -756,18 +779,35 @@ static long round_run(long round, long fail_at, long *failed, int *errors)
 	long counted, deadline;
 	char name[64];
 
-	server_start(&s, round, fail_at);
+	*errors = 0;
+	if (!server_start(&s, round, fail_at)) {
+		/* It refused to start, for the failure and nothing else; it
+		 * need not free what it had made before exiting. */
+		read_exit_report(&s, round);
+		if (s.exit_failed != 1)
+			fail(&s, round, "the server did not start, and not for the failure");
+		nftw(s.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		unlink(s.log);
+		*failed = 1;
+		refused_starts++;
+		return s.exit_counted;
+	}
 	fds_before = server_fds(&s);
 
-	preload_toggle(&s, round, NULL, NULL);
-	snprintf(name, sizeof(name), "armed-%ld", round);
-	r.what = "with the failure";
-	r.strict = false;
-	workload(&r, name);
-	preload_toggle(&s, round, &counted, failed);
-	if (!server_alive(&s))
-		fail(&s, round, "the server ended (status 0x%x)", s.status);
-	*errors = r.errors;
+	if (startup) {
+		/* Armed since the start: this disarms. */
+		preload_toggle(&s, round, &counted, failed);
+	} else {
+		preload_toggle(&s, round, NULL, NULL);
+		snprintf(name, sizeof(name), "armed-%ld", round);
+		r.what = "with the failure";
+		r.strict = false;
+		workload(&r, name);
+		preload_toggle(&s, round, &counted, failed);
+		if (!server_alive(&s))
+			fail(&s, round, "the server ended (status 0x%x)", s.status);
+		*errors = r.errors;
+	}
 
 	snprintf(name, sizeof(name), "after-%ld", round);
 	r.what = "after the failure";
@@ -823,13 +863,15 @@ int main(int argc, char **argv)
 			nconnect = (unsigned int)atoi(argv[++argi]);
 		} else if (strcmp(argv[argi], "--v2") == 0) {
 			max_vers = 2;
+		} else if (strcmp(argv[argi], "--startup") == 0) {
+			startup = true;
 		} else {
 			break;
 		}
 	}
 	if (argc - argi != 2 || !tr_given) {
-		fprintf(stderr, "usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] NFSD "
-				"PRELOAD\n");
+		fprintf(stderr, "usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] "
+				"[--nconnect N] [--v2] [--startup] NFSD PRELOAD\n");
 		return 2;
 	}
 	nfsd_path = argv[argi];
@@ -861,9 +903,9 @@ int main(int argc, char **argv)
 	if (failed || errors)
 		fail(NULL, 0, "%ld allocations failed, %d calls failed, with no failure armed",
 		     failed, errors);
-	printf("# %s: the workload makes %ld allocations in rpcrdma-nfsd, %ld from its start to "
-	       "its exit\n",
-	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", total, baseline_tracked);
+	printf("# %s: %s makes %ld allocations in rpcrdma-nfsd, %ld from its start to its exit\n",
+	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", startup ? "its start" : "the workload",
+	       total, baseline_tracked);
 	fflush(stdout);
 	show_log = only != 0;
 	for (long n = only ? only : 1; n <= ROUNDS_MAX; n++) {
@@ -880,9 +922,10 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	printf("# %s, %s worker(s): %ld rounds, each failing one more of rpcrdma-nfsd's allocations; %ld "
-	       "saw a call fail; %ld s\n",
-	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers, rounds, with_errors,
+	printf("# %s, %s worker(s)%s: %ld rounds, each failing one more of rpcrdma-nfsd's "
+	       "allocations; %ld saw a call fail, %ld a refused start; %ld s\n",
+	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers,
+	       startup ? ", at its start" : "", rounds, with_errors, refused_starts,
 	       (now_ms() - started) / 1000);
 	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]) && seen[i].n; i++)
 		printf("#   %ld x %s\n", seen[i].n, seen[i].what);
