@@ -20,8 +20,9 @@
  *                      own start-up is what fails
  *
  * SIGUSR2 arms (counting starts at 0) and, the next time, disarms and
- * reports, so the server's start and the sweep's check after the failure
- * allocate freely.  The signal is taken by a thread of this library with
+ * reports (armed from the start, the first disarms), so that what the
+ * sweep does not test at that moment allocates freely: the server's start
+ * while the workload is tested, the check after the failure.  The signal is taken by a thread of this library with
  * every signal blocked, in sigwaitinfo: no thread of the server sees it,
  * so none of its system calls is interrupted by the harness.
  *

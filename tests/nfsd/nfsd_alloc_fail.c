@@ -59,7 +59,7 @@
 /* A directory whose READDIRPLUS reply (some 90 KB) is beyond every inline
  * size: over RDMA it comes through the Reply chunk. */
 #define MANY 400
-#define MANY_NAME "entry-%04d-with-a-name-long-enough-to-add"
+#define MANY_NAME "entry-%04d-with-a-long-name-for-a-large-reply"
 
 extern char **environ;
 
