@@ -568,6 +568,10 @@ uint32_t nfsd_errno_stat(int err)
 		/* A lease another holder must give up first (opens never wait
 		 * here, O_NONBLOCK): try again later, as knfsd answers. */
 		return RPCRDMA_NFS3ERR_JUKEBOX;
+	case ENOMEM:
+		/* Memory short for now: the client waits and sends again, as
+		 * knfsd has it, rather than failing the application's I/O. */
+		return RPCRDMA_NFS3ERR_JUKEBOX;
 	default:
 		return RPCRDMA_NFS3ERR_IO;
 	}

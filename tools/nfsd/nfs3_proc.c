@@ -188,8 +188,11 @@ static int submit(struct rpcrdma_svc_req *req, void *args, void *res,
 		goto answer_now;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -RPCRDMA_RPC_SYSTEM_ERR;
+	if (!p) {
+		/* As a full queue: the client waits and sends again. */
+		*status = nfsd_errno_stat(ENOMEM);
+		goto answer_now;
+	}
 	p->req = req;
 	p->args = args;
 	p->res = res;
@@ -544,7 +547,7 @@ static void read3(struct call *c, struct rpcrdma_nfs3_read_args *a, struct rpcrd
 	if (!r->data)
 		r->data = malloc(count ? count : 1);
 	if (!r->data) {
-		r->status = RPCRDMA_NFS3ERR_SERVERFAULT;
+		r->status = nfsd_errno_stat(ENOMEM);
 		close(rfd);
 		goto out;
 	}
@@ -1057,7 +1060,7 @@ static void readdir_common(struct call *c, struct rpcrdma_nfs3_readdir_args *a,
 	/* Freed by free_readdir. */
 	r->entries = calloc(RPCRDMA_NFS3_DIR_MAX, sizeof(*r->entries));
 	if (!r->entries) {
-		r->status = RPCRDMA_NFS3ERR_SERVERFAULT;
+		r->status = nfsd_errno_stat(ENOMEM);
 		close(iofd);
 		goto out;
 	}
