@@ -539,9 +539,9 @@ struct rpcrdma_server_opts {
 	uint32_t inline_send;
 	uint32_t inline_recv;
 	uint32_t credits;          /* credits granted; 0: 32 (fewer: max_recv_total) */
-	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); each
-	 * call is answered in its own version, others get ERR_VERS with this
-	 * range.  Version Two connections take RDMA_OPTIONAL (the transport
+	/* RPC-over-RDMA versions served: default 1..2 (0: 1 and 2); others
+	 * get ERR_VERS with this range.  A connection's first call fixes its
+	 * version: a later call in the other one gets ERR_VERS naming it.  Version Two connections take RDMA_OPTIONAL (the transport
 	 * properties feature; others get ERR_INVAL_OPTION).  A range this
 	 * library cannot serve (max_vers above 2, min_vers above max_vers)
 	 * fails rpcrdma_server_create() with -EPROTONOSUPPORT over RDMA; TCP

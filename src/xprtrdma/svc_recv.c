@@ -66,6 +66,29 @@ static void learn_version(struct rpcrdma__xsconn *sc, uint32_t vers)
 }
 
 /*
+ * The first message fixed the connection's version for its lifetime
+ * (draft 5.2; a partner speaks its owner's).  A message in the other
+ * version is refused as a responder of the connection's one version
+ * refuses it, ERR_VERS naming that version: answered in its own, its reply
+ * would be sized to that version's threshold, which the requester's
+ * receives on this connection were not posted for.
+ */
+static bool version_fits(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s,
+			 const char *what)
+{
+	struct rpcrdma__xsvc *v = sc->svc;
+
+	if (!(sc->c.vers_known || v->partner) || s->hdr.vers == sc->c.vers)
+		return true;
+	RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id, s->hdr.xid,
+		       RPCRDMA_ERR_VERS, 0, "Version %u %s refused: the connection speaks Version %u",
+		       s->hdr.vers, what, sc->c.vers);
+	v->st.bad_msgs++;
+	rpcrdma__xsvc_send_vers_error(s, sc->c.vers);
+	return false;
+}
+
+/*
  * Calls: reading and delivering.
  */
 
@@ -440,21 +463,11 @@ static bool screen_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
 	case RPCRDMA_PROC_OPTIONAL:
 		/* The decoder takes it in Version Two only. */
 		v->st.optional_msgs++;
-		learn_version(sc, s->hdr.vers);
-		if (s->hdr.vers != sc->c.vers) {
-			/* The first call fixed the version for the
-			 * connection's lifetime (draft 5.2): Version Two's
-			 * messages, the transport properties among them, are
-			 * refused as a Version One responder refuses them,
-			 * or they would change its thresholds. */
-			RPCRDMA__TRACE(RPCRDMA_TRACE_ERROR, RPCRDMA_TEV_BAD_MSG, sc->c.id,
-				       s->hdr.xid, RPCRDMA_ERR_VERS, 0,
-				       "RDMA_OPTIONAL refused: the connection speaks Version %u",
-				       sc->c.vers);
-			v->st.bad_msgs++;
-			rpcrdma__xsvc_send_vers_error(s, sc->c.vers);
+		/* The transport properties among them: taken from a
+		 * Version One connection, they would change its thresholds. */
+		if (!version_fits(sc, s, "RDMA_OPTIONAL"))
 			return false;
-		}
+		learn_version(sc, s->hdr.vers);
 		handle_optional(s);
 		return false;
 	default:
@@ -462,7 +475,7 @@ static bool screen_call(struct rpcrdma__xsconn *sc, struct rpcrdma__xsreq *s)
 		rpcrdma__xsvc_send_error(s, RPCRDMA_HDR_REPLY_ERR_CHUNK);
 		return false;
 	}
-	return true;
+	return version_fits(sc, s, "call");
 }
 
 /* Refuses what the call's chunks ask beyond our bounds (ERR_CHUNK), and

@@ -1849,9 +1849,11 @@ static void fwd_done(struct rpcrdma_call *call, void *ctx)
 	*(int *)ctx = 1;
 }
 
-/* An RDMA_MSG reverse call, header XID @hxid, RPC XID @rxid. */
-static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint32_t prog,
-			    const struct rpcrdma_segment *read, uint32_t read_pos)
+/* An RDMA_MSG reverse call in RPC-over-RDMA version @vers, header XID
+ * @hxid, RPC XID @rxid. */
+static int raw_reverse_call_vers(struct raw *srv, uint32_t vers, uint32_t hxid, uint32_t rxid,
+				 uint32_t prog, const struct rpcrdma_segment *read,
+				 uint32_t read_pos)
 {
 	struct rpcrdma_rpc_call c = {.prog = prog, .vers = 1, .proc = 0};
 	struct rpcrdma_xdr_stream x;
@@ -1859,7 +1861,7 @@ static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint3
 	uint8_t buf[512];
 	int n;
 
-	rpcrdma_hdr_init(&h, hxid, 1, 4, RPCRDMA_PROC_MSG);
+	rpcrdma_hdr_init(&h, hxid, vers, 4, RPCRDMA_PROC_MSG);
 	if (read && rpcrdma_hdr_add_read(&h, read_pos, read))
 		return -EINVAL;
 	n = rpcrdma_hdr_encode(&h, buf, sizeof(buf));
@@ -1871,6 +1873,12 @@ static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint3
 	if (rpcrdma_rpc_encode_call(&x, rxid, &c))
 		return -EINVAL;
 	return raw_send(srv, buf, (size_t)n + rpcrdma_xdr_pos(&x));
+}
+
+static int raw_reverse_call(struct raw *srv, uint32_t hxid, uint32_t rxid, uint32_t prog,
+			    const struct rpcrdma_segment *read, uint32_t read_pos)
+{
+	return raw_reverse_call_vers(srv, 1, hxid, rxid, prog, read, read_pos);
 }
 
 /* A reverse Long Call: RDMA_NOMSG, header XID @hxid, its RPC call (XID
@@ -1956,6 +1964,7 @@ static int test_bidir_hostile(struct env *e)
 	fwd.ctx = &fwd_flag;
 	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
 	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.vers, 1);
 	fwd_xid = h.xid;
 
 	/* 1. A reverse call with the forward call's XID: answered as a call. */
@@ -1986,7 +1995,14 @@ static int test_bidir_hostile(struct env *e)
 	CHECK_OK(raw_reverse_call(&srv, 0x5004, 0x5004, 0x40000077u, NULL, 0));
 	CHECK(raw_next(&srv, &h, &rxid) == 0);
 	CHECK_RC(rxid, 0x5004);
+	/* 5b. A reverse call in Version Two to a client that speaks One
+	 * only: no direction can be told, dropped unanswered, and the
+	 * callback does not run. */
+	CHECK_OK(raw_reverse_call_vers(&srv, 2, 0x5005, 0x5005, 0x40000001u, NULL, 0));
 	CHECK_OK(rpcrdma_client_stats(clnt, &st));
+	WAIT(e, (rpcrdma_client_stats(clnt, &st), st.bad_msgs >= 3));
+	CHECK(st.bad_msgs >= 3);
+	CHECK_RC(cb_null_runs, 1);
 	CHECK_RC(st.rev_calls, 2);   /* delivered; the ERR_CHUNK one is an error */
 	CHECK_RC(st.rev_replies, 3); /* RDMA_ERROR included */
 	CHECK_RC(st.rev_errors, 1);
@@ -2187,7 +2203,8 @@ static int raw_expect(struct raw *r, uint32_t xid, struct rpcrdma_hdr *h)
  * through the registry -- an unknown opttype gets ERR_INVAL_OPTION with the
  * same XID, the transport properties are answered and raise the reply
  * threshold without a reconnection, malformed ones get ERR_CHUNK -- and
- * each call answered in its own version.
+ * a call in Version One, which the connection does not speak, gets
+ * ERR_VERS.
  */
 static int test_v2_optional(struct env *e)
 {
@@ -2272,12 +2289,22 @@ static int test_v2_optional(struct env *e)
 	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
 	CHECK_RC(got.err, RPCRDMA_ERR_CHUNK);
 
-	/* A Version One call on the same connection: answered in One. */
+	/* A Version One call on a connection that speaks Two: refused,
+	 * ERR_VERS naming Two alone (its header echoes One); a Version Two
+	 * call after it is served. */
 	rpcrdma_hdr_init(&h, 0x2008, 1, 8, RPCRDMA_PROC_MSG);
 	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
 	CHECK_OK(raw_expect(&r, 0x2008, &got));
-	CHECK_RC(got.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
 	CHECK_RC(got.vers, 1);
+	CHECK_RC(got.vers_low, 2);
+	CHECK_RC(got.vers_high, 2);
+	rpcrdma_hdr_init(&h, 0x200a, 2, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 10, 0, 0));
+	CHECK_OK(raw_expect(&r, 0x200a, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(got.vers, 2);
 
 	/* Version 3: ERR_VERS with our range. */
 	rpcrdma_hdr_init(&h, 0x2009, 3, 8, RPCRDMA_PROC_MSG);
@@ -2289,7 +2316,7 @@ static int test_v2_optional(struct env *e)
 
 	CHECK(r.up);
 	CHECK_RC(sstats(&ts).optional_msgs, 4);
-	CHECK_RC(sstats(&ts).rdma_errors_sent, 6);
+	CHECK_RC(sstats(&ts).rdma_errors_sent, 7);
 	raw_close(&r);
 	tserver_close(&ts);
 
@@ -2370,8 +2397,8 @@ static int raw_server_reset(struct env *e, struct raw *srv, struct tclient *tc)
  * its lifetime (draft-cel-nfsv4-rpcrdma-version-two 5.2): a Version Two
  * transport-properties exchange arriving on it afterwards is refused as
  * a Version One responder refuses any Version Two message, ERR_VERS with
- * the one version the connection speaks, and its send threshold stays
- * Version One's 1024 bytes.
+ * the one version the connection speaks, and so is a Version Two call;
+ * its send threshold stays Version One's 1024 bytes.
  */
 static int test_v2_props_on_v1(struct env *e)
 {
@@ -2404,6 +2431,18 @@ static int test_v2_props_on_v1(struct env *e)
 	CHECK(n > 0);
 	CHECK_OK(raw_optional(&r, 0x2202, 2, RPCRDMA_OPT_PROPERTIES, info, (uint32_t)n, 0));
 	CHECK_OK(raw_expect(&r, 0x2202, &got));
+	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
+	CHECK_RC(got.vers, 2);
+	CHECK_RC(got.vers_low, 1);
+	CHECK_RC(got.vers_high, 1);
+
+	/* A Version Two call is refused the same way, even one whose reply
+	 * would fit Version Two's 4096-byte default: answered, it would
+	 * have gone inline past the 1024 bytes this connection allows. */
+	rpcrdma_hdr_init(&h, 0x2205, 2, 8, RPCRDMA_PROC_MSG);
+	CHECK_OK(raw_call(&r, &h, 4, 0, 0, 2000));
+	CHECK_OK(raw_expect(&r, 0x2205, &got));
 	CHECK_RC(got.proc, RPCRDMA_PROC_ERROR);
 	CHECK_RC(got.err, RPCRDMA_ERR_VERS);
 	CHECK_RC(got.vers, 2);
