@@ -2048,6 +2048,91 @@ static int test_bidir_hostile(struct env *e)
 	return 0;
 }
 
+/*
+ * The reverse direction's version check where the client speaks Version
+ * Two (RFC 8167 5.1: reverse calls come in the forward direction's
+ * version; draft-cel-nfsv4-rpcrdma-version-two-00 5.2: the version holds
+ * for the connection's lifetime).  A raw server takes the client's Version
+ * Two probe and sends reverse calls: one in Version Two is served and
+ * answered in Version Two; one in Version One gets RDMA_ERROR/ERR_VERS
+ * naming Version Two alone, its header echoing Version One, and the
+ * callback does not run for it.
+ */
+static int test_bidir_v2_reverse(struct env *e)
+{
+	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
+	struct rpcrdma_callback_opts cbo;
+	struct rpcrdma_client_opts co;
+	struct rpcrdma_xprt_stats st;
+	struct rpcrdma_client *clnt;
+	struct rpcrdma_call fwd;
+	struct rpcrdma_hdr h;
+	struct raw srv;
+	uint32_t rxid;
+	int port, fwd_flag = 0;
+	char service[16];
+	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+
+	cb_null_runs = 0;
+	CHECK_OK(raw_open(e, &srv, 0));
+	srv.accept_pd = raw_pd;
+	srv.accept_pdlen = n;
+	CHECK_OK(raw_listen(&srv, &port));
+	snprintf(service, sizeof(service), "%d", port);
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.credits = 4;
+	co.timeout_ms = 60000;
+	co.max_vers = 2;
+	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
+	rpcrdma_callback_opts_default(&cbo);
+	cbo.credits = 4;
+	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
+	/* The forward call, never answered: the client's Version Two probe. */
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.done = fwd_done;
+	fwd.ctx = &fwd_flag;
+	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.vers, 2);
+
+	/* A reverse call in the connection's version: served, in Version Two. */
+	CHECK_OK(raw_reverse_call_vers(&srv, 2, 0x6001, 0x6001, 0x40000001u, NULL, 0));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(h.vers, 2);
+	CHECK_RC(h.xid, 0x6001);
+	CHECK_RC(rxid, 0x6001);
+	CHECK_RC(cb_null_runs, 1);
+
+	/* A reverse call in Version One on it: ERR_VERS 2..2, not served. */
+	CHECK_OK(raw_reverse_call_vers(&srv, 1, 0x6002, 0x6002, 0x40000001u, NULL, 0));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.proc, RPCRDMA_PROC_ERROR);
+	CHECK_RC(h.err, RPCRDMA_ERR_VERS);
+	CHECK_RC(h.xid, 0x6002);
+	CHECK_RC(h.vers, 1);
+	CHECK_RC(h.vers_low, 2);
+	CHECK_RC(h.vers_high, 2);
+	CHECK_RC(cb_null_runs, 1);
+
+	/* And the connection still serves Version Two reverse calls. */
+	CHECK_OK(raw_reverse_call_vers(&srv, 2, 0x6003, 0x6003, 0x40000001u, NULL, 0));
+	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_RC(h.proc, RPCRDMA_PROC_MSG);
+	CHECK_RC(h.vers, 2);
+	CHECK_RC(rxid, 0x6003);
+	CHECK_RC(cb_null_runs, 2);
+	CHECK_OK(rpcrdma_client_stats(clnt, &st));
+	CHECK_RC(st.rev_calls, 2);
+	CHECK_RC(fwd_flag, 0);
+	rpcrdma_client_destroy(clnt);
+	CHECK_RC(fwd_flag, 1);
+	CHECK_RC(fwd.status, RPCRDMA_ERR_CANCELLED);
+	raw_close(&srv);
+	return 0;
+}
+
 static uint64_t rev_record_timeouts_of(struct rpcrdma_client *clnt)
 {
 	struct rpcrdma_xprt_stats st;
@@ -3010,6 +3095,7 @@ static const struct test_case cases[] = {
     {"provider_eagain", test_provider_eagain},
     {"stats_macro", test_stats_macro},
     {"bidir_hostile", test_bidir_hostile},
+    {"bidir_v2_reverse", test_bidir_v2_reverse},
     {"bidir_read_unread", test_bidir_read_unread},
     {"v2_optional", test_v2_optional},
     {"v2_props_on_v1", test_v2_props_on_v1},
