@@ -1928,43 +1928,63 @@ static int raw_next(struct raw *srv, struct rpcrdma_hdr *h, uint32_t *rpc_xid)
 	return 0;
 }
 
-static int test_bidir_hostile(struct env *e)
+/*
+ * The set-up of the reverse-direction tests: a raw server granting 4096-byte
+ * inline thresholds, and a client offering RPC-over-RDMA up to @max_vers
+ * that hosts cb_null for program 0x40000001 (4 reverse credits).  The
+ * client's first forward call, @fwd, is never answered, so the connection
+ * stays up for the reverse calls; @h is that call's header as the raw
+ * server saw it.
+ */
+static int bidir_raw_setup(struct env *e, struct raw *srv, uint32_t max_vers,
+			   struct rpcrdma_client **clnt, struct rpcrdma_call *fwd, int *fwd_flag,
+			   struct rpcrdma_hdr *h)
 {
 	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
 	struct rpcrdma_callback_opts cbo;
 	struct rpcrdma_client_opts co;
+	uint32_t rxid;
+	int port;
+	char service[16];
+	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+
+	cb_null_runs = 0;
+	*fwd_flag = 0;
+	CHECK_OK(raw_open(e, srv, 0));
+	srv->accept_pd = raw_pd;
+	srv->accept_pdlen = n;
+	CHECK_OK(raw_listen(srv, &port));
+	snprintf(service, sizeof(service), "%d", port);
+	rpcrdma_client_opts_default(&co);
+	co.provider = test_provider;
+	co.credits = 4;
+	co.timeout_ms = 60000;
+	co.max_vers = max_vers;
+	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, clnt));
+	rpcrdma_callback_opts_default(&cbo);
+	cbo.credits = 4;
+	CHECK_OK(rpcrdma_client_register_callback(*clnt, 0x40000001u, 1, cb, 1, &cbo));
+	memset(fwd, 0, sizeof(*fwd));
+	fwd->done = fwd_done;
+	fwd->ctx = fwd_flag;
+	CHECK_OK(rpcrdma_client_call_async(*clnt, fwd));
+	CHECK(raw_next(srv, h, &rxid) == 0);
+	CHECK_RC(h->vers, max_vers);
+	return 0;
+}
+
+static int test_bidir_hostile(struct env *e)
+{
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma_client *clnt;
 	struct rpcrdma_call fwd;
 	struct rpcrdma_hdr h;
 	struct raw srv;
 	uint32_t fwd_xid, rxid;
-	int port, fwd_flag = 0;
-	char service[16];
-	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+	int fwd_flag;
 
-	cb_null_runs = 0;
-	CHECK_OK(raw_open(e, &srv, 0));
-	srv.accept_pd = raw_pd;
-	srv.accept_pdlen = n;
-	CHECK_OK(raw_listen(&srv, &port));
-	snprintf(service, sizeof(service), "%d", port);
-	rpcrdma_client_opts_default(&co);
-	co.provider = test_provider;
-	co.credits = 4;
-	co.timeout_ms = 60000;
-	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
-	rpcrdma_callback_opts_default(&cbo);
-	cbo.credits = 4;
-	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
-	/* A forward call the raw server never answers: its XID is the one
-	 * the reverse calls below reuse. */
-	memset(&fwd, 0, sizeof(fwd));
-	fwd.done = fwd_done;
-	fwd.ctx = &fwd_flag;
-	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
-	CHECK(raw_next(&srv, &h, &rxid) == 0);
-	CHECK_RC(h.vers, 1);
+	/* The forward call's XID is the one the reverse calls below reuse. */
+	CHECK_OK(bidir_raw_setup(e, &srv, 1, &clnt, &fwd, &fwd_flag, &h));
 	fwd_xid = h.xid;
 
 	/* 1. A reverse call with the forward call's XID: answered as a call. */
@@ -2060,41 +2080,16 @@ static int test_bidir_hostile(struct env *e)
  */
 static int test_bidir_v2_reverse(struct env *e)
 {
-	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
-	struct rpcrdma_callback_opts cbo;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_xprt_stats st;
 	struct rpcrdma_client *clnt;
 	struct rpcrdma_call fwd;
 	struct rpcrdma_hdr h;
 	struct raw srv;
 	uint32_t rxid;
-	int port, fwd_flag = 0;
-	char service[16];
-	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
+	int fwd_flag;
 
-	cb_null_runs = 0;
-	CHECK_OK(raw_open(e, &srv, 0));
-	srv.accept_pd = raw_pd;
-	srv.accept_pdlen = n;
-	CHECK_OK(raw_listen(&srv, &port));
-	snprintf(service, sizeof(service), "%d", port);
-	rpcrdma_client_opts_default(&co);
-	co.provider = test_provider;
-	co.credits = 4;
-	co.timeout_ms = 60000;
-	co.max_vers = 2;
-	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
-	rpcrdma_callback_opts_default(&cbo);
-	cbo.credits = 4;
-	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
-	/* The forward call, never answered: the client's Version Two probe. */
-	memset(&fwd, 0, sizeof(fwd));
-	fwd.done = fwd_done;
-	fwd.ctx = &fwd_flag;
-	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
-	CHECK(raw_next(&srv, &h, &rxid) == 0);
-	CHECK_RC(h.vers, 2);
+	/* The forward call is the client's Version Two probe. */
+	CHECK_OK(bidir_raw_setup(e, &srv, 2, &clnt, &fwd, &fwd_flag, &h));
 
 	/* A reverse call in the connection's version: served, in Version Two. */
 	CHECK_OK(raw_reverse_call_vers(&srv, 2, 0x6001, 0x6001, 0x40000001u, NULL, 0));
@@ -2153,10 +2148,7 @@ static uint64_t rev_record_timeouts_of(struct rpcrdma_client *clnt)
  */
 static int test_bidir_read_unread(struct env *e)
 {
-	static const struct rpcrdma_svc_proc cb[] = {{cb_null, NULL, 0, NULL, 0, NULL}};
 	uint32_t saved_record_ms = rpcrdma__xsvc_partner_record_ms;
-	struct rpcrdma_callback_opts cbo;
-	struct rpcrdma_client_opts co;
 	struct rpcrdma_client *clnt;
 	struct rpcrdma_prov_mr *mr;
 	struct rpcrdma_prov_grant *g[1];
@@ -2164,12 +2156,9 @@ static int test_bidir_read_unread(struct env *e)
 	struct rpcrdma_call fwd;
 	struct rpcrdma_hdr h;
 	struct raw srv;
-	uint32_t rxid;
 	int64_t stalled_at;
-	int port, fwd_flag = 0;
-	char service[16];
+	int fwd_flag;
 	uint8_t *arg = calloc(1, 64u << 10);
-	size_t n = rpcrdma__xconn_private(4096, 4096, false, raw_pd, sizeof(raw_pd));
 
 	CHECK(arg);
 	if (strcmp(test_provider, "verbs") == 0) {
@@ -2181,26 +2170,8 @@ static int test_bidir_read_unread(struct env *e)
 		free(arg);
 		return XPRT_SKIP;
 	}
-	cb_null_runs = 0;
 	rpcrdma__xsvc_partner_record_ms = 300;
-	CHECK_OK(raw_open(e, &srv, 0));
-	srv.accept_pd = raw_pd;
-	srv.accept_pdlen = n;
-	CHECK_OK(raw_listen(&srv, &port));
-	snprintf(service, sizeof(service), "%d", port);
-	rpcrdma_client_opts_default(&co);
-	co.provider = test_provider;
-	co.credits = 4;
-	co.timeout_ms = 60000;
-	CHECK_OK(rpcrdma_client_create(e->loop, test_addr, service, 0x20000999u, 1, &co, &clnt));
-	rpcrdma_callback_opts_default(&cbo);
-	cbo.credits = 4;
-	CHECK_OK(rpcrdma_client_register_callback(clnt, 0x40000001u, 1, cb, 1, &cbo));
-	memset(&fwd, 0, sizeof(fwd));
-	fwd.done = fwd_done;
-	fwd.ctx = &fwd_flag;
-	CHECK_OK(rpcrdma_client_call_async(clnt, &fwd));
-	CHECK(raw_next(&srv, &h, &rxid) == 0);
+	CHECK_OK(bidir_raw_setup(e, &srv, 1, &clnt, &fwd, &fwd_flag, &h));
 
 	/* A reverse call whose 64 KiB argument is a Read chunk after its
 	 * 40-byte RPC header; then the server stops running its provider. */
