@@ -20,8 +20,14 @@
  * instead: it may refuse to start (status 1, its reason said), or start
  * and then serve the whole workload as well as ever (it checks as above).
  *
+ * With --shutdown it is one of the server's stop: the workload runs with
+ * memory there, its client stays connected, and SIGTERM comes with the
+ * failure armed.  The server must still end within 20 s with status 0,
+ * having given back every block its own code allocated: a stop that
+ * cannot allocate may do less on the way out, never leak or hang.
+ *
  * Usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] [--nconnect N]
- *        [--v2] [--startup] NFSD PRELOAD
+ *        [--v2] [--startup|--shutdown] NFSD PRELOAD
  * (--workers: the server's, which then serves NFS on worker loops;
  * --nconnect, --v2: the client's connections, and RPC-over-RDMA Version
  * Two offered)
@@ -72,6 +78,8 @@ static unsigned int nconnect;     /* --nconnect N: the client's connections */
 /* --startup: the allocation failed is of the server's own start, not of
  * the workload (which then runs with memory back). */
 static bool startup;
+/* --shutdown: the allocation failed is of the server's stop. */
+static bool shutdown_mode;
 static long refused_starts;
 static const char *nfsd_path, *preload_path;
 static struct rpcrdma_loop *loop;
@@ -375,6 +383,9 @@ struct run {
 	bool strict;
 	const char *what;
 	int errors; /* calls that got an error (not strict) */
+	/* Set: the workload's client is left here, still connected,
+	 * instead of destroyed. */
+	struct rpcrdma_client **keep;
 };
 
 static void name_set(struct rpcrdma_nfs3_name *n, const char *s)
@@ -767,7 +778,10 @@ static void workload(struct run *r, const char *name)
 			WRONG(r, "%s LOOKUP after REMOVE: status %u, not NOENT", r->what,
 			      lr.status);
 	}
-	rpcrdma_client_destroy(c);
+	if (r->keep)
+		*r->keep = c;
+	else
+		rpcrdma_client_destroy(c);
 }
 
 /* ------------------------------------------------------------ the sweep */
@@ -797,6 +811,28 @@ static long round_run(long round, long fail_at, long *failed, int *errors)
 	}
 	fds_before = server_fds(&s);
 
+	if (shutdown_mode) {
+		struct rpcrdma_client *held = NULL;
+
+		snprintf(name, sizeof(name), "before-%ld", round);
+		r.what = "before the stop";
+		r.strict = true;
+		r.keep = &held;
+		workload(&r, name);
+		preload_toggle(&s, round, NULL, NULL);
+		/* Status 0 within 20 s, and what the preload counted from
+		 * arming to the exit. */
+		server_stop(&s, round);
+		rpcrdma_client_destroy(held);
+		if (s.live_blocks || s.live_bytes)
+			fail(NULL, round, "the server stopped holding %ld blocks of its own (%ld "
+					  "bytes), of the %ld it allocated",
+			     s.live_blocks, s.live_bytes, s.tracked);
+		*failed = s.exit_failed;
+		if (round == 0)
+			baseline_tracked = s.tracked;
+		return s.exit_counted;
+	}
 	if (startup) {
 		/* Armed since the start: this disarms. */
 		preload_toggle(&s, round, &counted, failed);
@@ -868,13 +904,15 @@ int main(int argc, char **argv)
 			max_vers = 2;
 		} else if (strcmp(argv[argi], "--startup") == 0) {
 			startup = true;
+		} else if (strcmp(argv[argi], "--shutdown") == 0) {
+			shutdown_mode = true;
 		} else {
 			break;
 		}
 	}
-	if (argc - argi != 2 || !tr_given) {
+	if (argc - argi != 2 || !tr_given || (startup && shutdown_mode)) {
 		fprintf(stderr, "usage: nfsd_alloc_fail --transport tcp|rdma [--workers N] "
-				"[--nconnect N] [--v2] [--startup] NFSD PRELOAD\n");
+				"[--nconnect N] [--v2] [--startup|--shutdown] NFSD PRELOAD\n");
 		return 2;
 	}
 	nfsd_path = argv[argi];
@@ -907,8 +945,9 @@ int main(int argc, char **argv)
 		fail(NULL, 0, "%ld allocations failed, %d calls failed, with no failure armed",
 		     failed, errors);
 	printf("# %s: %s makes %ld allocations in rpcrdma-nfsd, %ld from its start to its exit\n",
-	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", startup ? "its start" : "the workload",
-	       total, baseline_tracked);
+	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma",
+	       startup ? "its start" : shutdown_mode ? "its stop" : "the workload", total,
+	       baseline_tracked);
 	fflush(stdout);
 	show_log = only != 0;
 	for (long n = only ? only : 1; n <= ROUNDS_MAX; n++) {
@@ -928,11 +967,13 @@ int main(int argc, char **argv)
 	printf("# %s, %s worker(s)%s: %ld rounds, each failing one more of rpcrdma-nfsd's "
 	       "allocations; %ld saw a call fail, %ld a refused start; %ld s\n",
 	       tr == RPCRDMA_TRANSPORT_TCP ? "tcp" : "rdma", workers,
-	       startup ? ", at its start" : "", rounds, with_errors, refused_starts,
+	       startup ? ", at its start" : shutdown_mode ? ", at its stop" : "", rounds,
+	       with_errors, refused_starts,
 	       (now_ms() - started) / 1000);
 	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]) && seen[i].n; i++)
 		printf("#   %ld x %s\n", seen[i].n, seen[i].what);
-	if (!only && rounds < 10) {
+	/* A stop makes few allocations: each must have had its round. */
+	if (!only && (shutdown_mode ? rounds < total : rounds < 10)) {
 		fprintf(stderr, "FAIL: only %ld rounds: the sweep did not sweep\n", rounds);
 		return 1;
 	}
