@@ -52,7 +52,9 @@
  * foreign owner or group or a directory's size is dropped, not an error after the object is made;
  * EXCLUSIVE matches only an empty file of the caller's; WRITE's count must be its data's length
  * accessbits ACCESS as knfsd maps the mode: a directory needs write and search for MODIFY, EXTEND
- * and DELETE, a file never gets DELETE
+ * and DELETE, a file never gets DELETE; and as the kernel judges it: a POSIX ACL that denies
+ * the caller denies ACCESS, an immutable file grants no MODIFY or EXTEND, an append-only one no
+ * MODIFY, whatever the mode
  * queue     more READDIRPLUS calls at once than one filesystem thread and its queue take: some
  * get NFS3ERR_JUKEBOX, none is lost caps      on an ext4 whose free blocks are all reserved for
  * root: a user, and root squashed, get NFS3ERR_NOSPC (the server's CAP_SYS_RESOURCE does not lend
@@ -81,6 +83,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -90,6 +93,8 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/fs.h>
 
 #include "../nfs/check.h"
 #include "rpcrdma/loop.h"
@@ -1723,6 +1728,97 @@ static void access_all(const struct who *w, const char *p, const struct rpcrdma_
 	rpcrdma_client_destroy(k.c);
 }
 
+/* FS_IOC_SETFLAGS on @path: 0 or -errno. */
+static int inode_flags_set(const char *path, int flags)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = ioctl(fd, FS_IOC_SETFLAGS, &flags) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* A file of 1000's, mode 0666, made here (we run on the server's host). */
+static void make_0666(const char *path, uid_t owner)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_RC(chown(path, owner, owner), 0);
+	CHECK_RC(chmod(path, 0666), 0);
+}
+
+/*
+ * What the mode bits do not show, as knfsd's nfsd_permission sees it: a
+ * file anyone may read and write by its mode, with a POSIX ACL that gives
+ * user 1000 nothing (ACCESS 0 for 1000, all for root); an immutable file
+ * (READ alone, for its owner and for root); an append-only one (no
+ * MODIFY, since that includes truncating).  Before, ACCESS read the mode
+ * bits alone and granted all three.  Each is checked where the export's
+ * filesystem takes it; the flags are taken off again so that the export
+ * can be removed.
+ */
+static void access_beyond_mode(const struct who *user, const struct who *rootwho,
+			       const char *rootport, const struct rpcrdma_nfs3_fh *root,
+			       const struct rpcrdma_nfs3_fh *rroot)
+{
+	struct {
+		uint32_t version;
+		struct {
+			uint16_t tag, perm;
+			uint32_t id;
+		} e[5];
+	} acl = {2,
+		 {{0x01, 6, NONE}, {0x02, 0, 1000}, {0x04, 6, NONE}, {0x10, 6, NONE}, {0x20, 6, NONE}}};
+	static const struct {
+		const char *name;
+		int flag;
+		uint32_t want;
+	} flagged[] = {
+	    {"a-file-immutable", FS_IMMUTABLE_FL, RPCRDMA_ACCESS3_READ},
+	    {"a-file-append", FS_APPEND_FL, RPCRDMA_ACCESS3_READ | RPCRDMA_ACCESS3_EXTEND},
+	};
+	char path[PATH_MAX];
+	struct conn k, rk;
+
+	conn_open(&k, user, port, tr);
+	conn_open(&rk, rootwho, rootport, tr);
+	snprintf(path, sizeof(path), "%s/a-file-acl", export_path);
+	make_0666(path, 2000);
+	if (setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0) == 0) {
+		CHECK_RC(access_of(&k, root, "a-file-acl"), 0);
+		CHECK_RC(access_of(&rk, rroot, "a-file-acl"), FILE_RW);
+		printf("ok - accessbits: a POSIX ACL that gives the caller nothing denies it "
+		       "ACCESS, whatever the mode\n");
+	} else {
+		CHECK(errno == EOPNOTSUPP);
+		printf("# not checked: the export's filesystem takes no POSIX ACL\n");
+	}
+	for (size_t i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/%s", export_path, flagged[i].name);
+		make_0666(path, 1000);
+		rc = inode_flags_set(path, flagged[i].flag);
+		if (rc) {
+			CHECK(rc == -EOPNOTSUPP || rc == -ENOTTY || rc == -EPERM);
+			printf("# not checked: %s (FS_IOC_SETFLAGS: %s)\n", flagged[i].name,
+			       strerror(-rc));
+			continue;
+		}
+		CHECK_RC(access_of(&k, root, flagged[i].name), flagged[i].want);
+		CHECK_RC(access_of(&rk, rroot, flagged[i].name), flagged[i].want);
+		CHECK_RC(inode_flags_set(path, 0), 0);
+		printf("ok - accessbits: %s of mode 0666 grants its owner and root %s\n",
+		       flagged[i].name, i == 0 ? "READ alone" : "READ and EXTEND, no MODIFY");
+	}
+	rpcrdma_client_destroy(rk.c);
+	rpcrdma_client_destroy(k.c);
+}
+
 static void accessbits(const char *rootsrv)
 {
 	static const struct who user = {.uid = 1000, .gid = 1000}, rootwho = {.uid = 0, .gid = 0};
@@ -1752,6 +1848,7 @@ static void accessbits(const char *rootsrv)
 	access_all(&rootwho, p, &rroot, AS_ROOT);
 	printf("ok - accessbits: root squashed gets what anyone gets; not squashed, it reads "
 	       "and writes any mode and executes a file only if anyone may\n");
+	access_beyond_mode(&user, &rootwho, p, &root, &rroot);
 	well_behaved(port, &root, "ACCESS calls");
 }
 

@@ -9,6 +9,7 @@
 #include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <sys/sysmacros.h>
@@ -702,8 +703,8 @@ static bool data_override(int fd, const struct nfsd_cred *cred, int flags)
 		return false;
 	if (cred->uid == st.st_uid)
 		return true;
-	return (flags & O_ACCMODE) == O_RDONLY && nfsd_access(cred, &st, RPCRDMA_ACCESS3_EXECUTE) &&
-	       !may_have_acl(fd);
+	return (flags & O_ACCMODE) == O_RDONLY &&
+	       nfsd_access(cred, -1, &st, RPCRDMA_ACCESS3_EXECUTE) && !may_have_acl(fd);
 }
 
 int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags)
@@ -724,6 +725,77 @@ int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags)
 	return nfd;
 }
 
+/* The rights @cred has on @st by its mode bits alone: 4 read, 2 write,
+ * 1 execute or search. */
+static uint32_t mode_rights(const struct nfsd_cred *cred, const struct stat *st)
+{
+	bool in_group = cred->gid == st->st_gid;
+
+	if (cred->uid == 0)
+		/* root executes what anyone may, as the kernel */
+		return 6u | (S_ISDIR(st->st_mode) || (st->st_mode & 0111) ? 1u : 0u);
+	for (uint32_t i = 0; i < cred->ngids && !in_group; i++)
+		in_group = cred->gids[i] == st->st_gid;
+	if (cred->uid == st->st_uid)
+		return (st->st_mode >> 6) & 7;
+	if (in_group)
+		return (st->st_mode >> 3) & 7;
+	return st->st_mode & 7;
+}
+
+/*
+ * The rights the kernel gives this thread's identity, the caller's since
+ * nfsd_cred_enter(), on @fd's file: faccessat2 with AT_EACCESS checks as
+ * the filesystem ids, groups and capabilities, so that a POSIX ACL, an
+ * immutable file and a read-only filesystem or mount count as they do in
+ * knfsd's nfsd_permission (inode_permission, fs/nfsd/vfs.c).  -1 on a
+ * kernel without faccessat2 (before 5.8), or for a symbolic link, which
+ * the descriptor's /proc link cannot name without following it.
+ */
+static int kernel_rights(int fd, const struct stat *st)
+{
+	static const int modes[3] = {R_OK, W_OK, X_OK};
+	char path[64];
+	int got = 0;
+
+	if (S_ISLNK(st->st_mode))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (int i = 0; i < 3; i++) {
+		if (syscall(SYS_faccessat2, AT_FDCWD, path, modes[i], AT_EACCESS) == 0)
+			got |= 4 >> i;
+		else if (errno == ENOSYS)
+			return -1;
+	}
+	return got;
+}
+
+/* The ACCESS3 bits that ask to change the object or a directory's names. */
+#define ACCESS3_CHANGES (RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND | RPCRDMA_ACCESS3_DELETE)
+
+/*
+ * What no identity may do to @fd's file, as nfsd_permission has it: write
+ * to an immutable file or on a read-only mount (faccessat2 leaves special
+ * files out of the latter), truncate an append-only one (ACCESS3 MODIFY
+ * asks NFSD_MAY_TRUNC, and so do a directory's MODIFY and DELETE).
+ */
+static uint32_t access_forbidden(int fd)
+{
+	struct statx stx;
+	struct statvfs vfs;
+	uint32_t no = 0;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) == 0) {
+		if (stx.stx_attributes & stx.stx_attributes_mask & STATX_ATTR_IMMUTABLE)
+			no |= ACCESS3_CHANGES;
+		if (stx.stx_attributes & stx.stx_attributes_mask & STATX_ATTR_APPEND)
+			no |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_DELETE;
+	}
+	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		no |= ACCESS3_CHANGES;
+	return no;
+}
+
 /*
  * ACCESS as knfsd maps it (nfs3_diraccess, nfs3_regaccess, nfs3_anyaccess
  * in fs/nfsd/vfs.c): in a directory, MODIFY, EXTEND and DELETE need the
@@ -731,28 +803,17 @@ int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags)
  * directory), LOOKUP is the search right and EXECUTE is never granted; a
  * file that is no directory has no LOOKUP and no DELETE (removing it is
  * its directory's business).  Before, the write bit alone granted MODIFY,
- * EXTEND and DELETE on anything.
+ * EXTEND and DELETE on anything.  The rights come from the kernel where
+ * it can tell (kernel_rights); before, the mode bits alone gave them, so
+ * a user an ACL denied was told it could read, and the Linux client let
+ * it read what another user had in its page cache.
  */
-uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked)
+uint32_t nfsd_access(const struct nfsd_cred *cred, int fd, const struct stat *st, uint32_t asked)
 {
 	bool dir = S_ISDIR(st->st_mode);
-	uint32_t bits, got = 0;
-	bool in_group = cred->gid == st->st_gid;
+	int kbits = fd >= 0 ? kernel_rights(fd, st) : -1;
+	uint32_t bits = kbits >= 0 ? (uint32_t)kbits : mode_rights(cred, st), got = 0;
 
-	if (cred->uid == 0) {
-		bits = 6;
-		if (dir || (st->st_mode & 0111))
-			bits |= 1; /* root executes what anyone may, as the kernel */
-	} else {
-		for (uint32_t i = 0; i < cred->ngids && !in_group; i++)
-			in_group = cred->gids[i] == st->st_gid;
-		if (cred->uid == st->st_uid)
-			bits = (st->st_mode >> 6) & 7;
-		else if (in_group)
-			bits = (st->st_mode >> 3) & 7;
-		else
-			bits = st->st_mode & 7;
-	}
 	if (bits & 4)
 		got |= RPCRDMA_ACCESS3_READ;
 	if (dir) {
@@ -767,5 +828,8 @@ uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32
 		if (bits & 2)
 			got |= RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND;
 	}
-	return got & asked;
+	got &= asked;
+	if (fd >= 0 && (got & ACCESS3_CHANGES))
+		got &= ~access_forbidden(fd);
+	return got;
 }

@@ -116,7 +116,9 @@ int nfsd_reopen(int fd, int flags);
  * with knfsd's rules: the mode, but the owner always, and a reader who
  * may execute the file.  Returns the fd or -errno. */
 int nfsd_open_data(int fd, const struct nfsd_cred *cred, int flags);
-/* ACCESS3 bits @cred has on @st, of those asked. */
-uint32_t nfsd_access(const struct nfsd_cred *cred, const struct stat *st, uint32_t asked);
+/* ACCESS3 bits @cred has on @st, of those asked: the file @fd (open, with
+ * the thread acting as @cred) as the kernel judges it, or with @fd -1 its
+ * mode bits alone. */
+uint32_t nfsd_access(const struct nfsd_cred *cred, int fd, const struct stat *st, uint32_t asked);
 
 #endif /* RPCRDMA_NFSD_EXPORT_H */

@@ -476,7 +476,7 @@ static void access3(struct call *c, struct rpcrdma_nfs3_access_args *a,
 
 	if (fd < 0)
 		return;
-	r->access = nfsd_access(&c->cred, &st, a->access);
+	r->access = nfsd_access(&c->cred, fd, &st, a->access);
 	if (c->flags & NFSD_RO)
 		r->access &= ~(uint32_t)(RPCRDMA_ACCESS3_MODIFY | RPCRDMA_ACCESS3_EXTEND |
 					 RPCRDMA_ACCESS3_DELETE);
