@@ -653,6 +653,23 @@ static void modes(void)
 	CHECK_RC(mode_of(&k, &fh), 0755);
 	printf("ok - modes: another's WRITE or truncation, and a change of group, take the "
 	       "set-id bits off\n");
+	/* A mode sent with the change of group loses setuid, and setgid
+	 * where group execute is set (knfsd's nfsd_sanitize_attrs); before,
+	 * the chmod after the chown kept both. */
+	CHECK_RC(lookup(&k, &root, "suid-chgrp-mode", &fh), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.set_gid = true;
+	sa.gid = 1000;
+	sa.set_mode = true;
+	sa.mode = 06755;
+	CHECK_RC(setattr(&k, &fh, &sa), 0);
+	CHECK_RC(mode_of(&k, &fh), 0755);
+	CHECK_RC(lookup(&k, &root, "suid-chgrp-nox", &fh), 0);
+	sa.mode = 06745;
+	CHECK_RC(setattr(&k, &fh, &sa), 0);
+	CHECK_RC(mode_of(&k, &fh), 02745);
+	printf("ok - modes: a mode sent with a change of group loses setuid, and setgid "
+	       "unless group execute is off\n");
 	rpcrdma_client_destroy(k.c);
 	well_behaved(port, &root, "mode checks");
 }

@@ -349,14 +349,23 @@ static uint32_t set_attrs(const struct call *c, int fd, const struct stat *st,
 {
 	char path[64];
 	bool lnk = S_ISLNK(st->st_mode);
+	mode_t mode = sa->mode & 07777;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	if (sa->set_uid || sa->set_gid) {
 		if (fchownat(fd, "", sa->set_uid ? sa->uid : (uid_t)-1,
 			     sa->set_gid ? sa->gid : (gid_t)-1, AT_EMPTY_PATH) < 0)
 			return err_stat();
+		/* The chown took the set-id bits off; a mode sent with it
+		 * must not put them back (knfsd's nfsd_sanitize_attrs).
+		 * Set-group-ID without group execute is not an identity. */
+		if (!S_ISDIR(st->st_mode)) {
+			mode &= ~(mode_t)S_ISUID;
+			if (mode & S_IXGRP)
+				mode &= ~(mode_t)S_ISGID;
+		}
 	}
-	if (sa->set_mode && !skip_mode && !lnk && chmod(path, sa->mode & 07777) < 0)
+	if (sa->set_mode && !skip_mode && !lnk && chmod(path, mode) < 0)
 		return err_stat();
 	if (sa->set_size) {
 		int wfd;
