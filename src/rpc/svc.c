@@ -590,6 +590,13 @@ out_full:
 	return RPCRDMA__SVC_ADMITTED_EVICTING;
 }
 
+static bool on_conn_nofile(void *ctx)
+{
+	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
+
+	return !root->opts.refuse_at_max_conns && rpcrdma__svc_lru_evict_one(root);
+}
+
 static void on_conn_release(void *ctx)
 {
 	struct rpcrdma_server *root = ((struct rpcrdma_server *)ctx)->root;
@@ -692,6 +699,7 @@ static const struct rpcrdma__svc_cb svc_cb = {
     .place = rpcrdma__svc_place,
     .conn_admit = on_conn_admit,
     .conn_release = on_conn_release,
+    .conn_nofile = on_conn_nofile,
     .conn_idle = rpcrdma__svc_lru_idle,
     .conn_stalled = rpcrdma__svc_lru_stalled,
     .conn_busy = rpcrdma__svc_lru_busy,

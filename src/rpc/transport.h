@@ -255,6 +255,16 @@ struct rpcrdma__svc_cb {
 	enum rpcrdma__svc_admit (*conn_admit)(void *ctx);
 	void (*conn_release)(void *ctx);
 	/*
+	 * The process is out of descriptors (may be NULL): the listener's
+	 * accept failed with EMFILE or ENFILE, so peers wait in the backlog
+	 * whatever max_conns allows.  Asks for the least recently active
+	 * idle connection to be closed, as at max_conns, so that the next
+	 * accept can succeed; true when one was chosen (counted in
+	 * conns_evicted).  Without it, silent connections held the
+	 * descriptors until their idle clock ran out.
+	 */
+	bool (*conn_nofile)(void *ctx);
+	/*
 	 * Eviction at the limit (may be NULL: none).  A transport lists each
 	 * admitted connection with conn_idle, on the loop that serves it,
 	 * whenever it has nothing in progress: no call taken in, served,

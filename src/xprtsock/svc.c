@@ -527,7 +527,12 @@ static void on_listener_event(struct rpcrdma__watch *w, uint32_t events)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
 				/* Out of descriptors: the listener would stay
-				 * readable and spin; look again a bit later. */
+				 * readable and spin; look again a bit later,
+				 * an idle connection closed meanwhile to make
+				 * room. */
+				if ((errno == EMFILE || errno == ENFILE) && srv->cb->conn_nofile &&
+				    srv->cb->conn_nofile(srv->cb_ctx))
+					srv->st.conns_evicted++;
 				rpcrdma__watch_stop(&srv->watch);
 				rpcrdma__timer_start(srv->loop, &srv->accept_retry, ACCEPT_RETRY_MS,
 						     accept_retry, srv);

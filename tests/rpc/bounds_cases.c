@@ -2266,6 +2266,70 @@ void case_bound_handshake_nofile(void)
 }
 
 /*
+ * Silent TCP peers until the process has no descriptor left, with every
+ * clock far off: the listener's accept fails with EMFILE, and each time
+ * the least recently active idle connection is closed to make room
+ * (conns_evicted), so peers still waiting in the backlog get in and a
+ * new client is served once the limit is back.  Before, the listener
+ * only looked again every 100 ms, and nothing was freed until the idle
+ * clock (six minutes by default) ran out.
+ */
+void case_bound_nofile_evicts(void)
+{
+	enum { ROOM = 24, MAX_PEERS = 64 };
+	struct rpcrdma_server_opts so;
+	struct rpcrdma_loop *loop;
+	struct rpcrdma_server *srv;
+	struct rlimit old, low;
+	struct sockaddr_in sin;
+	int fds[MAX_PEERS], npeers = 0;
+	char port[16];
+	uint64_t end;
+
+	rpcrdma_server_opts_default(&so);
+	so.record_timeout_ms = 600000;
+	so.idle_timeout_ms = 600000;
+	so.drain_timeout_ms = 600000;
+	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
+	srv = bounded_server(loop, &so, port);
+	good_client_served(loop, port);
+	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = open_fds() + ROOM;
+	CHECK(low.rlim_cur <= old.rlim_cur);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	while (npeers < MAX_PEERS) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			CHECK_EQ(errno, EMFILE);
+			break;
+		}
+		CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		fds[npeers++] = fd;
+		pump_ms(loop, 5);
+	}
+	CHECK(npeers < MAX_PEERS); /* the limit was reached */
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	while (STAT(srv, conns_evicted) == 0) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		pump_ms(loop, 50);
+	}
+	CHECK_EQ(STAT(srv, idle_closes), 0);
+	for (int i = 0; i < npeers; i++)
+		close(fds[i]);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+	pump_ms(loop, 200);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
+/*
  * A server destroyed while peers hold connections that never finished
  * their handshake (silent, or a connection request but for its last
  * byte) leaves none of them behind: every descriptor the server took is

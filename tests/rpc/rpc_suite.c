@@ -1280,6 +1280,7 @@ static const struct test_case cases[] = {
     {"bound_conns_closed_calls", case_bound_conns_closed_calls, false},
     {"bound_handshake", case_bound_handshake, false},
     {"bound_handshake_nofile", case_bound_handshake_nofile, false},
+    {"bound_nofile_evicts", case_bound_nofile_evicts, true},
     {"bound_handshake_destroy", case_bound_handshake_destroy, false},
     {"bound_drc", case_bound_drc, false},
     {"connect_refused", case_connect_refused, false},

@@ -272,6 +272,7 @@ void case_bound_record_paused(void);
 void case_bound_conns_closed_calls(void);
 void case_bound_handshake(void);
 void case_bound_handshake_nofile(void);
+void case_bound_nofile_evicts(void);
 void case_bound_handshake_destroy(void);
 void case_bound_drc(void);
 
