@@ -285,7 +285,14 @@ int nfsd_fh_open(const struct nfsd_export *ex, const struct rpcrdma_nfs3_fh *fh,
 	memcpy(u.h.f_handle, kfh.bytes, kfh.len);
 	fd = open_by_handle(ex, &u.h, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
-		*status = errno == EPERM ? RPCRDMA_NFS3ERR_PERM : RPCRDMA_NFS3ERR_STALE;
+		/* A handle that names nothing is stale; one that could not be
+		 * opened for want of memory or descriptors is not (before, a
+		 * server out of descriptors told every client its handles
+		 * were stale). */
+		if (errno == ENOMEM || errno == EMFILE || errno == ENFILE)
+			*status = RPCRDMA_NFS3ERR_JUKEBOX;
+		else
+			*status = errno == EPERM ? RPCRDMA_NFS3ERR_PERM : RPCRDMA_NFS3ERR_STALE;
 		return -1;
 	}
 	/* Another filesystem's file cannot come from a handle we signed, but
@@ -570,8 +577,11 @@ uint32_t nfsd_errno_stat(int err)
 		 * here, O_NONBLOCK): try again later, as knfsd answers. */
 		return RPCRDMA_NFS3ERR_JUKEBOX;
 	case ENOMEM:
-		/* Memory short for now: the client waits and sends again, as
-		 * knfsd has it, rather than failing the application's I/O. */
+	case EMFILE:
+	case ENFILE:
+		/* Memory or descriptors short for now: the client waits and
+		 * sends again, as knfsd has it, rather than failing the
+		 * application's I/O. */
 		return RPCRDMA_NFS3ERR_JUKEBOX;
 	default:
 		return RPCRDMA_NFS3ERR_IO;
