@@ -51,6 +51,7 @@
  * answer NFS3ERR_STALE too creates   CREATE, MKDIR, MKNOD as knfsd: no mode asked is mode 0, a
  * foreign owner or group or a directory's size is dropped, not an error after the object is made;
  * EXCLUSIVE matches only an empty file of the caller's; WRITE's count must be its data's length
+ * served    (for nofile) MNT and a GETATTR are answered within 10 s
  * accessbits ACCESS as knfsd maps the mode: a directory needs write and search for MODIFY, EXTEND
  * and DELETE, a file never gets DELETE; and as the kernel judges it: a POSIX ACL that denies
  * the caller denies ACCESS, an immutable file grants no MODIFY or EXTEND, an append-only one no
@@ -2252,7 +2253,12 @@ int main(int argc, char **argv)
 	}
 	what = argv[optind];
 	CHECK_RC(rpcrdma_loop_create(&loop), 0);
-	if (strcmp(what, "identity") == 0) {
+	if (strcmp(what, "served") == 0) {
+		struct rpcrdma_nfs3_fh root;
+
+		CHECK_RC(mnt(mport, export_path, &root), 0);
+		well_behaved(port, &root, "its descriptors were taken");
+	} else if (strcmp(what, "identity") == 0) {
 		identity();
 	} else if (strcmp(what, "squash") == 0) {
 		squash();

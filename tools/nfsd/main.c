@@ -292,6 +292,53 @@ static const struct rpcrdma_rpcbind_opts *rpcbind_opts(void)
 	return &ro;
 }
 
+/*
+ * What the three servers may hold, so that together they fit the
+ * descriptors the process may open.  A peer's silent connections then
+ * meet max_conns, which closes the least recently active idle one for
+ * each newcomer, before they meet RLIMIT_NOFILE, which left every new
+ * peer waiting in the backlog.  MOUNT's calls are small and rare: a
+ * path of at most 1024 bytes and its credential.
+ */
+#define MOUNT_MAX_CONNS 64u
+#define MOUNT_MAX_RECORD 8192u
+/* The descriptors of all else: the loops, the filesystem threads' open
+ * files, the READ buffers, libfabric's own. */
+#define FD_RESERVE 128u
+#define NFS_MAX_CONNS 1024u /* the library's default */
+static unsigned int nfs_max_conns = NFS_MAX_CONNS;
+
+/* The soft RLIMIT_NOFILE raised to the hard one; the connections each
+ * NFS server may hold within it (an RDMA connection counted as two
+ * descriptors: its socket or CM id, and its completion channel). */
+static void fd_budget(const struct opts *o)
+{
+	unsigned int weight = (o->port ? 2u : 0u) + (o->tcp_port ? 1u : 0u);
+	struct rlimit rl;
+	rlim_t room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = {rl.rlim_max, rl.rlim_max};
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	if (!weight || rl.rlim_cur == RLIM_INFINITY)
+		return;
+	room = rl.rlim_cur > FD_RESERVE + MOUNT_MAX_CONNS
+		   ? rl.rlim_cur - FD_RESERVE - MOUNT_MAX_CONNS
+		   : 0;
+	if (room / weight < NFS_MAX_CONNS) {
+		nfs_max_conns = room / weight ? (unsigned int)(room / weight) : 1u;
+		fprintf(stderr,
+			"rpcrdma-nfsd: RLIMIT_NOFILE %llu: at most %u connections per NFS "
+			"transport\n",
+			(unsigned long long)rl.rlim_cur, nfs_max_conns);
+	}
+}
+
 struct served {
 	struct rpcrdma_server *srv;
 	enum rpcrdma_transport transport;
@@ -312,8 +359,14 @@ static int serve(struct rpcrdma_loop *loop, const struct opts *o, enum rpcrdma_t
 	so.transport = tr;
 	so.provider = o->provider;
 	so.workers = workers;
-	/* The largest READ or WRITE, its record and header. */
-	so.max_record = RPCRDMA_NFS3_MAXDATA + 4096;
+	if (prog == RPCRDMA_MOUNT_PROGRAM) {
+		so.max_conns = MOUNT_MAX_CONNS;
+		so.max_record = MOUNT_MAX_RECORD;
+	} else {
+		so.max_conns = nfs_max_conns;
+		/* The largest READ or WRITE, its record and header. */
+		so.max_record = RPCRDMA_NFS3_MAXDATA + 4096;
+	}
 	snprintf(service, sizeof(service), "%u", port);
 	rc = rpcrdma_server_create(loop, o->addr, service, &so, &out->srv);
 	if (rc) {
@@ -511,6 +564,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(sv, 0, sizeof(sv));
+	fd_budget(&o);
 	rc = serve(loop, &o, RPCRDMA_TRANSPORT_TCP, o.mount_port, RPCRDMA_MOUNT_PROGRAM,
 		   RPCRDMA_MOUNT_V3, mnt, RPCRDMA_MOUNT3_NPROCS, 0, &sv[n++], "MOUNT v3 over TCP");
 	if (!rc && o.port)
