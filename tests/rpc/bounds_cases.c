@@ -2189,6 +2189,44 @@ void case_bound_handshake(void)
 }
 
 /*
+ * The soft RLIMIT_NOFILE lowered to what the process uses and @room more
+ * (the limit before in *@old), then silent TCP peers to @port until a
+ * socket cannot be made: each takes two of ours, its socket and the one
+ * the server accepts.  Returns how many, at most @max - 1 (the limit was
+ * reached), their sockets in @fds.
+ */
+static int fill_descriptors(struct rpcrdma_loop *loop, const char *port, unsigned int room,
+			    int *fds, int max, struct rlimit *old)
+{
+	struct rlimit low;
+	struct sockaddr_in sin;
+	int npeers = 0;
+
+	CHECK_EQ(getrlimit(RLIMIT_NOFILE, old), 0);
+	low = *old;
+	low.rlim_cur = open_fds() + room;
+	CHECK(low.rlim_cur <= old->rlim_cur);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)atoi(port));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	while (npeers < max) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0) {
+			CHECK_EQ(errno, EMFILE);
+			break;
+		}
+		CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+		fds[npeers++] = fd;
+		pump_ms(loop, 5);
+	}
+	CHECK(npeers < max);
+	return npeers;
+}
+
+/*
  * Silent peers until the process has no descriptor left (the soft
  * RLIMIT_NOFILE lowered to what it uses and a few more): the scan that
  * finds them (ofi) must still run then, since that is when they do the
@@ -2203,9 +2241,8 @@ void case_bound_handshake_nofile(void)
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_server *srv;
-	struct rlimit old, low;
-	struct sockaddr_in sin;
-	int fds[MAX_PEERS], npeers = 0, ended;
+	struct rlimit old;
+	int fds[MAX_PEERS], npeers, ended;
 	char port[16];
 	uint64_t end;
 
@@ -2215,28 +2252,7 @@ void case_bound_handshake_nofile(void)
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = bounded_server(loop, &so, port);
 	good_client_served(loop, port);
-	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = open_fds() + ROOM;
-	CHECK(low.rlim_cur <= old.rlim_cur);
-	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(port));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* Each peer takes two of ours: its socket and the one tcp accepts. */
-	while (npeers < MAX_PEERS) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0) {
-			CHECK_EQ(errno, EMFILE);
-			break;
-		}
-		CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-		fds[npeers++] = fd;
-		pump_ms(loop, 5);
-	}
-	CHECK(npeers < MAX_PEERS); /* the limit was reached */
+	npeers = fill_descriptors(loop, port, ROOM, fds, MAX_PEERS, &old);
 	/* Some are cut (RDMA: the scan; TCP: the idle clock): their peers
 	 * see the end.  Under valgrind, whose RLIMIT_NOFILE is its own, an
 	 * accept beyond the limit takes the connection and closes it, so a
@@ -2280,9 +2296,8 @@ void case_bound_nofile_evicts(void)
 	struct rpcrdma_server_opts so;
 	struct rpcrdma_loop *loop;
 	struct rpcrdma_server *srv;
-	struct rlimit old, low;
-	struct sockaddr_in sin;
-	int fds[MAX_PEERS], npeers = 0;
+	struct rlimit old;
+	int fds[MAX_PEERS], npeers;
 	char port[16];
 	uint64_t end;
 
@@ -2293,27 +2308,7 @@ void case_bound_nofile_evicts(void)
 	CHECK_EQ(rpcrdma_loop_create(&loop), 0);
 	srv = bounded_server(loop, &so, port);
 	good_client_served(loop, port);
-	CHECK_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
-	low = old;
-	low.rlim_cur = open_fds() + ROOM;
-	CHECK(low.rlim_cur <= old.rlim_cur);
-	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons((uint16_t)atoi(port));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	while (npeers < MAX_PEERS) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-		if (fd < 0) {
-			CHECK_EQ(errno, EMFILE);
-			break;
-		}
-		CHECK_EQ(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-		fds[npeers++] = fd;
-		pump_ms(loop, 5);
-	}
-	CHECK(npeers < MAX_PEERS); /* the limit was reached */
+	npeers = fill_descriptors(loop, port, ROOM, fds, MAX_PEERS, &old);
 	end = rpcrdma_loop_now(loop) + WAIT_MS;
 	while (STAT(srv, conns_evicted) == 0) {
 		CHECK(rpcrdma_loop_now(loop) < end);
