@@ -835,7 +835,14 @@ void case_bound_queued_total(void)
 		a[k] = client_for(aloop, port, TEST_PROG, 1, NULL);
 		call_both(loop, aloop, a[k]);
 	}
-	CHECK_EQ(STAT(srv, queued_bytes_now), 0);
+	/* The replies' Send completions reach the workers' loops, on their
+	 * own threads, maybe after the clients have the replies (RDMA; seen
+	 * under valgrind: 56 bytes still counted). */
+	end = rpcrdma_loop_now(loop) + WAIT_MS;
+	while (STAT(srv, queued_bytes_now) != 0) {
+		CHECK(rpcrdma_loop_now(loop) < end);
+		CHECK(rpcrdma_loop_run_once(loop, 5) >= 0);
+	}
 	for (int k = 0; k < ATTACKERS; k++)
 		for (int i = 0; i < N; i++)
 			fill_start(a[k], &f[k * N + i], ECHO_MAX);
@@ -2188,6 +2195,14 @@ void case_bound_handshake(void)
 	free(r);
 }
 
+/* valgrind's preload is in the environment it runs us with. */
+static bool under_valgrind(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+
+	return pre && strstr(pre, "vgpreload");
+}
+
 /*
  * The soft RLIMIT_NOFILE lowered to what the process uses and @room more
  * (the limit before in *@old), then silent TCP peers to @port until a
@@ -2309,10 +2324,17 @@ void case_bound_nofile_evicts(void)
 	srv = bounded_server(loop, &so, port);
 	good_client_served(loop, port);
 	npeers = fill_descriptors(loop, port, ROOM, fds, MAX_PEERS, &old);
-	end = rpcrdma_loop_now(loop) + WAIT_MS;
-	while (STAT(srv, conns_evicted) == 0) {
-		CHECK(rpcrdma_loop_now(loop) < end);
-		pump_ms(loop, 50);
+	if (under_valgrind()) {
+		/* Its RLIMIT_NOFILE is its own: an accept beyond it takes
+		 * the connection and closes it, so the server never sees
+		 * EMFILE (bound_handshake_nofile). */
+		printf("# bound_nofile_evicts: under valgrind, no EMFILE to see\n");
+	} else {
+		end = rpcrdma_loop_now(loop) + WAIT_MS;
+		while (STAT(srv, conns_evicted) == 0) {
+			CHECK(rpcrdma_loop_now(loop) < end);
+			pump_ms(loop, 50);
+		}
 	}
 	CHECK_EQ(STAT(srv, idle_closes), 0);
 	for (int i = 0; i < npeers; i++)
