@@ -2241,6 +2241,21 @@ static int fill_descriptors(struct rpcrdma_loop *loop, const char *port, unsigne
 	return npeers;
 }
 
+/* The end of a fill_descriptors() case: the peers gone and the limit
+ * back, a client is served, and the server and @loop are destroyed. */
+static void release_descriptors(struct rpcrdma_loop *loop, struct rpcrdma_server *srv,
+				const char *port, const int *fds, int npeers,
+				const struct rlimit *old)
+{
+	for (int i = 0; i < npeers; i++)
+		close(fds[i]);
+	CHECK_EQ(setrlimit(RLIMIT_NOFILE, old), 0);
+	pump_ms(loop, 200);
+	good_client_served(loop, port);
+	rpcrdma_server_destroy(srv);
+	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+}
+
 /*
  * Silent peers until the process has no descriptor left (the soft
  * RLIMIT_NOFILE lowered to what it uses and a few more): the scan that
@@ -2287,13 +2302,7 @@ void case_bound_handshake_nofile(void)
 	} while (ended == 0 || (transport == RPCRDMA_TRANSPORT_RDMA
 					? STAT(srv, handshake_timeouts)
 					: STAT(srv, idle_closes)) == 0);
-	for (int i = 0; i < npeers; i++)
-		close(fds[i]);
-	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
-	pump_ms(loop, 200);
-	good_client_served(loop, port);
-	rpcrdma_server_destroy(srv);
-	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	release_descriptors(loop, srv, port, fds, npeers, &old);
 }
 
 /*
@@ -2337,13 +2346,7 @@ void case_bound_nofile_evicts(void)
 		}
 	}
 	CHECK_EQ(STAT(srv, idle_closes), 0);
-	for (int i = 0; i < npeers; i++)
-		close(fds[i]);
-	CHECK_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
-	pump_ms(loop, 200);
-	good_client_served(loop, port);
-	rpcrdma_server_destroy(srv);
-	CHECK_EQ(rpcrdma_loop_destroy(loop), 0);
+	release_descriptors(loop, srv, port, fds, npeers, &old);
 }
 
 /*
